@@ -1,0 +1,21 @@
+//! Write a fixture node tree for benchmarks and system tests.
+//!
+//! Usage: gen_tree story|plain|scaled HCAS NETDEVS DIR
+use std::path::Path;
+
+fn main() {
+    let a: Vec<String> = std::env::args().collect();
+    match a.get(1).map(String::as_str) {
+        Some("story") if a.len() == 3 => drop(ibwire::fixture::story(Path::new(&a[2]))),
+        Some("plain") if a.len() == 3 => drop(ibwire::fixture::plain(Path::new(&a[2]))),
+        Some("scaled") if a.len() == 5 => {
+            let h: usize = a[2].parse().expect("HCAS");
+            let n: usize = a[3].parse().expect("NETDEVS");
+            drop(ibwire::fixture::scaled(Path::new(&a[4]), h, n))
+        }
+        _ => {
+            eprintln!("usage: gen_tree story DIR | plain DIR | scaled HCAS NETDEVS DIR");
+            std::process::exit(2);
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! Actions: one module per command, each a thin renderer of facts and decisions.
+
+pub mod probe;
+
+use crate::probe::{Node, ProbeOptions};
+use anyhow::Result;
+use std::path::PathBuf;
+
+/// Where the node's facts come from: the live system, a captured tree, or a saved snapshot.
+#[derive(Debug, Clone, Default)]
+pub struct NodeSource {
+    pub root: Option<PathBuf>,
+    pub snapshot: Option<PathBuf>,
+    pub nvidia_smi: bool,
+}
+
+impl NodeSource {
+    pub fn load(&self) -> Result<Node> {
+        if let Some(s) = &self.snapshot {
+            return crate::snapshot::load(s);
+        }
+        let root = self.root.clone().unwrap_or_else(|| PathBuf::from("/"));
+        if !root.is_dir() {
+            anyhow::bail!("--root {}: not a directory", root.display());
+        }
+        let mut o = ProbeOptions::at(&root);
+        o.nvidia_smi = self.nvidia_smi;
+        Ok(crate::probe::probe(&o))
+    }
+}

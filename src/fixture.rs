@@ -1,0 +1,606 @@
+//! Build sysfs/procfs trees from compact descriptions, for tests, benchmarks and system tests.
+//!
+//! The trees have the real layout (devices under `sys/devices/pciDDDD:BB/...`, relative class
+//! symlinks, `proc/net/*` tables), so the probe reads them exactly as it reads a node.
+//! `story()` is the node from our users' incident: 8 H200, eight IB HCAs, an IB bond with LID 0.
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+
+pub struct Tree {
+    pub root: PathBuf,
+    addrs4: Vec<(String, String, u8)>,
+    addrs6: Vec<(String, String, u8)>,
+    routes: Vec<(String, String, u8, Option<String>, u32)>,
+    vlans: Vec<(String, String)>,
+    next_ifindex: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct Port {
+    pub num: u32,
+    pub state: &'static str,
+    pub phys: &'static str,
+    pub link_layer: &'static str,
+    pub lid: u32,
+    pub sm_lid: u32,
+    pub rate: &'static str,
+    pub pkeys: Vec<u16>,
+    /// (index, gid, type, netdev)
+    pub gids: Vec<(u32, String, &'static str, String)>,
+}
+
+impl Port {
+    pub fn ib(num: u32, lid: u32) -> Port {
+        Port {
+            num,
+            state: "4: ACTIVE",
+            phys: "5: LinkUp",
+            link_layer: "InfiniBand",
+            lid,
+            sm_lid: 1,
+            rate: "400 Gb/sec (4X NDR)",
+            pkeys: vec![0xffff],
+            gids: vec![(
+                0,
+                format!("fe80:0000:0000:0000:a088:c203:00{:02x}:{:04x}", num, lid),
+                "",
+                String::new(),
+            )],
+        }
+    }
+
+    /// A RoCE port with a link-local v1/v2 pair and an IPv4-mapped v2 GID on `netdev`.
+    pub fn roce(num: u32, netdev: &str, ipv4: Option<&str>) -> Port {
+        let mut gids = vec![
+            (
+                0,
+                "fe80:0000:0000:0000:0e42:a1ff:fe00:0001".to_string(),
+                "IB/RoCE v1",
+                netdev.to_string(),
+            ),
+            (
+                1,
+                "fe80:0000:0000:0000:0e42:a1ff:fe00:0001".to_string(),
+                "RoCE v2",
+                netdev.to_string(),
+            ),
+        ];
+        if let Some(ip) = ipv4 {
+            let o: Vec<u8> = ip.split('.').map(|x| x.parse().unwrap()).collect();
+            let g = format!(
+                "0000:0000:0000:0000:0000:ffff:{:02x}{:02x}:{:02x}{:02x}",
+                o[0], o[1], o[2], o[3]
+            );
+            gids.push((2, g.clone(), "IB/RoCE v1", netdev.to_string()));
+            gids.push((3, g, "RoCE v2", netdev.to_string()));
+        }
+        Port {
+            num,
+            state: "4: ACTIVE",
+            phys: "5: LinkUp",
+            link_layer: "Ethernet",
+            lid: 0,
+            sm_lid: 0,
+            rate: "200 Gb/sec (4X HDR)",
+            pkeys: vec![0xffff],
+            gids,
+        }
+    }
+
+    pub fn down(mut self) -> Port {
+        self.state = "1: DOWN";
+        self.phys = "3: Disabled";
+        self.lid = if self.link_layer == "InfiniBand" {
+            0xffff
+        } else {
+            0
+        };
+        self
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct NetDev {
+    pub name: String,
+    pub if_type: u32,
+    pub operstate: &'static str,
+    pub carrier: Option<bool>,
+    pub mtu: u32,
+    pub speed: i64,
+    pub devtype: Option<&'static str>,
+    pub master: Option<String>,
+    pub lower: Vec<String>,
+    pub bonding: bool,
+    pub bridge: bool,
+}
+
+impl NetDev {
+    pub fn eth(name: &str) -> NetDev {
+        NetDev {
+            name: name.into(),
+            if_type: 1,
+            operstate: "up",
+            carrier: Some(true),
+            mtu: 1500,
+            speed: 1000,
+            devtype: None,
+            master: None,
+            lower: vec![],
+            bonding: false,
+            bridge: false,
+        }
+    }
+    pub fn ipoib(name: &str) -> NetDev {
+        NetDev {
+            if_type: 32,
+            mtu: 4092,
+            speed: 400000,
+            ..NetDev::eth(name)
+        }
+    }
+    pub fn down(mut self) -> NetDev {
+        self.operstate = "down";
+        self.carrier = None;
+        self
+    }
+}
+
+/// The chain for a device under a root port: `pciDDDD:RR`, `DDDD:RR:01.0`, then `rest`.
+pub fn under_root_port(rc: u8, rest: &[String]) -> Vec<String> {
+    let mut v = vec![format!("pci0000:{rc:02x}"), format!("0000:{rc:02x}:01.0")];
+    v.extend(rest.iter().cloned());
+    v
+}
+
+impl Tree {
+    pub fn new(root: &Path) -> Tree {
+        fs::create_dir_all(root).unwrap();
+        let t = Tree {
+            root: root.to_path_buf(),
+            addrs4: vec![],
+            addrs6: vec![],
+            routes: vec![],
+            vlans: vec![],
+            next_ifindex: 2,
+        };
+        t.w("proc/self/limits", "Limit                     Soft Limit           Hard Limit           Units\nMax locked memory         unlimited            unlimited            bytes\n");
+        t.w("proc/sys/kernel/hostname", "node");
+        t.mk("sys/class/infiniband");
+        t.mk("sys/class/net");
+        t.mk("sys/bus/pci/devices");
+        t
+    }
+
+    fn w(&self, rel: impl AsRef<Path>, content: &str) {
+        let p = self.root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        let mut f = fs::File::create(&p).unwrap();
+        writeln!(f, "{content}").unwrap();
+    }
+
+    fn mk(&self, rel: impl AsRef<Path>) {
+        fs::create_dir_all(self.root.join(rel)).unwrap();
+    }
+
+    /// A relative symlink at `at` pointing to `target` (both root-relative), as sysfs has them.
+    fn link(&self, at: impl AsRef<Path>, target: impl AsRef<Path>) {
+        let at = at.as_ref();
+        let depth = at.parent().map(|p| p.components().count()).unwrap_or(0);
+        let rel: PathBuf = std::iter::repeat("..")
+            .take(depth)
+            .collect::<PathBuf>()
+            .join(target);
+        let abs = self.root.join(at);
+        fs::create_dir_all(abs.parent().unwrap()).unwrap();
+        let _ = fs::remove_file(&abs);
+        symlink(rel, abs).unwrap();
+    }
+
+    pub fn hostname(&self, h: &str) {
+        self.w("proc/sys/kernel/hostname", h);
+    }
+
+    pub fn numa(&self, id: u32, cpulist: &str) {
+        self.w(format!("sys/devices/system/node/node{id}/cpulist"), cpulist);
+    }
+
+    /// A PCI function at `chain` (root complex first). Bridges on the way get bridge class.
+    pub fn pci(
+        &self,
+        chain: &[String],
+        vendor: u16,
+        device: u16,
+        class: u32,
+        numa: i32,
+    ) -> PathBuf {
+        let mut dir = PathBuf::from("sys/devices");
+        for (i, c) in chain.iter().enumerate() {
+            dir.push(c);
+            if i == 0 {
+                continue;
+            }
+            let last = i == chain.len() - 1;
+            if !self.root.join(&dir).join("vendor").exists() || last {
+                let (v, d, k) = if last {
+                    (vendor, device, class)
+                } else {
+                    (0x1000u16, 0xc030u16, 0x060400u32)
+                };
+                self.w(dir.join("vendor"), &format!("0x{v:04x}"));
+                self.w(dir.join("device"), &format!("0x{d:04x}"));
+                self.w(dir.join("class"), &format!("0x{k:06x}"));
+                self.w(dir.join("numa_node"), &numa.to_string());
+                self.w(dir.join("max_link_speed"), "32.0 GT/s PCIe");
+                self.w(dir.join("max_link_width"), "16");
+                self.w(dir.join("current_link_speed"), "32.0 GT/s PCIe");
+                self.w(dir.join("current_link_width"), "16");
+                self.link(format!("sys/bus/pci/devices/{c}"), &dir);
+            }
+        }
+        dir
+    }
+
+    pub fn gpu(&self, chain: &[String], numa: i32, device_id: u16) -> PathBuf {
+        self.pci(chain, 0x10de, device_id, 0x030200, numa)
+    }
+
+    /// An RDMA device on the PCI function at `chain`, with a uverbs node and `/dev` entry.
+    pub fn hca(
+        &self,
+        name: &str,
+        chain: &[String],
+        numa: i32,
+        ports: &[Port],
+        uverbs: u32,
+    ) -> PathBuf {
+        let pci = self.pci(chain, 0x15b3, 0x1021, 0x020700, numa);
+        let dir = pci.join("infiniband").join(name);
+        self.link(dir.join("device"), &pci);
+        self.w(dir.join("node_type"), "1: CA");
+        self.w(
+            dir.join("node_guid"),
+            &format!("a088:c203:00{:02x}:0000", uverbs),
+        );
+        self.w(
+            dir.join("sys_image_guid"),
+            &format!("a088:c203:00{:02x}:0000", uverbs),
+        );
+        self.w(dir.join("fw_ver"), "28.39.1002");
+        self.w(dir.join("board_id"), "MT_0000000838");
+        self.w(dir.join("hca_type"), "MT4129");
+        for p in ports {
+            let pd = dir.join("ports").join(p.num.to_string());
+            self.w(pd.join("state"), p.state);
+            self.w(pd.join("phys_state"), p.phys);
+            self.w(pd.join("link_layer"), p.link_layer);
+            self.w(pd.join("lid"), &format!("0x{:x}", p.lid));
+            self.w(pd.join("sm_lid"), &format!("0x{:x}", p.sm_lid));
+            self.w(pd.join("rate"), p.rate);
+            for (i, k) in p.pkeys.iter().enumerate() {
+                self.w(pd.join("pkeys").join(i.to_string()), &format!("0x{k:04x}"));
+            }
+            self.w(pd.join("pkeys").join(p.pkeys.len().to_string()), "0x0000");
+            for (i, g, ty, nd) in &p.gids {
+                self.w(pd.join("gids").join(i.to_string()), g);
+                if !ty.is_empty() {
+                    self.w(pd.join("gid_attrs/types").join(i.to_string()), ty);
+                    self.w(pd.join("gid_attrs/ndevs").join(i.to_string()), nd);
+                }
+            }
+            let n = p.gids.len();
+            self.w(
+                pd.join("gids").join(n.to_string()),
+                "0000:0000:0000:0000:0000:0000:0000:0000",
+            );
+        }
+        self.link(format!("sys/class/infiniband/{name}"), &dir);
+        let u = pci.join("infiniband_verbs").join(format!("uverbs{uverbs}"));
+        self.w(u.join("ibdev"), name);
+        self.w(u.join("dev"), &format!("231:{}", 192 + uverbs));
+        self.link(format!("sys/class/infiniband_verbs/uverbs{uverbs}"), &u);
+        let m = pci.join("infiniband_mad").join(format!("umad{uverbs}"));
+        self.w(m.join("ibdev"), name);
+        self.w(m.join("port"), "1");
+        self.link(format!("sys/class/infiniband_mad/umad{uverbs}"), &m);
+        self.w(format!("dev/infiniband/uverbs{uverbs}"), "");
+        self.w(format!("dev/infiniband/umad{uverbs}"), "");
+        self.w("dev/infiniband/rdma_cm", "");
+        pci
+    }
+
+    /// Mark the function at `vf` as an SR-IOV virtual function of `pf_dir`.
+    pub fn make_vf(&self, vf_dir: &Path, pf_dir: &Path) {
+        self.link(vf_dir.join("physfn"), pf_dir);
+    }
+
+    /// A network interface; `pci` is the function directory it belongs to (None = virtual).
+    pub fn netdev(&mut self, n: &NetDev, pci: Option<&Path>) {
+        let dir = match pci {
+            Some(p) => {
+                self.link(p.join("net").join(&n.name).join("device"), p);
+                p.join("net").join(&n.name)
+            }
+            None => PathBuf::from("sys/devices/virtual/net").join(&n.name),
+        };
+        self.w(dir.join("type"), &n.if_type.to_string());
+        self.w(dir.join("ifindex"), &self.next_ifindex.to_string());
+        self.next_ifindex += 1;
+        self.w(dir.join("operstate"), n.operstate);
+        self.w(
+            dir.join("flags"),
+            if n.operstate == "down" {
+                "0x1002"
+            } else {
+                "0x1003"
+            },
+        );
+        if let Some(c) = n.carrier {
+            self.w(dir.join("carrier"), if c { "1" } else { "0" });
+        }
+        self.w(dir.join("mtu"), &n.mtu.to_string());
+        self.w(dir.join("speed"), &n.speed.to_string());
+        let mut uevent = format!("INTERFACE={}\nIFINDEX={}", n.name, self.next_ifindex - 1);
+        if let Some(d) = n.devtype {
+            uevent = format!("DEVTYPE={d}\n{uevent}");
+            if d == "vlan" {
+                self.vlans
+                    .push((n.name.clone(), n.lower.first().cloned().unwrap_or_default()));
+            }
+        }
+        self.w(dir.join("uevent"), &uevent);
+        if n.bonding {
+            self.w(dir.join("bonding/mode"), "active-backup 1");
+        }
+        if n.bridge {
+            self.w(dir.join("bridge/stp_state"), "0");
+        }
+        if let Some(m) = &n.master {
+            self.link(dir.join("master"), format!("sys/devices/virtual/net/{m}"));
+        }
+        for l in &n.lower {
+            self.link(dir.join(format!("lower_{l}")), format!("sys/class/net/{l}"));
+        }
+        self.link(format!("sys/class/net/{}", n.name), &dir);
+    }
+
+    pub fn addr(&mut self, ifname: &str, cidr: &str) {
+        let (ip, len) = cidr.split_once('/').unwrap();
+        let len: u8 = len.parse().unwrap();
+        if ip.contains(':') {
+            self.addrs6.push((ifname.into(), ip.into(), len));
+        } else {
+            self.addrs4.push((ifname.into(), ip.into(), len));
+            let net: ipnet::Ipv4Net = cidr.parse().unwrap();
+            self.routes
+                .push((ifname.into(), net.trunc().addr().to_string(), len, None, 0));
+        }
+    }
+
+    pub fn route(&mut self, ifname: &str, dest: &str, gw: Option<&str>, metric: u32) {
+        let (ip, len) = dest.split_once('/').unwrap();
+        self.routes.push((
+            ifname.into(),
+            ip.into(),
+            len.parse().unwrap(),
+            gw.map(str::to_string),
+            metric,
+        ));
+    }
+
+    /// Write `proc/net/{fib_trie,route,if_inet6}` from the addresses and routes given.
+    pub fn finish(&self) {
+        let hex = |ip: &str| {
+            let a: std::net::Ipv4Addr = ip.parse().unwrap();
+            format!("{:08X}", u32::from(a).swap_bytes())
+        };
+        let mut route = String::from(
+            "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT",
+        );
+        for (i, d, l, g, m) in &self.routes {
+            let mask = if *l == 0 { 0 } else { u32::MAX << (32 - l) };
+            let mask = std::net::Ipv4Addr::from(mask).to_string();
+            let flags = if g.is_some() { 3 } else { 1 };
+            route.push_str(&format!(
+                "\n{i}\t{}\t{}\t{flags:04X}\t0\t0\t{m}\t{}\t0\t0\t0",
+                hex(d),
+                hex(g.as_deref().unwrap_or("0.0.0.0")),
+                hex(&mask)
+            ));
+        }
+        self.w("proc/net/route", &route);
+        let mut trie =
+            String::from("Main:\n  +-- 0.0.0.0/0 3 0 5\nLocal:\n  +-- 0.0.0.0/0 3 0 5\n");
+        for (_, ip, _) in &self.addrs4 {
+            trie.push_str(&format!("     |-- {ip}\n        /32 host LOCAL\n"));
+        }
+        trie.push_str("     |-- 127.0.0.1\n        /32 host LOCAL");
+        self.w("proc/net/fib_trie", &trie);
+        let mut v6 = String::new();
+        for (i, ip, l) in &self.addrs6 {
+            let a: std::net::Ipv6Addr = ip.parse().unwrap();
+            v6.push_str(&format!(
+                "{:032x} 02 {:02x} 20 80 {:>8}\n",
+                u128::from(a),
+                l,
+                i
+            ));
+        }
+        self.w("proc/net/if_inet6", v6.trim_end());
+        self.w("proc/net/ipv6_route", "");
+        let mut vc = String::from(
+            "VLAN Dev name\t | VLAN ID\nName-Type: VLAN_NAME_TYPE_RAW_PLUS_VID_NO_PAD",
+        );
+        for (v, parent) in &self.vlans {
+            let id = v.rsplit('.').next().unwrap_or("0");
+            vc.push_str(&format!("\n{v:<15}| {id:<5} | {parent}"));
+        }
+        self.w("proc/net/vlan/config", &vc);
+    }
+}
+
+/// GPU i's root complex bus on the story node (4 per socket, one switch each).
+pub const STORY_RC: [u8; 8] = [0x15, 0x26, 0x37, 0x59, 0x97, 0xa7, 0xb7, 0xd7];
+/// The compute HCA paired with GPU i (mlx5_1/mlx5_2 became mlx5_bond_0).
+pub const STORY_HCAS: [&str; 8] = [
+    "mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_7", "mlx5_8", "mlx5_9",
+];
+
+/// GPU i and its HCA under one PCIe switch: RP → US → {DS → GPU, DS → NIC}.
+pub fn story_chains(i: usize) -> (Vec<String>, Vec<String>) {
+    let r = STORY_RC[i];
+    let us = format!("0000:{:02x}:00.0", r + 1);
+    let gpu = under_root_port(
+        r,
+        &[
+            us.clone(),
+            format!("0000:{:02x}:00.0", r + 2),
+            format!("0000:{:02x}:00.0", r + 3),
+        ],
+    );
+    let nic = under_root_port(
+        r,
+        &[
+            us,
+            format!("0000:{:02x}:01.0", r + 2),
+            format!("0000:{:02x}:00.0", r + 4),
+        ],
+    );
+    (gpu, nic)
+}
+
+/// Our users' node: 8 H200, IB HCAs mlx5_0 and mlx5_3..9 (ACTIVE, LIDs 0x11..), mlx5_bond_0
+/// (IB link layer, ACTIVE, LID 0, P_Key 0xffff only) under the IPoIB bond `bond0` with VLANs
+/// bond0.2102 (198.21.3.0/24), bond0.3102, bond0.4090, management `eno8303` (198.21.151.0/24,
+/// default route), IPoIB `ibp*` on each HCA, docker0.
+pub fn story(root: &Path) -> Tree {
+    let mut t = Tree::new(root);
+    t.hostname("gpu-001");
+    t.numa(0, "0-55,112-167");
+    t.numa(1, "56-111,168-223");
+    for i in 0..8 {
+        let numa = if i < 4 { 0 } else { 1 };
+        let (g, n) = story_chains(i);
+        t.gpu(&g, numa, 0x2335);
+        let mut port = Port::ib(1, 0x11 + i as u32);
+        port.pkeys = vec![0xffff, 0x8001];
+        let uv = if i == 0 { 0 } else { i as u32 + 2 };
+        let pci = t.hca(STORY_HCAS[i], &n, numa, &[port], uv);
+        let bus = STORY_RC[i] + 4;
+        t.netdev(&NetDev::ipoib(&format!("ibp{}s0", bus)), Some(&pci));
+    }
+    // The bonded dual-port card: one RDMA device on function .0, two IPoIB slaves.
+    let f0 = under_root_port(0x48, &["0000:49:00.0".to_string()]);
+    let f1 = under_root_port(0x48, &["0000:49:00.1".to_string()]);
+    let mut bport = Port::ib(1, 0);
+    bport.pkeys = vec![0xffff];
+    bport.rate = "200 Gb/sec (4X HDR)";
+    let p0 = t.hca("mlx5_bond_0", &f0, 0, &[bport], 1);
+    let p1 = t.pci(&f1, 0x15b3, 0x101d, 0x020700, 0);
+    for (nd, pci) in [("ibp73s0f0", &p0), ("ibp73s0f1", &p1)] {
+        let mut d = NetDev::ipoib(nd);
+        d.master = Some("bond0".into());
+        t.netdev(&d, Some(pci));
+    }
+    let mut bond = NetDev::ipoib("bond0");
+    bond.bonding = true;
+    bond.devtype = Some("bond");
+    bond.lower = vec!["ibp73s0f0".into(), "ibp73s0f1".into()];
+    t.netdev(&bond, None);
+    for (vlan, net) in [
+        ("bond0.2102", "198.21.3.17/24"),
+        ("bond0.3102", "198.21.4.17/24"),
+        ("bond0.4090", "10.40.90.17/24"),
+    ] {
+        let mut v = NetDev::ipoib(vlan);
+        v.devtype = Some("vlan");
+        v.lower = vec!["bond0".into()];
+        t.netdev(&v, None);
+        t.addr(vlan, net);
+    }
+    let lom = t.pci(
+        &[
+            "pci0000:00".into(),
+            "0000:00:1c.5".into(),
+            "0000:04:00.0".into(),
+        ],
+        0x14e4,
+        0x165f,
+        0x020000,
+        0,
+    );
+    t.netdev(&NetDev::eth("eno8303"), Some(&lom));
+    t.addr("eno8303", "198.21.151.17/24");
+    t.route("eno8303", "0.0.0.0/0", Some("198.21.151.1"), 0);
+    let mut docker = NetDev::eth("docker0").down();
+    docker.bridge = true;
+    docker.devtype = Some("bridge");
+    t.netdev(&docker, None);
+    t.addr("docker0", "172.17.0.1/16");
+    let mut lo = NetDev::eth("lo");
+    lo.if_type = 772;
+    lo.operstate = "unknown";
+    t.netdev(&lo, None);
+    t.w("sys/module/nvidia_peermem/version", "550.54.15");
+    t.finish();
+    t
+}
+
+/// A node with no GPU and no RDMA: one Ethernet NIC with an address and a default route.
+pub fn plain(root: &Path) -> Tree {
+    let mut t = Tree::new(root);
+    let nic = t.pci(
+        &["pci0000:00".into(), "0000:00:03.0".into()],
+        0x1af4,
+        0x1041,
+        0x020000,
+        -1,
+    );
+    t.netdev(&NetDev::eth("eth0"), Some(&nic));
+    t.addr("eth0", "10.1.2.3/24");
+    t.route("eth0", "0.0.0.0/0", Some("10.1.2.1"), 100);
+    let mut lo = NetDev::eth("lo");
+    lo.if_type = 772;
+    lo.operstate = "unknown";
+    t.netdev(&lo, None);
+    t.finish();
+    t
+}
+
+/// A node for the benchmarks: `gpus` GPUs, `hcas` RDMA devices (beyond 8, SR-IOV VFs of the
+/// first eight), and ~`extra_netdevs` virtual interfaces.
+pub fn scaled(root: &Path, hcas: usize, extra_netdevs: usize) -> Tree {
+    let mut t = story(root);
+    for k in 0..hcas.saturating_sub(9) {
+        let pf = k % 8;
+        let (_, pf_chain) = story_chains(pf);
+        let mut chain = pf_chain.clone();
+        let last = chain.pop().unwrap();
+        let dev = (k / 8) % 32;
+        let func = ((k / 8) / 32 % 7) + 1;
+        let base = &last[..last.len() - 4];
+        chain.push(format!("{base}{:02x}.{func}", dev + 1));
+        let name = format!("mlx5_{}", 10 + k);
+        let vf = t.hca(
+            &name,
+            &chain,
+            if pf < 4 { 0 } else { 1 },
+            &[Port::ib(1, 0x100 + k as u32)],
+            10 + k as u32,
+        );
+        let mut pf_dir = PathBuf::from("sys/devices");
+        for c in &pf_chain {
+            pf_dir.push(c);
+        }
+        t.make_vf(&vf, &pf_dir);
+    }
+    for k in 0..extra_netdevs {
+        let mut v = NetDev::eth(&format!("veth{k:04x}"));
+        v.master = Some("docker0".into());
+        t.netdev(&v, None);
+    }
+    t.finish();
+    t
+}

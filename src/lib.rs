@@ -1,0 +1,11 @@
+//! ibwire: multi-node GPU training on Slurm + enroot + torchrun, right by construction.
+//!
+//! Data flows one way: `probe` reads the node into a `Node` snapshot (the only I/O on system
+//! files), `plan` decides from it with evidence (pure), and the action modules render or carry
+//! out that decision. See DESIGN.md in the project's shared folder.
+
+pub mod cmd;
+pub mod fixture;
+pub mod probe;
+pub mod snapshot;
+pub mod subprocess;

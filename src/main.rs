@@ -1,0 +1,117 @@
+//! Argument parsing and dispatch only; the work is in the library.
+
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand};
+use ibwire::cmd::{self, NodeSource};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Make multi-node GPU training on Slurm + enroot + torchrun right by construction.
+///
+/// ibwire reads the node (RDMA devices, interfaces, routes, GPUs, PCIe tree), decides
+/// NCCL_IB_HCA, NCCL_SOCKET_IFNAME and CUDA_VISIBLE_DEVICES with the evidence for each, puts
+/// /dev/infiniband into enroot containers, launches torchrun, and verifies from NCCL's own log
+/// that the job runs on InfiniBand with GPUDirect RDMA.
+///
+/// Exit codes: 0 success; 1 a check failed (doctor found an error, verify saw the wrong
+/// transport, launch preflight refused); 2 bad usage or input (flags, config, snapshot).
+#[derive(Parser)]
+#[command(name = "ibwire", version, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Args, Clone)]
+struct NodeArgs {
+    /// Read DIR/sys, DIR/proc, DIR/dev and DIR/etc instead of the live system (a tree written
+    /// by `probe --capture`, or an hwloc test tarball's root).
+    #[arg(long, value_name = "DIR", env = "IBWIRE_ROOT", global = true)]
+    root: Option<PathBuf>,
+    /// Replay a snapshot saved by `probe --save` instead of probing.
+    #[arg(long, value_name = "FILE", conflicts_with = "root", global = true)]
+    snapshot: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Read the node into a typed snapshot and print it.
+    ///
+    /// Examples:
+    ///   ibwire probe                       human summary of this node
+    ///   ibwire probe --json > node.json    the snapshot as data
+    ///   ibwire probe --save node.yaml      save for replay with --snapshot node.yaml
+    ///   ibwire probe --capture /tmp/tree   copy what probe reads, for --root /tmp/tree
+    #[command(verbatim_doc_comment)]
+    Probe {
+        #[command(flatten)]
+        node: NodeArgs,
+        /// Print the snapshot as JSON.
+        #[arg(long, conflicts_with = "yaml")]
+        json: bool,
+        /// Print the snapshot as YAML.
+        #[arg(long)]
+        yaml: bool,
+        /// Also write the snapshot to FILE (.json → JSON, anything else → YAML).
+        #[arg(long, value_name = "FILE")]
+        save: Option<PathBuf>,
+        /// Copy the subset of /sys and /proc that probe reads into DIR.
+        #[arg(long, value_name = "DIR", conflicts_with = "snapshot")]
+        capture: Option<PathBuf>,
+        /// Do not run nvidia-smi (UUIDs and NVLink counts stay unknown).
+        #[arg(long)]
+        no_nvidia_smi: bool,
+    },
+}
+
+fn source(n: &NodeArgs, nvidia_smi: bool) -> NodeSource {
+    NodeSource {
+        root: n.root.clone(),
+        snapshot: n.snapshot.clone(),
+        nvidia_smi,
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.cmd {
+        Cmd::Probe {
+            node,
+            json,
+            yaml,
+            save,
+            capture,
+            no_nvidia_smi,
+        } => {
+            let src = source(&node, !no_nvidia_smi);
+            if let Some(dir) = capture {
+                let mut o = ibwire::probe::ProbeOptions::at(
+                    src.root.as_deref().unwrap_or(std::path::Path::new("/")),
+                );
+                o.nvidia_smi = false;
+                let n = ibwire::probe::capture::capture(&o, &dir)?;
+                eprintln!(
+                    "ibwire: captured {n} files and links into {}",
+                    dir.display()
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            let node = src.load()?;
+            if let Some(p) = save {
+                ibwire::snapshot::save(&node, &p)?;
+            }
+            print!("{}", cmd::probe::render(&node, json, yaml)?);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("ibwire: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

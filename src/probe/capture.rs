@@ -1,0 +1,109 @@
+//! `probe --capture DIR`: copy exactly what the probe reads into a tree `--root DIR` reads back.
+//!
+//! The probe runs once over a recording root; every file, directory and symlink it touched is
+//! then reproduced: regular files at their resolved location, symlinks with their original
+//! (relative) targets, so the captured tree resolves the same way the node did.
+
+use super::sysroot::SysRoot;
+use super::ProbeOptions;
+use anyhow::{Context, Result};
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Files read only by the live path (getifaddrs) that a replay needs as files.
+const LIVE_EXTRAS: &[&str] = &[
+    "proc/net/fib_trie",
+    "proc/net/route",
+    "proc/net/if_inet6",
+    "proc/net/ipv6_route",
+    "proc/sys/kernel/hostname",
+    "proc/net/vlan/config",
+];
+
+pub fn capture(opts: &ProbeOptions, dest: &Path) -> Result<usize> {
+    let sys = SysRoot::recording(&opts.root);
+    let node = super::probe_with(
+        &sys,
+        &ProbeOptions {
+            nvidia_smi: false,
+            ..opts.clone()
+        },
+    );
+    for extra in LIVE_EXTRAS {
+        sys.read(Path::new(extra));
+    }
+    fs::create_dir_all(dest).with_context(|| format!("cannot create {}", dest.display()))?;
+    // Reads made through symlinked directories (/proc/net → self/net) record only the final
+    // path; resolving each one records the links on the way, which the tree needs too.
+    for rel in sys.recorded() {
+        sys.resolve(&rel);
+    }
+    let mut links: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let mut count = 0;
+    for rel in sys.recorded() {
+        let src = sys.abs(&rel);
+        let Ok(meta) = fs::symlink_metadata(&src) else {
+            continue;
+        };
+        let real = real_location(&sys, &rel);
+        if meta.file_type().is_symlink() {
+            if let Ok(t) = fs::read_link(&src) {
+                links.push((real, t));
+            }
+        } else if meta.is_dir() {
+            let d = dest.join(&real);
+            fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;
+        } else if meta.is_file() {
+            let mut buf = Vec::new();
+            if fs::File::open(&src)
+                .and_then(|f| f.take(4 << 20).read_to_end(&mut buf))
+                .is_err()
+            {
+                continue; // unreadable on the node: the replay sees it missing, as the probe did
+            }
+            let d = dest.join(&real);
+            if let Some(p) = d.parent() {
+                fs::create_dir_all(p).with_context(|| format!("cannot create {}", p.display()))?;
+            }
+            fs::write(&d, &buf).with_context(|| format!("cannot write {}", d.display()))?;
+            count += 1;
+        } else {
+            // Device nodes (/dev/infiniband/uverbsN) become empty placeholder files: the
+            // replay needs their presence, never their contents.
+            let d = dest.join(&real);
+            if let Some(p) = d.parent() {
+                fs::create_dir_all(p).with_context(|| format!("cannot create {}", p.display()))?;
+            }
+            fs::write(&d, b"").with_context(|| format!("cannot write {}", d.display()))?;
+            count += 1;
+        }
+    }
+    for (at, target) in links {
+        let d = dest.join(&at);
+        if let Some(p) = d.parent() {
+            fs::create_dir_all(p).with_context(|| format!("cannot create {}", p.display()))?;
+        }
+        if fs::symlink_metadata(&d).is_err() {
+            std::os::unix::fs::symlink(&target, &d)
+                .with_context(|| format!("cannot create link {}", d.display()))?;
+            count += 1;
+        }
+    }
+    // The snapshot beside the tree lets a ticket reader compare what the node said live.
+    let snap = dest.join("ibwire-snapshot.json");
+    fs::write(&snap, serde_json::to_vec_pretty(&node)?)
+        .with_context(|| format!("cannot write {}", snap.display()))?;
+    Ok(count)
+}
+
+/// Where a recorded path really lives: its parent resolved, its own name kept (so a symlink is
+/// recreated as a symlink rather than followed).
+fn real_location(sys: &SysRoot, rel: &Path) -> PathBuf {
+    match (rel.parent(), rel.file_name()) {
+        (Some(p), Some(n)) if !p.as_os_str().is_empty() => {
+            sys.resolve(p).unwrap_or_else(|| p.to_path_buf()).join(n)
+        }
+        _ => rel.to_path_buf(),
+    }
+}

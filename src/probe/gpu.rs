@@ -1,0 +1,82 @@
+//! NVIDIA GPUs from the PCI bus (vendor 0x10de, display or 3D controller class), no NVML needed.
+
+use super::model::Gpu;
+use super::pci;
+use super::sysroot::SysRoot;
+use std::path::{Path, PathBuf};
+
+/// Device ids of the data-centre parts we are asked about most; anything else shows its raw id.
+const MODELS: &[(u32, &str)] = &[
+    (0x20b0, "NVIDIA A100-SXM4-40GB"),
+    (0x20b2, "NVIDIA A100-SXM4-80GB"),
+    (0x20b5, "NVIDIA A100 80GB PCIe"),
+    (0x20f1, "NVIDIA A100-PCIE-40GB"),
+    (0x2330, "NVIDIA H100 80GB HBM3"),
+    (0x2331, "NVIDIA H100 PCIe"),
+    (0x2324, "NVIDIA H800"),
+    (0x2335, "NVIDIA H200"),
+    (0x2901, "NVIDIA B200"),
+];
+
+pub fn read(sys: &SysRoot) -> Vec<Gpu> {
+    let bus = PathBuf::from("sys/bus/pci/devices");
+    let all = sys.list(&bus);
+    // Cheap filter first: only the vendor and class of the hundreds of functions on a node.
+    let candidates = super::sysroot::par_map(&all, |bdf| {
+        let dir = bus.join(bdf);
+        if sys.read(&dir.join("vendor")).as_deref() != Some("0x10de") {
+            return None;
+        }
+        let class = sys.read(&dir.join("class")).unwrap_or_default();
+        (class.starts_with("0x0300") || class.starts_with("0x0302")).then_some(dir)
+    });
+    let mut gpus = Vec::new();
+    for dir in candidates.into_iter().flatten() {
+        let Some(f) = pci::function_at(sys, &dir) else {
+            continue;
+        };
+        let info = sys.read(
+            &Path::new("proc/driver/nvidia/gpus")
+                .join(&f.bdf)
+                .join("information"),
+        );
+        let field = |k: &str| {
+            info.as_deref().and_then(|t| {
+                t.lines().find_map(|l| {
+                    l.strip_prefix(k)
+                        .map(|v| v.trim_start_matches(':').trim().to_string())
+                })
+            })
+        };
+        let model = field("Model")
+            .or_else(|| {
+                f.device
+                    .and_then(|d| MODELS.iter().find(|m| m.0 == d))
+                    .map(|m| m.1.to_string())
+            })
+            .unwrap_or_else(|| format!("NVIDIA device 10de:{:04x}", f.device.unwrap_or(0)));
+        gpus.push(Gpu {
+            model,
+            uuid: field("GPU UUID"),
+            minor: field("Device Minor").and_then(|m| m.parse().ok()),
+            pci: f,
+        });
+    }
+    gpus.sort_by(|a, b| bus_key(&a.pci.bdf).cmp(&bus_key(&b.pci.bdf)));
+    gpus
+}
+
+/// PCI bus order as CUDA_DEVICE_ORDER=PCI_BUS_ID and nvidia-smi use it: domain, bus, device, fn.
+pub fn bus_key(bdf: &str) -> (u32, u32, u32, u32) {
+    let mut it = bdf.rsplitn(3, ':');
+    let devfn = it.next().unwrap_or("");
+    let bus = u32::from_str_radix(it.next().unwrap_or(""), 16).unwrap_or(u32::MAX);
+    let dom = u32::from_str_radix(it.next().unwrap_or(""), 16).unwrap_or(u32::MAX);
+    let (d, f) = devfn.split_once('.').unwrap_or(("", ""));
+    (
+        dom,
+        bus,
+        u32::from_str_radix(d, 16).unwrap_or(u32::MAX),
+        f.parse().unwrap_or(u32::MAX),
+    )
+}

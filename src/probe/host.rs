@@ -1,0 +1,108 @@
+//! Host facts that gate RDMA: peer-memory module, memlock limit, device nodes, verbs libraries.
+
+use super::model::{HostFacts, NumaNode};
+use super::sysroot::SysRoot;
+use std::path::{Path, PathBuf};
+
+const LIB_DIRS: &[&str] = &[
+    "usr/lib/x86_64-linux-gnu",
+    "usr/lib/aarch64-linux-gnu",
+    "usr/lib64",
+    "usr/lib",
+    "lib/x86_64-linux-gnu",
+    "lib64",
+];
+
+pub fn read(sys: &SysRoot) -> HostFacts {
+    let peermem = if sys.exists(Path::new("sys/module/nvidia_peermem")) {
+        Some("nvidia_peermem".to_string())
+    } else if sys.exists(Path::new("sys/kernel/mm/memory_peers/nv_mem/version")) {
+        Some("nv_peer_mem".to_string())
+    } else {
+        None
+    };
+    let (memlock_bytes, memlock_unlimited) = memlock(sys);
+    let dev_infiniband = sys.list(Path::new("dev/infiniband"));
+    let find = |names: &[&str]| -> Option<String> {
+        for d in LIB_DIRS {
+            for n in names {
+                let p = Path::new(d).join(n);
+                if sys.exists(&p) {
+                    return Some(format!("/{}", p.display()));
+                }
+            }
+        }
+        None
+    };
+    let libibverbs = find(&["libibverbs.so.1"]);
+    let mlx5_provider = find(&[
+        "libibverbs/libmlx5-rdmav34.so",
+        "libibverbs/libmlx5-rdmav25.so",
+        "libmlx5.so.1",
+    ]);
+    let in_container = sys.exists(Path::new(".dockerenv"))
+        || sys.exists(Path::new("run/.containerenv"))
+        || sys.exists(Path::new(".enroot"))
+        || sys
+            .read(Path::new("proc/1/environ"))
+            .map(|e| e.contains("container="))
+            .unwrap_or(false);
+    HostFacts {
+        peermem,
+        memlock_bytes,
+        memlock_unlimited,
+        dev_infiniband,
+        libibverbs,
+        mlx5_provider,
+        in_container,
+    }
+}
+
+/// `Max locked memory  8388608  8388608  bytes` from `/proc/self/limits` (the soft limit).
+fn memlock(sys: &SysRoot) -> (Option<u64>, Option<bool>) {
+    let Some(t) = sys.read(Path::new("proc/self/limits")) else {
+        return (None, None);
+    };
+    for l in t.lines() {
+        if let Some(rest) = l.strip_prefix("Max locked memory") {
+            let soft = rest.split_whitespace().next().unwrap_or("");
+            if soft == "unlimited" {
+                return (None, Some(true));
+            }
+            return match soft.parse() {
+                Ok(v) => (Some(v), Some(false)),
+                Err(_) => {
+                    sys.note(format!(
+                        "/proc/self/limits: unreadable memlock value {soft:?}"
+                    ));
+                    (None, None)
+                }
+            };
+        }
+    }
+    (None, None)
+}
+
+pub fn numa(sys: &SysRoot) -> Vec<NumaNode> {
+    let base = PathBuf::from("sys/devices/system/node");
+    let mut out = Vec::new();
+    for n in sys.list(&base) {
+        let Some(id) = n.strip_prefix("node").and_then(|i| i.parse().ok()) else {
+            continue;
+        };
+        out.push(NumaNode {
+            id,
+            cpulist: sys.read(&base.join(&n).join("cpulist")),
+        });
+    }
+    out
+}
+
+pub fn hostname(sys: &SysRoot) -> Option<String> {
+    if sys.is_live() {
+        return nix::unistd::gethostname()
+            .ok()
+            .and_then(|h| h.into_string().ok());
+    }
+    sys.read(Path::new("proc/sys/kernel/hostname"))
+}

@@ -1,0 +1,278 @@
+//! The node snapshot: every fact the decisions need, as plain data that saves and replays.
+//!
+//! Field names are part of the `--json`/`--yaml` contract. Unknown values are `None`, never a
+//! guess; what went wrong while reading is in `notes`.
+
+use ipnet::IpNet;
+use serde::{Deserialize, Serialize};
+use std::net::IpAddr;
+
+pub const SCHEMA: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Node {
+    pub schema: u32,
+    /// `live`, or the `--root` directory the facts were read from.
+    pub source: String,
+    pub hostname: Option<String>,
+    pub rdma: Vec<RdmaDevice>,
+    pub net: Vec<NetIf>,
+    pub routes: Vec<Route>,
+    pub gpus: Vec<Gpu>,
+    pub numa: Vec<NumaNode>,
+    pub host: HostFacts,
+    /// NVLink counts between GPUs (bus-order indices), from `nvidia-smi topo -m` when it ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nvlinks: Vec<NvLink>,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NvLink {
+    pub a: usize,
+    pub b: usize,
+    pub links: u32,
+}
+
+/// A PCI function and the chain of bridges above it, as the kernel's device tree shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PciFunction {
+    /// `0000:1a:00.0`; 32-bit domains (`10000:00:04.0`) are kept as written.
+    pub bdf: String,
+    /// Root complex, e.g. `pci0000:00`.
+    pub root: String,
+    /// Bridges from the root port down to (not including) this function.
+    pub bridges: Vec<String>,
+    pub numa_node: Option<i32>,
+    pub vendor: Option<u32>,
+    pub device: Option<u32>,
+    pub class: Option<u32>,
+    pub link: PciLink,
+    /// For an SR-IOV virtual function: its physical function.
+    pub physfn: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PciLink {
+    pub current_speed: Option<String>,
+    pub current_width: Option<u32>,
+    pub max_speed: Option<String>,
+    pub max_width: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RdmaDevice {
+    pub name: String,
+    pub pci: Option<PciFunction>,
+    pub node_type: Option<String>,
+    pub node_guid: Option<String>,
+    pub sys_image_guid: Option<String>,
+    pub fw_ver: Option<String>,
+    pub board_id: Option<String>,
+    pub hca_type: Option<String>,
+    pub ports: Vec<RdmaPort>,
+    /// `uverbs3`, from `/sys/class/infiniband_verbs/*/ibdev`.
+    pub uverbs: Option<String>,
+    /// `231:195`, the char device numbers of the uverbs node.
+    pub uverbs_dev: Option<String>,
+    /// Whether `/dev/infiniband/<uverbs>` exists under the root.
+    pub uverbs_node_present: bool,
+    /// `umadN`/`issmN` management nodes for this device.
+    pub mad: Vec<String>,
+    /// A link-aggregation device such as `mlx5_bond_0`.
+    pub is_bond: bool,
+    /// PCI functions behind a bond device (its netdev's bond slaves).
+    pub bond_members: Vec<String>,
+    pub virtual_function: bool,
+    /// Network interfaces on this device's PCI function.
+    pub netdevs: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash, PartialOrd, Ord)]
+pub enum LinkLayer {
+    InfiniBand,
+    Ethernet,
+    Unknown,
+}
+
+impl std::fmt::Display for LinkLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(match self {
+            LinkLayer::InfiniBand => "InfiniBand",
+            LinkLayer::Ethernet => "Ethernet",
+            LinkLayer::Unknown => "unknown",
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RdmaPort {
+    pub port: u32,
+    /// Numeric state (4 = ACTIVE) and its name as sysfs prints it.
+    pub state: Option<u8>,
+    pub state_name: Option<String>,
+    /// Numeric physical state (5 = LinkUp) and its name.
+    pub phys_state: Option<u8>,
+    pub phys_state_name: Option<String>,
+    pub link_layer: Option<LinkLayer>,
+    /// As sysfs prints it: `400 Gb/sec (4X NDR)`.
+    pub rate: Option<String>,
+    pub rate_gbps: Option<f64>,
+    pub lid: Option<u32>,
+    pub sm_lid: Option<u32>,
+    /// Non-empty P_Key table entries.
+    pub pkeys: Vec<u16>,
+    /// Non-zero GID table entries.
+    pub gids: Vec<Gid>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gid {
+    pub index: u32,
+    pub gid: String,
+    /// `IB/RoCE v1` or `RoCE v2`.
+    pub gid_type: Option<String>,
+    pub netdev: Option<String>,
+}
+
+impl Gid {
+    /// The IPv4 address of an IPv4-mapped GID (`::ffff:a.b.c.d`), which is what RoCE v2 routes on.
+    pub fn ipv4_mapped(&self) -> Option<std::net::Ipv4Addr> {
+        let hex: String = self.gid.chars().filter(|c| *c != ':').collect();
+        if hex.len() != 32 {
+            return None;
+        }
+        let n = u128::from_str_radix(&hex, 16).ok()?;
+        std::net::Ipv6Addr::from(n).to_ipv4_mapped()
+    }
+
+    pub fn is_link_local(&self) -> bool {
+        self.gid.to_ascii_lowercase().starts_with("fe80:")
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IfKind {
+    /// Backed by a PCI function.
+    Physical,
+    Loopback,
+    Bond,
+    Vlan,
+    Bridge,
+    Veth,
+    /// docker0, cni0, flannel.1, cali*, br-*, virbr*, vxlan, WireGuard, tailscale.
+    Container,
+    /// Any other software interface.
+    Virtual,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IfType {
+    Ethernet,
+    Infiniband,
+    Loopback,
+    Other,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetIf {
+    pub name: String,
+    pub ifindex: Option<u32>,
+    pub if_type: IfType,
+    pub kind: IfKind,
+    pub operstate: Option<String>,
+    /// IFF_UP from the interface flags.
+    pub admin_up: Option<bool>,
+    pub carrier: Option<bool>,
+    pub mtu: Option<u32>,
+    pub speed_mbps: Option<u64>,
+    pub master: Option<String>,
+    pub lowers: Vec<String>,
+    pub pci: Option<String>,
+    pub rdma_device: Option<String>,
+    pub addrs: Vec<IpNet>,
+}
+
+impl NetIf {
+    /// Up and with carrier, as NCCL's IFF_UP|IFF_RUNNING test wants it.
+    pub fn is_running(&self) -> bool {
+        let up = match self.operstate.as_deref() {
+            Some("up") => true,
+            // Loopback and some virtual devices report "unknown" while working.
+            Some("unknown") => self.admin_up.unwrap_or(true),
+            Some(_) => false,
+            None => self.admin_up.unwrap_or(false),
+        };
+        up && self.carrier.unwrap_or(up)
+    }
+
+    pub fn routable_addr(&self, v4: bool) -> Option<IpNet> {
+        self.addrs.iter().copied().find(|a| match a.addr() {
+            IpAddr::V4(ip) if v4 => !ip.is_loopback() && !ip.is_link_local(),
+            IpAddr::V6(ip) if !v4 => !ip.is_loopback() && (ip.segments()[0] & 0xffc0) != 0xfe80,
+            _ => false,
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Route {
+    pub dest: IpNet,
+    pub gateway: Option<IpAddr>,
+    pub iface: String,
+    pub metric: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gpu {
+    pub pci: PciFunction,
+    pub model: String,
+    pub uuid: Option<String>,
+    pub minor: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NumaNode {
+    pub id: u32,
+    pub cpulist: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct HostFacts {
+    /// `nvidia_peermem` or `nv_peer_mem` when a GPUDirect peer-memory module is loaded.
+    pub peermem: Option<String>,
+    /// RLIMIT_MEMLOCK soft limit in bytes; None = unlimited or unknown (see memlock_unlimited).
+    pub memlock_bytes: Option<u64>,
+    pub memlock_unlimited: Option<bool>,
+    /// Entries of `/dev/infiniband` under the root (`uverbs0`, `rdma_cm`, …).
+    pub dev_infiniband: Vec<String>,
+    /// Where `libibverbs.so.1` and an mlx5 provider were found, if anywhere.
+    pub libibverbs: Option<String>,
+    pub mlx5_provider: Option<String>,
+    /// True when this process runs inside a container (enroot, docker, …).
+    pub in_container: bool,
+}
+
+impl Node {
+    pub fn rdma_device(&self, name: &str) -> Option<&RdmaDevice> {
+        self.rdma.iter().find(|d| d.name == name)
+    }
+
+    pub fn iface(&self, name: &str) -> Option<&NetIf> {
+        self.net.iter().find(|i| i.name == name)
+    }
+}

@@ -1,0 +1,448 @@
+//! Network interfaces from `/sys/class/net`, addresses and routes.
+//!
+//! Live, addresses come from getifaddrs(3). From a captured tree they come from the tree's
+//! `proc/net/fib_trie` (local IPv4 addresses) matched to `proc/net/route` (which interface owns
+//! which subnet) and `proc/net/if_inet6`. Routes always come from `proc/net/{route,ipv6_route}`.
+
+use super::model::{IfKind, IfType, NetIf, Route};
+use super::pci;
+use super::sysroot::{parse_hex, parse_num, SysRoot};
+use ipnet::{IpNet, Ipv4Net, Ipv6Net};
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::path::{Path, PathBuf};
+
+const IFF_UP: u32 = 0x1;
+
+pub fn read(sys: &SysRoot) -> (Vec<NetIf>, Vec<Route>) {
+    let class = PathBuf::from("sys/class/net");
+    let vlans = vlan_names(sys);
+    let mut ifs = Vec::new();
+    for name in sys.list(&class) {
+        let link = class.join(&name);
+        let Some(dir) = sys.resolve(&link) else {
+            sys.note(format!(
+                "{} is a dangling link; interface skipped",
+                sys.show(&link)
+            ));
+            continue;
+        };
+        if !sys.is_dir(&dir) {
+            continue; // bonding_masters and similar files live in /sys/class/net too
+        }
+        ifs.push(read_if(sys, &name, &dir, vlans.contains(&name)));
+    }
+    let routes = read_routes(sys);
+    let addrs = if sys.is_live() {
+        live_addrs(sys)
+    } else {
+        tree_addrs(sys, &routes)
+    };
+    for i in &mut ifs {
+        if let Some(a) = addrs.get(&i.name) {
+            i.addrs = a.clone();
+        }
+    }
+    (ifs, routes)
+}
+
+fn read_if(sys: &SysRoot, name: &str, dir: &Path, is_vlan: bool) -> NetIf {
+    let if_type_num = sys.parse(&dir.join("type"), "an ARPHRD number", |s| {
+        s.parse::<u32>().ok()
+    });
+    let if_type = match if_type_num {
+        Some(1) => IfType::Ethernet,
+        Some(32) => IfType::Infiniband,
+        Some(772) => IfType::Loopback,
+        _ => IfType::Other,
+    };
+    // One listing answers bonding/, bridge/, device, master and lower_* at once.
+    let entries = sys.list(dir);
+    let has = |n: &str| entries.iter().any(|e| e == n);
+    let pci = if has("device") {
+        pci::function_at(sys, &dir.join("device"))
+    } else {
+        None
+    };
+    let devtype = if is_vlan { Some("vlan") } else { None };
+    let kind = classify(
+        name,
+        if_type,
+        pci.is_some(),
+        devtype,
+        has("bonding"),
+        has("bridge"),
+    );
+    let master = if has("master") {
+        sys.read_link(&dir.join("master"))
+            .and_then(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()))
+    } else {
+        None
+    };
+    let lowers = entries
+        .iter()
+        .filter_map(|e| e.strip_prefix("lower_").map(str::to_string))
+        .collect();
+    let rdma_device = pci
+        .as_ref()
+        .and_then(|_| sys.resolve(&dir.join("device")))
+        .and_then(|d| sys.list(&d.join("infiniband")).into_iter().next());
+    NetIf {
+        name: name.to_string(),
+        ifindex: sys.parse(&dir.join("ifindex"), "an interface index", |s| {
+            s.parse().ok()
+        }),
+        if_type,
+        kind,
+        operstate: sys.read(&dir.join("operstate")),
+        admin_up: sys
+            .parse(&dir.join("flags"), "hex interface flags", parse_hex)
+            .map(|f| f & IFF_UP != 0),
+        carrier: sys.parse(&dir.join("carrier"), "0 or 1", |s| match s {
+            "0" => Some(false),
+            "1" => Some(true),
+            _ => None,
+        }),
+        mtu: sys.parse(&dir.join("mtu"), "an MTU", |s| s.parse().ok()),
+        // speed is -1 (or EINVAL) when unknown; that is not garbage.
+        // Virtual interfaces report a made-up speed (or none); only hardware has one.
+        speed_mbps: if pci.is_some() {
+            sys.read(&dir.join("speed"))
+                .and_then(|s| parse_num(&s))
+                .filter(|v| *v > 0)
+                .map(|v| v as u64)
+        } else {
+            None
+        },
+        master,
+        lowers,
+        pci: pci.map(|p| p.bdf),
+        rdma_device,
+        addrs: Vec::new(),
+    }
+}
+
+/// Kind of an interface. Sysfs says bond/bridge/vlan outright; container and overlay networks
+/// are recognised by their conventional names, which is what NCCL's own heuristics use too.
+pub fn classify(
+    name: &str,
+    t: IfType,
+    has_pci: bool,
+    devtype: Option<&str>,
+    bonding: bool,
+    bridge: bool,
+) -> IfKind {
+    if t == IfType::Loopback {
+        return IfKind::Loopback;
+    }
+    if bonding || devtype == Some("bond") {
+        return IfKind::Bond;
+    }
+    if devtype == Some("vlan") {
+        return IfKind::Vlan;
+    }
+    const CONTAINER: [&str; 12] = [
+        "docker",
+        "cni",
+        "flannel",
+        "cali",
+        "br-",
+        "virbr",
+        "vxlan",
+        "weave",
+        "tailscale",
+        "wg",
+        "kube",
+        "podman",
+    ];
+    if CONTAINER.iter().any(|p| name.starts_with(p)) {
+        return IfKind::Container;
+    }
+    if bridge || devtype == Some("bridge") {
+        return IfKind::Bridge;
+    }
+    if name.starts_with("veth") {
+        return IfKind::Veth;
+    }
+    if has_pci {
+        return IfKind::Physical;
+    }
+    // A VLAN without DEVTYPE in a minimal capture still carries the `parent.vid` shape.
+    if name.contains('.')
+        && name
+            .rsplit('.')
+            .next()
+            .map(|v| v.parse::<u16>().is_ok())
+            .unwrap_or(false)
+    {
+        return IfKind::Vlan;
+    }
+    IfKind::Virtual
+}
+
+/// VLAN interfaces from `/proc/net/vlan/config` (one file instead of a uevent per interface).
+fn vlan_names(sys: &SysRoot) -> Vec<String> {
+    sys.read(Path::new("proc/net/vlan/config"))
+        .map(|t| {
+            t.lines()
+                .skip(2)
+                .filter_map(|l| l.split('|').next().map(|n| n.trim().to_string()))
+                .filter(|n| !n.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn read_routes(sys: &SysRoot) -> Vec<Route> {
+    let mut out = Vec::new();
+    if let Some(t) = sys.read(Path::new("proc/net/route")) {
+        out.extend(parse_route_v4(&t, &mut |m| sys.note(m)));
+    }
+    if let Some(t) = sys.read(Path::new("proc/net/ipv6_route")) {
+        out.extend(parse_route_v6(&t));
+    }
+    out
+}
+
+/// `/proc/net/route`: little-endian hex addresses; only routes that are up (flag 0x1).
+pub fn parse_route_v4(text: &str, note: &mut dyn FnMut(String)) -> Vec<Route> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate().skip(1) {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 8 {
+            if !line.trim().is_empty() {
+                note(format!("/proc/net/route line {}: too few fields", n + 1));
+            }
+            continue;
+        }
+        let (Some(dest), Some(gw), Some(flags), Some(mask)) = (
+            le_ip(f[1]),
+            le_ip(f[2]),
+            u32::from_str_radix(f[3], 16).ok(),
+            le_ip(f[7]),
+        ) else {
+            note(format!("/proc/net/route line {}: unreadable fields", n + 1));
+            continue;
+        };
+        if flags & 0x1 == 0 {
+            continue;
+        }
+        let prefix = u32::from(mask).count_ones() as u8;
+        let Ok(net) = Ipv4Net::new(dest, prefix) else {
+            continue;
+        };
+        out.push(Route {
+            dest: IpNet::V4(net.trunc()),
+            gateway: (flags & 0x2 != 0 && !gw.is_unspecified()).then_some(IpAddr::V4(gw)),
+            iface: f[0].to_string(),
+            metric: f[6].parse().unwrap_or(0),
+        });
+    }
+    out
+}
+
+fn le_ip(h: &str) -> Option<Ipv4Addr> {
+    let v = u32::from_str_radix(h, 16).ok()?;
+    Some(Ipv4Addr::from(v.swap_bytes()))
+}
+
+fn hex_v6(h: &str) -> Option<Ipv6Addr> {
+    if h.len() != 32 {
+        return None;
+    }
+    u128::from_str_radix(h, 16).ok().map(Ipv6Addr::from)
+}
+
+/// `/proc/net/ipv6_route`: dest plen src plen nexthop metric refcnt use flags iface.
+pub fn parse_route_v6(text: &str) -> Vec<Route> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 10 {
+            continue;
+        }
+        let (Some(dest), Ok(plen), Some(nh), Ok(flags)) = (
+            hex_v6(f[0]),
+            u8::from_str_radix(f[1], 16),
+            hex_v6(f[4]),
+            u32::from_str_radix(f[8], 16),
+        ) else {
+            continue;
+        };
+        if flags & 0x1 == 0 || f[9] == "lo" || dest.is_multicast() {
+            continue;
+        }
+        // RTF_LOCAL host routes (the node's own addresses) are not paths to anywhere.
+        if flags & 0x8000_0000 != 0 {
+            continue;
+        }
+        let Ok(net) = Ipv6Net::new(dest, plen) else {
+            continue;
+        };
+        out.push(Route {
+            dest: IpNet::V6(net.trunc()),
+            gateway: (!nh.is_unspecified()).then_some(IpAddr::V6(nh)),
+            iface: f[9].to_string(),
+            metric: u32::from_str_radix(f[5], 16).unwrap_or(0),
+        });
+    }
+    out
+}
+
+fn live_addrs(sys: &SysRoot) -> BTreeMap<String, Vec<IpNet>> {
+    let mut m: BTreeMap<String, Vec<IpNet>> = BTreeMap::new();
+    let Ok(list) = nix::ifaddrs::getifaddrs() else {
+        sys.note("getifaddrs failed; no addresses read");
+        return m;
+    };
+    for ifa in list {
+        let (Some(addr), Some(mask)) = (ifa.address, ifa.netmask) else {
+            continue;
+        };
+        let net = if let (Some(a), Some(k)) = (addr.as_sockaddr_in(), mask.as_sockaddr_in()) {
+            Ipv4Net::new(a.ip(), u32::from(k.ip()).count_ones() as u8)
+                .ok()
+                .map(IpNet::V4)
+        } else if let (Some(a), Some(k)) = (addr.as_sockaddr_in6(), mask.as_sockaddr_in6()) {
+            Ipv6Net::new(a.ip(), u128::from(k.ip()).count_ones() as u8)
+                .ok()
+                .map(IpNet::V6)
+        } else {
+            None
+        };
+        if let Some(n) = net {
+            m.entry(ifa.interface_name).or_default().push(n);
+        }
+    }
+    m
+}
+
+fn tree_addrs(sys: &SysRoot, routes: &[Route]) -> BTreeMap<String, Vec<IpNet>> {
+    let mut m: BTreeMap<String, Vec<IpNet>> = BTreeMap::new();
+    if let Some(t) = sys.read(Path::new("proc/net/fib_trie")) {
+        for ip in parse_fib_trie_locals(&t) {
+            if ip.is_loopback() {
+                m.entry("lo".into())
+                    .or_default()
+                    .push(IpNet::V4(Ipv4Net::new(ip, 8).unwrap()));
+                continue;
+            }
+            // The owning interface is the one with the longest directly-connected route.
+            let owner = routes
+                .iter()
+                .filter(|r| {
+                    r.gateway.is_none()
+                        && r.dest.contains(&IpAddr::V4(ip))
+                        && r.dest.prefix_len() > 0
+                })
+                .max_by_key(|r| r.dest.prefix_len());
+            match owner {
+                Some(r) => m
+                    .entry(r.iface.clone())
+                    .or_default()
+                    .push(IpNet::V4(Ipv4Net::new(ip, r.dest.prefix_len()).unwrap())),
+                None => sys.note(format!(
+                    "address {ip} in fib_trie has no connected route; owner unknown"
+                )),
+            }
+        }
+    }
+    if let Some(t) = sys.read(Path::new("proc/net/if_inet6")) {
+        for line in t.lines() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() < 6 {
+                continue;
+            }
+            let (Some(ip), Ok(plen)) = (hex_v6(f[0]), u8::from_str_radix(f[2], 16)) else {
+                continue;
+            };
+            if let Ok(n) = Ipv6Net::new(ip, plen) {
+                m.entry(f[5].to_string()).or_default().push(IpNet::V6(n));
+            }
+        }
+    }
+    for v in m.values_mut() {
+        v.sort();
+        v.dedup();
+    }
+    m
+}
+
+/// The node's own IPv4 addresses: fib_trie entries followed by `/32 host LOCAL`.
+pub fn parse_fib_trie_locals(text: &str) -> Vec<Ipv4Addr> {
+    let mut out = Vec::new();
+    let mut last: Option<Ipv4Addr> = None;
+    for line in text.lines() {
+        let t = line.trim_start_matches([' ', '|', '+', '-']).trim();
+        if let Ok(ip) = t.parse::<Ipv4Addr>() {
+            last = Some(ip);
+        } else if t.starts_with("/32 host LOCAL") {
+            if let Some(ip) = last {
+                if !out.contains(&ip) {
+                    out.push(ip);
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fib_trie_locals() {
+        let t = "Main:\n  +-- 0.0.0.0/0 3 0 5\n     |-- 0.0.0.0\n        /0 universe UNICAST\n     +-- 198.21.151.0/24 2 0 2\n        |-- 198.21.151.0\n           /24 link UNICAST\n        |-- 198.21.151.17\n           /32 host LOCAL\nLocal:\n        |-- 198.21.151.17\n           /32 host LOCAL\n        |-- 127.0.0.1\n           /32 host LOCAL\n";
+        assert_eq!(
+            parse_fib_trie_locals(t),
+            vec![
+                "198.21.151.17".parse::<Ipv4Addr>().unwrap(),
+                "127.0.0.1".parse().unwrap()
+            ]
+        );
+    }
+
+    #[test]
+    fn route_v4() {
+        let t =
+            "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n\
+eno8303\t00000000\t0197A8C0\t0003\t0\t0\t100\t00000000\t0\t0\t0\n\
+eno8303\t0097A8C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n\
+garbage\n";
+        let mut notes = Vec::new();
+        let r = parse_route_v4(t, &mut |m| notes.push(m));
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0].dest.to_string(), "0.0.0.0/0");
+        assert_eq!(r[0].gateway, Some("192.168.151.1".parse().unwrap()));
+        assert_eq!(r[1].dest.to_string(), "192.168.151.0/24");
+        assert_eq!(notes.len(), 1);
+    }
+
+    #[test]
+    fn kinds() {
+        assert_eq!(
+            classify("bond0.2102", IfType::Infiniband, false, None, false, false),
+            IfKind::Vlan
+        );
+        assert_eq!(
+            classify(
+                "docker0",
+                IfType::Ethernet,
+                false,
+                Some("bridge"),
+                false,
+                true
+            ),
+            IfKind::Container
+        );
+        assert_eq!(
+            classify("eno8303", IfType::Ethernet, true, None, false, false),
+            IfKind::Physical
+        );
+        assert_eq!(
+            classify("bond0", IfType::Infiniband, false, None, true, false),
+            IfKind::Bond
+        );
+    }
+}

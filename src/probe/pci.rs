@@ -1,0 +1,95 @@
+//! PCI functions and the bridge chain above them, from the realpath of a sysfs device link.
+
+use super::model::{PciFunction, PciLink};
+use super::sysroot::{parse_hex, parse_num, SysRoot};
+use std::path::Path;
+
+/// `dddd:bb:dd.f` with a 4- or 5-hex-digit domain (VMD and Hyper-V use 32-bit domains).
+pub fn is_bdf(s: &str) -> bool {
+    let b = s.as_bytes();
+    let n = b.len();
+    if !(12..=13).contains(&n) {
+        return false;
+    }
+    let dom = n - 8;
+    b[..dom].iter().all(u8::is_ascii_hexdigit)
+        && b[dom] == b':'
+        && b[dom + 1..dom + 3].iter().all(u8::is_ascii_hexdigit)
+        && b[dom + 3] == b':'
+        && b[dom + 4..dom + 6].iter().all(u8::is_ascii_hexdigit)
+        && b[dom + 6] == b'.'
+        && (b'0'..=b'7').contains(&b[dom + 7])
+}
+
+/// Read a PCI function given the root-relative resolved path of its sysfs directory
+/// (`sys/devices/pci0000:00/0000:00:01.0/0000:1a:00.0`). Returns None when the path is not a
+/// PCI device (a virtual device, a bond).
+pub fn read_function(sys: &SysRoot, dir: &Path) -> Option<PciFunction> {
+    let comps: Vec<String> = dir
+        .iter()
+        .map(|c| c.to_string_lossy().into_owned())
+        .collect();
+    let start = comps
+        .iter()
+        .position(|c| c.starts_with("pci") && c.contains(':'))?;
+    let root = comps[start].clone();
+    // Devices such as virtio0 hang below their PCI function: the function is the last BDF of
+    // the unbroken chain under the root complex.
+    let chain: Vec<String> = comps[start + 1..]
+        .iter()
+        .take_while(|c| is_bdf(c))
+        .cloned()
+        .collect();
+    let bdf = chain.last()?.clone();
+    let dir: std::path::PathBuf = comps[..start + 1 + chain.len()].iter().collect();
+    let dir = dir.as_path();
+    let bridges = chain[..chain.len() - 1].to_vec();
+    let numa_node = sys
+        .parse(&dir.join("numa_node"), "a NUMA node number", |s| {
+            parse_num(s).map(|v| v as i32)
+        })
+        .filter(|n| *n >= 0);
+    let physfn = sys
+        .read_link(&dir.join("physfn"))
+        .and_then(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()));
+    Some(PciFunction {
+        bdf,
+        root,
+        bridges,
+        numa_node,
+        vendor: sys.parse(&dir.join("vendor"), "a hex vendor id", parse_hex),
+        device: sys.parse(&dir.join("device"), "a hex device id", parse_hex),
+        class: sys.parse(&dir.join("class"), "a hex class code", parse_hex),
+        link: PciLink {
+            current_speed: sys.read(&dir.join("current_link_speed")),
+            current_width: sys.parse(&dir.join("current_link_width"), "a link width", |s| {
+                s.parse().ok()
+            }),
+            max_speed: sys.read(&dir.join("max_link_speed")),
+            max_width: sys.parse(&dir.join("max_link_width"), "a link width", |s| {
+                s.parse().ok()
+            }),
+        },
+        physfn,
+    })
+}
+
+/// Resolve a `device` link (or any path) to a PCI function.
+pub fn function_at(sys: &SysRoot, link: &Path) -> Option<PciFunction> {
+    let dir = sys.resolve(link)?;
+    read_function(sys, &dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bdf_forms() {
+        assert!(is_bdf("0000:1a:00.0"));
+        assert!(is_bdf("10000:00:04.0"));
+        assert!(!is_bdf("pci0000:00"));
+        assert!(!is_bdf("0000:1a:00.9"));
+        assert!(!is_bdf("0000:1a:00"));
+    }
+}

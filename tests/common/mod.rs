@@ -1,0 +1,44 @@
+//! Shared helpers for CLI tests: run the built binary, extract the real hwloc captures.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_ibwire"))
+}
+
+pub fn ibwire(args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .env_remove("IBWIRE_ROOT")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+pub fn shared() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared")
+}
+
+/// Extract one of hwloc's tarballs into `dir`; returns the tree root.
+pub fn hwloc_tree(tarball: &str, top: &str, dir: &Path) -> PathBuf {
+    let src = shared().join("fixtures/hwloc").join(tarball);
+    let st = Command::new("tar")
+        .arg("-xjf")
+        .arg(&src)
+        .arg("-C")
+        .arg(dir)
+        .status()
+        .unwrap();
+    assert!(st.success(), "tar failed on {}", src.display());
+    dir.join(top)
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}

@@ -1,0 +1,257 @@
+//! `ibwire probe` on fixture trees and the real hwloc captures.
+
+mod common;
+use common::*;
+use ibwire::probe::{self, LinkLayer, ProbeOptions};
+use std::fs;
+
+#[test]
+fn story_node_facts() {
+    let t = tempfile::tempdir().unwrap();
+    ibwire::fixture::story(t.path());
+    let n = probe::probe(&ProbeOptions::at(t.path()));
+    assert_eq!(n.gpus.len(), 8);
+    assert!(n.gpus.iter().all(|g| g.model == "NVIDIA H200"));
+    assert_eq!(n.rdma.len(), 9);
+    let bond = n.rdma_device("mlx5_bond_0").unwrap();
+    assert!(bond.is_bond);
+    assert_eq!(bond.bond_members, vec!["0000:49:00.0", "0000:49:00.1"]);
+    assert_eq!(bond.ports[0].lid, Some(0));
+    assert_eq!(bond.ports[0].link_layer, Some(LinkLayer::InfiniBand));
+    assert_eq!(bond.ports[0].pkeys, vec![0xffff]);
+    let m0 = n.rdma_device("mlx5_0").unwrap();
+    assert_eq!(m0.ports[0].lid, Some(0x11));
+    assert_eq!(m0.uverbs.as_deref(), Some("uverbs0"));
+    assert!(m0.uverbs_node_present);
+    assert_eq!(m0.pci.as_ref().unwrap().bridges.len(), 3);
+    let vlan = n.iface("bond0.2102").unwrap();
+    assert_eq!(vlan.addrs[0].to_string(), "198.21.3.17/24");
+    assert_eq!(vlan.lowers, vec!["bond0"]);
+    assert_eq!(
+        n.iface("eno8303").unwrap().addrs[0].to_string(),
+        "198.21.151.17/24"
+    );
+    assert_eq!(n.host.peermem.as_deref(), Some("nvidia_peermem"));
+    assert!(n.notes.is_empty(), "{:?}", n.notes);
+}
+
+#[test]
+fn snapshot_round_trip_is_lossless() {
+    let t = tempfile::tempdir().unwrap();
+    ibwire::fixture::story(&t.path().join("root"));
+    let root = t.path().join("root");
+    for ext in ["json", "yaml"] {
+        let snap = t.path().join(format!("node.{ext}"));
+        let o = ibwire(&[
+            "probe",
+            "--root",
+            root.to_str().unwrap(),
+            "--save",
+            snap.to_str().unwrap(),
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let live = probe::probe(&ProbeOptions::at(&root));
+        let replayed = ibwire::snapshot::load(&snap).unwrap();
+        assert_same(&live, &replayed);
+        let o2 = ibwire(&["probe", "--snapshot", snap.to_str().unwrap(), "--json"]);
+        assert_eq!(stdout(&o), stdout(&o2));
+    }
+}
+
+#[test]
+fn hwloc_capture_mlx4_matches_hwloc_expectation() {
+    // hwloc's expected XML: mlx4_0 Port1State 4, Port1LID 0x3a4, under a PCI device on NUMA 1.
+    let t = tempfile::tempdir().unwrap();
+    let root = hwloc_tree(
+        "32em64t-2n8c+dax+nvme+mic+dimms.tar.bz2",
+        "32em64t-2n8c+1mic",
+        t.path(),
+    );
+    let xml =
+        fs::read_to_string(shared().join("fixtures/hwloc/32em64t-2n8c+dax+nvme+mic+dimms.xml"))
+            .unwrap();
+    assert!(xml.contains(r#"<info name="Port1LID" value="0x3a4"/>"#));
+    let n = probe::probe(&ProbeOptions::at(&root));
+    let d = n.rdma_device("mlx4_0").expect("mlx4_0");
+    assert_eq!(d.ports[0].lid, Some(0x3a4));
+    assert_eq!(d.ports[0].state, Some(4));
+    assert_eq!(d.pci.as_ref().unwrap().numa_node, Some(1));
+    assert_eq!(d.node_guid.as_deref(), Some("0002:c903:00f9:bfa0"));
+    // dangling links in the capture are notes, not failures
+    assert!(n.notes.iter().any(|x| x.contains("dangling")));
+}
+
+#[test]
+fn hwloc_32bit_pci_domain() {
+    let t = tempfile::tempdir().unwrap();
+    let root = hwloc_tree(
+        "2pa-pcidomain32bits.tar.bz2",
+        "2pa-pcidomain32bits",
+        t.path(),
+    );
+    let o = ibwire(&["probe", "--root", root.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let n: ibwire::probe::Node = serde_json::from_slice(&o.stdout).unwrap();
+    let ens3 = n.iface("ens3").expect("ens3");
+    let all = fs::read_dir(root.join("sys/bus/pci/devices"))
+        .unwrap()
+        .count();
+    assert!(all > 0);
+    // whatever its domain, the interface's PCI function is read, not dropped
+    assert!(ens3.pci.is_some(), "{:?}", ens3);
+}
+
+#[test]
+fn every_hwloc_tree_probes_without_failure() {
+    let t = tempfile::tempdir().unwrap();
+    for (tar, top) in [
+        ("2pa-pcidomain32bits.tar.bz2", "2pa-pcidomain32bits"),
+        (
+            "32em64t-2n8c+dax+nvme+mic+dimms.tar.bz2",
+            "32em64t-2n8c+1mic",
+        ),
+        ("32intel64-2p8co2t+8ve.tar.bz2", "32intel64-2p8co2t+8ve"),
+        (
+            "40intel64-2g2n4c+pcilocality.tar.bz2",
+            "40intel64-2g2n4c+pci",
+        ),
+        ("fakepcilocalities.tar.bz2", "fakepcilocalities"),
+        ("nvidiagpunumanodes.tar.bz2", "nvidiagpunumanodes"),
+    ] {
+        let root = hwloc_tree(tar, top, t.path());
+        let o = ibwire(&["probe", "--root", root.to_str().unwrap()]);
+        assert!(o.status.success(), "{tar}: {}", stderr(&o));
+        assert!(stdout(&o).contains("RDMA devices:"), "{tar}");
+    }
+}
+
+#[test]
+fn garbage_attributes_become_notes() {
+    let t = tempfile::tempdir().unwrap();
+    ibwire::fixture::story(t.path());
+    let port = t.path().join("sys/class/infiniband/mlx5_3/ports/1");
+    fs::write(port.join("lid"), "0xZZZZ\n").unwrap();
+    fs::write(port.join("state"), [0xff, 0xfe]).unwrap();
+    fs::write(port.join("rate"), "fast\n").unwrap();
+    fs::remove_file(port.join("sm_lid")).unwrap();
+    fs::write(t.path().join("proc/net/route"), "Iface\nbroken line here\n").unwrap();
+    // an interface name with a space and a newline
+    fs::create_dir_all(t.path().join("sys/devices/virtual/net/odd name\n")).unwrap();
+    fs::write(
+        t.path().join("sys/devices/virtual/net/odd name\n/type"),
+        "1\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        "../../devices/virtual/net/odd name\n",
+        t.path().join("sys/class/net/odd name\n"),
+    )
+    .unwrap();
+    let n = probe::probe(&ProbeOptions::at(t.path()));
+    let p = &n.rdma_device("mlx5_3").unwrap().ports[0];
+    assert_eq!(
+        (p.lid, p.state, p.sm_lid, p.rate_gbps),
+        (None, None, None, None)
+    );
+    assert!(
+        n.notes
+            .iter()
+            .any(|x| x.contains("lid") && x.contains("0xZZZZ")),
+        "{:?}",
+        n.notes
+    );
+    assert!(
+        n.notes.iter().any(|x| x.contains("not UTF-8")),
+        "{:?}",
+        n.notes
+    );
+    assert!(n.iface("odd name\n").is_some());
+    let o = ibwire(&["probe", "--root", t.path().to_str().unwrap()]);
+    assert!(o.status.success());
+}
+
+#[test]
+fn missing_infiniband_class_is_a_plain_node() {
+    let t = tempfile::tempdir().unwrap();
+    ibwire::fixture::plain(t.path());
+    fs::remove_dir_all(t.path().join("sys/class/infiniband")).unwrap();
+    let n = probe::probe(&ProbeOptions::at(t.path()));
+    assert!(n.rdma.is_empty() && n.gpus.is_empty());
+    assert_eq!(n.iface("eth0").unwrap().addrs[0].to_string(), "10.1.2.3/24");
+    assert!(n.notes.is_empty(), "{:?}", n.notes);
+}
+
+#[test]
+fn bad_snapshots_give_one_line_with_position() {
+    let t = tempfile::tempdir().unwrap();
+    let cases = [
+        ("bad.yaml", "schema: 1\nsource: [unclosed\n", "bad.yaml:"),
+        ("bad.json", "{\"schema\": 1, \"rdma\": 5}", "bad.json:1:"),
+        (
+            "shape.yaml",
+            "schema: 1\nsource: x\nwrong_field: 3\n",
+            "shape.yaml:",
+        ),
+    ];
+    for (name, text, want) in cases {
+        let p = t.path().join(name);
+        fs::write(&p, text).unwrap();
+        let o = ibwire(&["probe", "--snapshot", p.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2));
+        let e = stderr(&o);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.contains(want), "{e}");
+    }
+}
+
+#[test]
+fn capture_replays_to_the_same_snapshot() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("root");
+    ibwire::fixture::story(&root);
+    let cap = t.path().join("cap");
+    let o = ibwire(&[
+        "probe",
+        "--root",
+        root.to_str().unwrap(),
+        "--capture",
+        cap.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut a = probe::probe(&ProbeOptions::at(&root));
+    let mut b = probe::probe(&ProbeOptions::at(&cap));
+    a.source.clear();
+    b.source.clear();
+    assert_same(&a, &b);
+}
+
+#[test]
+fn capture_into_unwritable_place_is_one_line() {
+    let t = tempfile::tempdir().unwrap();
+    ibwire::fixture::plain(t.path());
+    let o = ibwire(&[
+        "probe",
+        "--root",
+        t.path().to_str().unwrap(),
+        "--capture",
+        "/proc/version/x",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+}
+
+/// Compare two snapshots and show the first differing line of their JSON, not a 40 kB dump.
+fn assert_same(a: &probe::Node, b: &probe::Node) {
+    if a == b {
+        return;
+    }
+    let ja = serde_json::to_string_pretty(a).unwrap();
+    let jb = serde_json::to_string_pretty(b).unwrap();
+    let d = ja
+        .lines()
+        .zip(jb.lines())
+        .enumerate()
+        .find(|(_, (x, y))| x != y);
+    panic!("snapshots differ at JSON line {:?}", d);
+}
