@@ -5,7 +5,12 @@
 //! out that decision. See DESIGN.md in the project's shared folder.
 
 pub mod cmd;
+pub mod config;
 pub mod fixture;
+pub mod plan;
 pub mod probe;
+pub mod render;
+pub mod resolve;
+pub mod slurm;
 pub mod snapshot;
 pub mod subprocess;

@@ -62,6 +62,43 @@ enum Cmd {
         #[arg(long)]
         no_nvidia_smi: bool,
     },
+    /// Decide NCCL_IB_HCA, NCCL_SOCKET_IFNAME, CUDA_VISIBLE_DEVICES and companions.
+    ///
+    /// Each value comes with its evidence (--explain). Values you already set in the
+    /// environment are kept and reported. Warnings and errors go to stderr; exit 1 when a
+    /// setting could not be decided (e.g. no interface routes to the master).
+    ///
+    /// Examples:
+    ///   eval "$(ibwire env)"                      in an sbatch script, on each node
+    ///   ibwire env --master-addr gpu-001 --explain
+    ///   ibwire env --format json --snapshot node.yaml
+    #[command(verbatim_doc_comment)]
+    Env {
+        #[command(flatten)]
+        node: NodeArgs,
+        #[command(flatten)]
+        decide: DecideArgs,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "sh")]
+        format: cmd::env::Format,
+        /// Explain each decision on stderr (stdout stays machine-readable).
+        #[arg(long)]
+        explain: bool,
+    },
+}
+
+#[derive(Args, Clone)]
+struct DecideArgs {
+    /// The rendezvous host; the bootstrap interface is the one that routes to it. Default:
+    /// Slurm's first node, else MASTER_ADDR.
+    #[arg(long, value_name = "HOST")]
+    master_addr: Option<String>,
+    /// Configuration file (after /etc/ibwire.yaml and ~/.config/ibwire.yaml).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Pin the bootstrap interface (overrides the config's bootstrap_interface).
+    #[arg(long, value_name = "IFACE")]
+    bootstrap_if: Option<String>,
 }
 
 fn source(n: &NodeArgs, nvidia_smi: bool) -> NodeSource {
@@ -101,6 +138,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             print!("{}", cmd::probe::render(&node, json, yaml)?);
             Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Env {
+            node,
+            decide,
+            format,
+            explain,
+        } => {
+            let n = source(&node, false).load()?;
+            let intent = cmd::env::intent(
+                decide.master_addr.as_deref(),
+                decide.config.as_deref(),
+                decide.bootstrap_if.as_deref(),
+            )?;
+            cmd::env::run(&n, &intent, format, explain)
         }
     }
 }

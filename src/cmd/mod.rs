@@ -1,5 +1,6 @@
 //! Actions: one module per command, each a thin renderer of facts and decisions.
 
+pub mod env;
 pub mod probe;
 
 use crate::probe::{Node, ProbeOptions};
@@ -27,4 +28,11 @@ impl NodeSource {
         o.nvidia_smi = self.nvidia_smi;
         Ok(crate::probe::probe(&o))
     }
+}
+
+/// The job's environment as UTF-8 pairs (others cannot matter to NCCL or Slurm variables we read).
+pub fn job_env() -> std::collections::BTreeMap<String, String> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect()
 }

@@ -1,0 +1,88 @@
+//! `ibwire env`: print the decided settings for an sbatch script, enroot, or a program.
+
+use super::job_env;
+use crate::plan::{self, Intent, Master};
+use crate::probe::Node;
+use crate::render;
+use anyhow::{Context, Result};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// `export NAME='value'` lines for `eval "$(ibwire env)"`.
+    Sh,
+    /// `{"env": …, "decisions": …, "excluded": …, "findings": …}`.
+    Json,
+    /// `NAME="value"` lines in enroot's environ format.
+    Enroot,
+}
+
+/// The master address: the flag, else Slurm's first node, else MASTER_ADDR.
+pub fn master(flag: Option<&str>, env: &BTreeMap<String, String>) -> Result<Option<Master>> {
+    let name = match flag {
+        Some(m) => Some(m.to_string()),
+        None => match crate::slurm::from_env(env)? {
+            Some(job) => job.nodes.first().cloned(),
+            None => env.get("MASTER_ADDR").filter(|v| !v.is_empty()).cloned(),
+        },
+    };
+    let Some(name) = name else { return Ok(None) };
+    let ip = crate::resolve::resolve(&name, Duration::from_secs(5))
+        .with_context(|| format!("master address {name}: the rendezvous must not depend on a name only some nodes resolve"))?;
+    Ok(Some(Master { name, ip }))
+}
+
+pub fn intent(
+    master_flag: Option<&str>,
+    config: Option<&Path>,
+    bootstrap_if: Option<&str>,
+) -> Result<Intent> {
+    let env = job_env();
+    let mut cfg = crate::config::load(config)?;
+    if let Some(b) = bootstrap_if {
+        cfg.bootstrap_interface = Some(b.to_string());
+    }
+    Ok(Intent {
+        master: master(master_flag, &env)?,
+        config: cfg,
+        env,
+    })
+}
+
+pub fn run(node: &Node, intent: &Intent, format: Format, explain: bool) -> Result<ExitCode> {
+    let plan = plan::decide(node, intent);
+    if explain {
+        eprint!("{}", render::explain(&plan));
+    } else {
+        for f in plan
+            .findings
+            .iter()
+            .filter(|f| f.severity >= plan::Severity::Warning)
+        {
+            eprintln!(
+                "ibwire: {}: {}: {}",
+                if f.severity == plan::Severity::Error {
+                    "error"
+                } else {
+                    "warning"
+                },
+                f.subject,
+                f.message
+            );
+        }
+    }
+    let out = match format {
+        Format::Sh => render::sh(&plan)?,
+        Format::Enroot => render::enroot(&plan)?,
+        Format::Json => serde_json::to_string_pretty(&render::json(&plan))? + "\n",
+    };
+    print!("{out}");
+    Ok(if plan.has_errors() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

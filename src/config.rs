@@ -1,0 +1,190 @@
+//! Configuration: `/etc/ibwire.yaml`, then `$XDG_CONFIG_HOME/ibwire.yaml`, then
+//! `IBWIRE_CONFIG`/`--config`, then flags. Later layers override earlier ones key by key.
+//! Unknown keys and type errors are one line naming file, line and column.
+
+use anyhow::{anyhow, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmptyPolicy {
+    /// Run on TCP sockets with a warning (default).
+    Sockets,
+    /// Treat "no healthy HCA" as an error (launch refuses, env exits 1).
+    Fail,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HcaConfig {
+    /// Consider only these devices (`mlx5_0` or `mlx5_0:1`).
+    pub include: Vec<String>,
+    /// Never use these devices.
+    pub exclude: Vec<String>,
+    pub on_empty: Option<EmptyPolicy>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HookConfig {
+    /// Default for IBWIRE_VISIBLE_DEVICES: auto, all, none, or a list.
+    pub visible_devices: Option<String>,
+    /// Fail the container start on any hook error.
+    pub strict: Option<bool>,
+    /// Hide unselected devices from /sys/class/infiniband* inside the container.
+    pub hide_sysfs: Option<bool>,
+    /// Also expose umad/issm management nodes (needs real root, as the stock hook requires).
+    pub mad: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LaunchConfig {
+    pub master_port: Option<u16>,
+    /// `static` (default) or `c10d`.
+    pub rdzv: Option<String>,
+    pub allow_socket_fallback: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Pin the bootstrap interface (NCCL_SOCKET_IFNAME) instead of deriving it from routes.
+    pub bootstrap_interface: Option<String>,
+    pub hca: HcaConfig,
+    pub hook: HookConfig,
+    pub launch: LaunchConfig,
+}
+
+impl Config {
+    /// Overlay `o` on `self`: set scalars win, non-empty lists replace.
+    pub fn merge(mut self, o: Config) -> Config {
+        fn pick<T>(a: &mut Option<T>, b: Option<T>) {
+            if b.is_some() {
+                *a = b;
+            }
+        }
+        pick(&mut self.bootstrap_interface, o.bootstrap_interface);
+        if !o.hca.include.is_empty() {
+            self.hca.include = o.hca.include;
+        }
+        if !o.hca.exclude.is_empty() {
+            self.hca.exclude = o.hca.exclude;
+        }
+        pick(&mut self.hca.on_empty, o.hca.on_empty);
+        pick(&mut self.hook.visible_devices, o.hook.visible_devices);
+        pick(&mut self.hook.strict, o.hook.strict);
+        pick(&mut self.hook.hide_sysfs, o.hook.hide_sysfs);
+        pick(&mut self.hook.mad, o.hook.mad);
+        pick(&mut self.launch.master_port, o.launch.master_port);
+        pick(&mut self.launch.rdzv, o.launch.rdzv);
+        pick(
+            &mut self.launch.allow_socket_fallback,
+            o.launch.allow_socket_fallback,
+        );
+        self
+    }
+}
+
+pub fn parse(text: &str, origin: &str) -> Result<Config> {
+    if text.trim().is_empty() {
+        return Ok(Config::default());
+    }
+    serde_yaml::from_str(text).map_err(|e| match e.location() {
+        Some(l) => anyhow!(
+            "config {origin}:{}:{}: {}",
+            l.line(),
+            l.column(),
+            first_clause(&e.to_string())
+        ),
+        None => anyhow!("config {origin}: {e}"),
+    })
+}
+
+fn first_clause(s: &str) -> String {
+    s.split(" at line ").next().unwrap_or(s).to_string()
+}
+
+/// The files consulted, in order, given the environment.
+pub fn search_path(
+    xdg: Option<&str>,
+    home: Option<&str>,
+    explicit: Option<&Path>,
+) -> Vec<(PathBuf, bool)> {
+    let mut v = vec![(PathBuf::from("/etc/ibwire.yaml"), false)];
+    match (xdg, home) {
+        (Some(x), _) if !x.is_empty() => v.push((Path::new(x).join("ibwire.yaml"), false)),
+        (_, Some(h)) if !h.is_empty() => v.push((Path::new(h).join(".config/ibwire.yaml"), false)),
+        _ => {}
+    }
+    if let Some(e) = explicit {
+        // An explicitly named file must exist.
+        v.push((e.to_path_buf(), true));
+    }
+    v
+}
+
+pub fn load(explicit: Option<&Path>) -> Result<Config> {
+    let xdg = std::env::var("XDG_CONFIG_HOME").ok();
+    let home = std::env::var("HOME").ok();
+    let env_cfg = std::env::var_os("IBWIRE_CONFIG").map(PathBuf::from);
+    let explicit = explicit.map(Path::to_path_buf).or(env_cfg);
+    let mut cfg = Config::default();
+    for (path, required) in search_path(xdg.as_deref(), home.as_deref(), explicit.as_deref()) {
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => continue,
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot read config {}", path.display()))
+            }
+        };
+        cfg = cfg.merge(parse(&text, &path.display().to_string())?);
+    }
+    Ok(cfg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_keys_and_types_are_located() {
+        let e = parse("hca:\n  includ: [mlx5_0]\n", "x.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("config x.yaml:2:3: "), "{e}");
+        assert!(e.contains("unknown field `includ`"), "{e}");
+        let e = parse("launch:\n  master_port: lots\n", "x.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("config x.yaml:2:16:"), "{e}");
+        let e = parse("hca:\n  on_empty: maybe\n", "x.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown variant"), "{e}");
+    }
+
+    #[test]
+    fn layers_override_key_by_key() {
+        let a = parse(
+            "bootstrap_interface: eno8303\nhca:\n  exclude: [mlx5_bond_0]\n",
+            "a",
+        )
+        .unwrap();
+        let b = parse("hca:\n  on_empty: fail\n", "b").unwrap();
+        let m = a.merge(b);
+        assert_eq!(m.bootstrap_interface.as_deref(), Some("eno8303"));
+        assert_eq!(m.hca.exclude, vec!["mlx5_bond_0"]);
+        assert_eq!(m.hca.on_empty, Some(EmptyPolicy::Fail));
+    }
+
+    #[test]
+    fn shipped_example_parses() {
+        let t =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/ibwire.yaml"))
+                .unwrap();
+        let c = parse(&t, "examples/ibwire.yaml").unwrap();
+        assert_eq!(c.hca.on_empty, Some(EmptyPolicy::Sockets));
+    }
+}

@@ -1,0 +1,339 @@
+//! Which HCA ports NCCL may use: NCCL_IB_HCA.
+//!
+//! NCCL keeps every ACTIVE port of either link layer and checks nothing else (spec
+//! nccl-rules.md §2.1–2.2). These rules add what it does not check — above all a unicast LID on
+//! InfiniBand ports — and drop devices that are not part of the data fabric. Every exclusion
+//! carries the evidence in words a user can check with `ibstat` or sysfs.
+
+use super::topo::{classify, PathType};
+use super::{nccl_list_safe, Exclusion, Finding, Severity};
+use crate::probe::{LinkLayer, Node, RdmaDevice, RdmaPort};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// NCCL's MAX_IB_DEVS.
+pub const MAX_ENTRIES: usize = 32;
+
+pub struct Policy<'a> {
+    pub include: &'a [String],
+    pub exclude: &'a [String],
+    /// The bootstrap interface: an HCA carrying it is management, not data, when others exist.
+    pub bootstrap_if: Option<&'a str>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Decision {
+    pub selected: Vec<(String, u32)>,
+    pub excluded: Vec<Exclusion>,
+    pub fabric: Option<LinkLayer>,
+    /// `=mlx5_0:1,mlx5_3:1,…`, or None when nothing qualifies.
+    pub value: Option<String>,
+    /// One sentence: why this set.
+    pub reason: String,
+    pub findings: Vec<Finding>,
+}
+
+/// Why a port cannot carry NCCL traffic, or None if it is healthy on its own.
+pub fn port_problem(node: &Node, d: &RdmaDevice, p: &RdmaPort) -> Option<String> {
+    match (p.state, p.state_name.as_deref()) {
+        (Some(4), _) => {}
+        (Some(n), name) => {
+            return Some(format!(
+                "port state {} ({}), not ACTIVE",
+                name.unwrap_or("?"),
+                n
+            ))
+        }
+        (None, _) => return Some("port state unknown (unreadable)".into()),
+    }
+    match (p.phys_state, p.phys_state_name.as_deref()) {
+        (Some(5), _) => {}
+        (Some(n), name) => {
+            return Some(format!(
+                "physical state {} ({}), not LinkUp",
+                name.unwrap_or("?"),
+                n
+            ))
+        }
+        (None, _) => return Some("physical state unknown (unreadable)".into()),
+    }
+    match p.link_layer {
+        Some(LinkLayer::InfiniBand) => match (p.lid, p.sm_lid) {
+            (Some(0), _) => Some(
+                "InfiniBand link layer with LID 0x0; NCCL would fail ibv_modify_qp (EINVAL) on every peer that connects to it"
+                    .into(),
+            ),
+            (Some(l), _) if l == 0xffff || l >= 0xc000 => {
+                Some(format!("InfiniBand link layer with LID 0x{l:x}, not a unicast LID; peers cannot address it"))
+            }
+            (None, _) => Some("InfiniBand port whose LID is unreadable".into()),
+            (_, Some(0)) => Some("InfiniBand port with SM LID 0x0: no subnet manager has configured it".into()),
+            (_, None) => Some("InfiniBand port whose SM LID is unreadable".into()),
+            _ => None,
+        },
+        Some(LinkLayer::Ethernet) => {
+            let usable = p.gids.iter().any(|g| {
+                g.gid_type.as_deref() == Some("RoCE v2")
+                    && !g.is_link_local()
+                    && g.ipv4_mapped().is_some()
+                    && g.netdev.as_deref().and_then(|n| node.iface(n)).map(|i| i.is_running()).unwrap_or(false)
+            });
+            if usable {
+                None
+            } else {
+                let nd = d.netdevs.first().map(|n| format!(" (netdev {n})")).unwrap_or_default();
+                Some(format!(
+                    "RoCE port without a usable address: no RoCE v2 GID with an IPv4 address on an up interface{nd}"
+                ))
+            }
+        }
+        _ => Some("link layer unknown".into()),
+    }
+}
+
+fn listed(list: &[String], dev: &str, port: u32) -> bool {
+    list.iter().any(|e| match e.split_once(':') {
+        Some((n, p)) => n == dev && p.parse::<u32>().ok() == Some(port),
+        None => e == dev,
+    })
+}
+
+/// Netdevs that carry the bootstrap interface: it, and everything below it (VLAN → bond → slaves).
+fn bootstrap_chain(node: &Node, iface: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut todo = vec![iface.to_string()];
+    while let Some(n) = todo.pop() {
+        if !out.insert(n.clone()) {
+            continue;
+        }
+        if let Some(i) = node.iface(&n) {
+            todo.extend(i.lowers.iter().cloned());
+        }
+    }
+    out
+}
+
+fn netdevs_of(d: &RdmaDevice) -> BTreeSet<String> {
+    let mut s: BTreeSet<String> = d.netdevs.iter().cloned().collect();
+    for p in &d.ports {
+        s.extend(p.gids.iter().filter_map(|g| g.netdev.clone()));
+    }
+    s
+}
+
+pub fn select(node: &Node, policy: &Policy) -> Decision {
+    let mut dec = Decision::default();
+    let pf_of: BTreeMap<&str, &str> = node
+        .rdma
+        .iter()
+        .filter_map(|d| d.pci.as_ref().map(|p| (p.bdf.as_str(), d.name.as_str())))
+        .collect();
+    let bond_members: BTreeMap<&str, &str> = node
+        .rdma
+        .iter()
+        .filter(|d| d.is_bond)
+        .flat_map(|d| {
+            d.bond_members
+                .iter()
+                .map(move |m| (m.as_str(), d.name.as_str()))
+        })
+        .collect();
+
+    let mut cands: Vec<(&RdmaDevice, &RdmaPort)> = Vec::new();
+    for d in &node.rdma {
+        for p in &d.ports {
+            let reason = if !policy.include.is_empty() && !listed(policy.include, &d.name, p.port) {
+                Some("not in the configured hca.include list".to_string())
+            } else if listed(policy.exclude, &d.name, p.port) {
+                Some("listed in the configured hca.exclude".to_string())
+            } else if !nccl_list_safe(&d.name) {
+                Some("device name cannot be written in NCCL_IB_HCA syntax".to_string())
+            } else if let Some(r) = port_problem(node, d, p) {
+                Some(r)
+            } else if let Some(pf) = d
+                .pci
+                .as_ref()
+                .and_then(|x| x.physfn.as_deref())
+                .and_then(|b| pf_of.get(b))
+            {
+                Some(format!(
+                    "SR-IOV virtual function of {pf}; the physical function is used"
+                ))
+            } else if let Some(bond) = (!d.is_bond)
+                .then(|| {
+                    d.pci
+                        .as_ref()
+                        .and_then(|x| bond_members.get(x.bdf.as_str()))
+                })
+                .flatten()
+            {
+                Some(format!("member of the bond device {bond}"))
+            } else {
+                None
+            };
+            match reason {
+                Some(r) => dec.excluded.push(Exclusion {
+                    device: d.name.clone(),
+                    port: Some(p.port),
+                    reason: r,
+                }),
+                None => cands.push((d, p)),
+            }
+        }
+    }
+
+    // A device carrying the bootstrap/management network is not data fabric when others exist.
+    if let Some(b) = policy.bootstrap_if {
+        let chain = bootstrap_chain(node, b);
+        let (mgmt, data): (Vec<_>, Vec<_>) = cands
+            .iter()
+            .partition(|(d, _)| netdevs_of(d).iter().any(|n| chain.contains(n)));
+        if !mgmt.is_empty() && !data.is_empty() {
+            for (d, p) in &mgmt {
+                dec.excluded.push(Exclusion {
+                    device: d.name.clone(),
+                    port: Some(p.port),
+                    reason: format!("carries the bootstrap/management network ({b}) while {} dedicated data ports exist", data.len()),
+                });
+            }
+            cands = data;
+        }
+    }
+
+    // P_Key sets: a port whose partition set differs from the rest cannot talk to all of them.
+    let mut by_pkeys: BTreeMap<Vec<u16>, usize> = BTreeMap::new();
+    for (_, p) in cands
+        .iter()
+        .filter(|(_, p)| p.link_layer == Some(LinkLayer::InfiniBand))
+    {
+        let mut k = p.pkeys.clone();
+        k.sort_unstable();
+        *by_pkeys.entry(k).or_default() += 1;
+    }
+    if by_pkeys.len() > 1 {
+        let mut counts: Vec<(&Vec<u16>, &usize)> = by_pkeys.iter().collect();
+        counts.sort_by(|a, b| b.1.cmp(a.1));
+        if counts[0].1 > counts[1].1 {
+            let majority = counts[0].0.clone();
+            let show = |k: &[u16]| {
+                k.iter()
+                    .map(|x| format!("0x{x:04x}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            let mut keep = Vec::new();
+            for (d, p) in cands {
+                let mut k = p.pkeys.clone();
+                k.sort_unstable();
+                if p.link_layer == Some(LinkLayer::InfiniBand) && k != majority {
+                    dec.excluded.push(Exclusion {
+                        device: d.name.clone(),
+                        port: Some(p.port),
+                        reason: format!(
+                            "P_Keys {} differ from the fabric's {}",
+                            show(&k),
+                            show(&majority)
+                        ),
+                    });
+                } else {
+                    keep.push((d, p));
+                }
+            }
+            cands = keep;
+        } else {
+            dec.findings.push(Finding::new(
+                Severity::Warning,
+                "NCCL_IB_HCA",
+                "HCA ports disagree on their P_Key sets and no set is in the majority; all were kept",
+            ));
+        }
+    }
+
+    // One fabric only: NCCL cannot merge or connect across link layers.
+    let layers: BTreeSet<LinkLayer> = cands.iter().filter_map(|(_, p)| p.link_layer).collect();
+    if layers.len() > 1 {
+        let affine = |ll: LinkLayer| {
+            cands
+                .iter()
+                .filter(|(d, p)| p.link_layer == Some(ll) && gpu_affine(node, d))
+                .count()
+        };
+        let count = |ll: LinkLayer| {
+            cands
+                .iter()
+                .filter(|(_, p)| p.link_layer == Some(ll))
+                .count()
+        };
+        let (ib, eth) = (LinkLayer::InfiniBand, LinkLayer::Ethernet);
+        let key = |ll| (affine(ll), count(ll), ll == ib);
+        let chosen = if key(ib) >= key(eth) { ib } else { eth };
+        let why = format!(
+            "{} GPU-affine (PIX/PXB) {} ports vs {} {}",
+            affine(chosen),
+            chosen,
+            affine(if chosen == ib { eth } else { ib }),
+            if chosen == ib { eth } else { ib }
+        );
+        let mut keep = Vec::new();
+        for (d, p) in cands {
+            if p.link_layer == Some(chosen) {
+                keep.push((d, p));
+            } else {
+                dec.excluded.push(Exclusion {
+                    device: d.name.clone(),
+                    port: Some(p.port),
+                    reason: format!(
+                        "{} link layer; this job uses the {} fabric ({}); NCCL cannot mix link layers",
+                        p.link_layer.unwrap_or(LinkLayer::Unknown),
+                        chosen,
+                        why
+                    ),
+                });
+            }
+        }
+        cands = keep;
+    }
+    dec.fabric = cands.first().and_then(|(_, p)| p.link_layer);
+
+    for (i, (d, p)) in cands.iter().enumerate() {
+        if i >= MAX_ENTRIES {
+            dec.excluded.push(Exclusion {
+                device: d.name.clone(),
+                port: Some(p.port),
+                reason: format!("NCCL accepts at most {MAX_ENTRIES} devices"),
+            });
+        } else {
+            dec.selected.push((d.name.clone(), p.port));
+        }
+    }
+    if dec.selected.is_empty() {
+        dec.reason = if node.rdma.is_empty() {
+            "no RDMA devices".into()
+        } else {
+            format!("all {} RDMA ports excluded", dec.excluded.len())
+        };
+    } else {
+        let list: Vec<String> = dec
+            .selected
+            .iter()
+            .map(|(d, p)| format!("{d}:{p}"))
+            .collect();
+        dec.value = Some(format!("={}", list.join(",")));
+        dec.reason = format!(
+            "{} healthy {} port{} (ACTIVE, LinkUp, {}); exact names so that no prefix pulls in other devices{}",
+            dec.selected.len(),
+            dec.fabric.unwrap_or(LinkLayer::Unknown),
+            if dec.selected.len() == 1 { "" } else { "s" },
+            if dec.fabric == Some(LinkLayer::Ethernet) { "RoCE v2 IPv4 GID on an up netdev" } else { "unicast LID, SM present" },
+            if dec.excluded.is_empty() { String::new() } else { format!("; {} port(s) excluded", dec.excluded.len()) }
+        );
+    }
+    dec
+}
+
+/// Is this device at PIX/PXB distance from some GPU (GPUDirect RDMA under NCCL's defaults)?
+pub fn gpu_affine(node: &Node, d: &RdmaDevice) -> bool {
+    let Some(dp) = &d.pci else { return false };
+    node.gpus
+        .iter()
+        .any(|g| classify(&g.pci, dp) <= PathType::PXB)
+}

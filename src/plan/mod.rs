@@ -1,0 +1,284 @@
+//! Decisions: pure functions from the node snapshot and the user's intent to a `Plan`.
+//!
+//! No I/O here (no files, no DNS, no environment): everything arrives in `Intent`, so every rule
+//! is testable from snapshots and the same rules serve env, hook, launch, doctor and verify.
+
+pub mod bootstrap_if;
+pub mod gpus;
+pub mod hca;
+pub mod topo;
+
+use crate::config::{Config, EmptyPolicy};
+use crate::probe::Node;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub severity: Severity,
+    /// The variable or device concerned.
+    pub subject: String,
+    pub message: String,
+    pub fix: Option<String>,
+}
+
+impl Finding {
+    pub fn new(
+        severity: Severity,
+        subject: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Finding {
+        Finding {
+            severity,
+            subject: subject.into(),
+            message: message.into(),
+            fix: None,
+        }
+    }
+    pub fn fix(mut self, fix: impl Into<String>) -> Finding {
+        self.fix = Some(fix.into());
+        self
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// Decided by ibwire from the node.
+    Decided,
+    /// Already set by the user (environment); the user wins.
+    User,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Setting {
+    pub name: String,
+    pub value: String,
+    pub reason: String,
+    pub source: Source,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Exclusion {
+    pub device: String,
+    pub port: Option<u32>,
+    pub reason: String,
+}
+
+/// The master (rendezvous) address: what the user gave and what it resolved to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Master {
+    pub name: String,
+    pub ip: IpAddr,
+}
+
+/// What the user asked for, already gathered from flags, config, environment and DNS.
+#[derive(Debug, Clone, Default)]
+pub struct Intent {
+    pub master: Option<Master>,
+    pub config: Config,
+    /// The job's environment (only the variables ibwire reads are consulted).
+    pub env: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    pub settings: Vec<Setting>,
+    pub excluded: Vec<Exclusion>,
+    pub findings: Vec<Finding>,
+    /// The healthy HCA ports chosen, `(device, port)`, in NCCL_IB_HCA order.
+    pub hcas: Vec<(String, u32)>,
+    pub bootstrap_if: Option<String>,
+    /// Number of processes torchrun should start on this node.
+    pub nproc_per_node: usize,
+}
+
+impl Plan {
+    pub fn get(&self, name: &str) -> Option<&Setting> {
+        self.settings.iter().find(|s| s.name == name)
+    }
+    pub fn has_errors(&self) -> bool {
+        self.findings.iter().any(|f| f.severity == Severity::Error)
+    }
+}
+
+/// Decide every setting for this node.
+pub fn decide(node: &Node, intent: &Intent) -> Plan {
+    let mut settings = Vec::new();
+    let mut findings = Vec::new();
+    let user = |k: &str| intent.env.get(k).filter(|v| !v.is_empty()).cloned();
+
+    // Bootstrap interface first: the HCA rules exclude the NIC that carries it.
+    let boot = bootstrap_if::choose(
+        node,
+        intent.master.as_ref(),
+        intent.config.bootstrap_interface.as_deref(),
+    );
+    let boot_if = match &boot {
+        Ok(b) => Some(b.iface.clone()),
+        Err(f) => {
+            findings.push(f.clone());
+            None
+        }
+    };
+
+    let hca = hca::select(
+        node,
+        &hca::Policy {
+            include: &intent.config.hca.include,
+            exclude: &intent.config.hca.exclude,
+            bootstrap_if: boot_if.as_deref(),
+        },
+    );
+    findings.extend(hca.findings.iter().cloned());
+    match (user("NCCL_IB_HCA"), &hca.value) {
+        (Some(v), decided) => settings.push(Setting {
+            name: "NCCL_IB_HCA".into(),
+            reason: format!(
+                "set by the user; ibwire would choose {}",
+                decided
+                    .as_deref()
+                    .unwrap_or("no NCCL_IB_HCA (no healthy HCA)")
+            ),
+            value: v,
+            source: Source::User,
+        }),
+        (None, Some(v)) => settings.push(Setting {
+            name: "NCCL_IB_HCA".into(),
+            value: v.clone(),
+            reason: hca.reason.clone(),
+            source: Source::Decided,
+        }),
+        (None, None) => {
+            let sev = if intent.config.hca.on_empty == Some(EmptyPolicy::Fail) {
+                Severity::Error
+            } else {
+                Severity::Warning
+            };
+            let msg = if node.rdma.is_empty() {
+                "no RDMA device on this node: NCCL will use TCP sockets between nodes".to_string()
+            } else {
+                format!(
+                    "no healthy HCA port ({}): NCCL will use TCP sockets between nodes",
+                    hca.reason
+                )
+            };
+            findings.push(
+                Finding::new(sev, "NCCL_IB_HCA", msg)
+                    .fix("fix the ports listed as excluded, or accept socket speed for single-node or test jobs"),
+            );
+        }
+    }
+
+    match (&boot, user("NCCL_SOCKET_IFNAME")) {
+        (_, Some(v)) => settings.push(Setting {
+            name: "NCCL_SOCKET_IFNAME".into(),
+            reason: format!(
+                "set by the user; ibwire would choose {}",
+                boot.as_ref()
+                    .map(|b| format!("={}", b.iface))
+                    .unwrap_or_else(|_| "nothing (see findings)".into())
+            ),
+            value: v,
+            source: Source::User,
+        }),
+        (Ok(b), None) => {
+            settings.push(Setting {
+                name: "NCCL_SOCKET_IFNAME".into(),
+                value: format!("={}", b.iface),
+                reason: b.reason.clone(),
+                source: Source::Decided,
+            });
+            if b.addr.addr().is_ipv4() && user("NCCL_SOCKET_FAMILY").is_none() {
+                settings.push(Setting {
+                    name: "NCCL_SOCKET_FAMILY".into(),
+                    value: "AF_INET".into(),
+                    reason: format!(
+                        "{} is used through its IPv4 address {}",
+                        b.iface,
+                        b.addr.addr()
+                    ),
+                    source: Source::Decided,
+                });
+            }
+        }
+        (Err(_), None) => {}
+    }
+    match (&boot, user("GLOO_SOCKET_IFNAME")) {
+        (_, Some(v)) => settings.push(Setting {
+            name: "GLOO_SOCKET_IFNAME".into(),
+            value: v,
+            reason: "set by the user".into(),
+            source: Source::User,
+        }),
+        (Ok(b), None) => settings.push(Setting {
+            name: "GLOO_SOCKET_IFNAME".into(),
+            value: b.iface.clone(),
+            reason: "torch's gloo and c10d bind to this interface; same as NCCL's bootstrap".into(),
+            source: Source::Decided,
+        }),
+        _ => {}
+    }
+
+    let g = gpus::choose(node, &intent.env);
+    findings.extend(g.findings.iter().cloned());
+    if let Some(v) = &g.visible {
+        let source = if g.from_user {
+            Source::User
+        } else {
+            Source::Decided
+        };
+        settings.push(Setting {
+            name: "CUDA_VISIBLE_DEVICES".into(),
+            value: v.clone(),
+            reason: g.reason.clone(),
+            source,
+        });
+    }
+    if !node.gpus.is_empty() {
+        match user("CUDA_DEVICE_ORDER") {
+            Some(v) if v != "PCI_BUS_ID" => findings.push(
+                Finding::new(
+                    Severity::Warning,
+                    "CUDA_DEVICE_ORDER",
+                    format!("CUDA_DEVICE_ORDER={v}: CUDA ordinals will not follow PCI bus order, so indices differ from nvidia-smi's"),
+                )
+                .fix("unset CUDA_DEVICE_ORDER or set it to PCI_BUS_ID"),
+            ),
+            _ => settings.push(Setting {
+                name: "CUDA_DEVICE_ORDER".into(),
+                value: "PCI_BUS_ID".into(),
+                reason: "GPU index i is the i-th GPU by PCI bus id, as in nvidia-smi and sysfs".into(),
+                source: Source::Decided,
+            }),
+        }
+    }
+
+    Plan {
+        settings,
+        excluded: hca.excluded,
+        findings,
+        hcas: hca.selected,
+        bootstrap_if: boot.ok().map(|b| b.iface),
+        nproc_per_node: g.count.max(1),
+    }
+}
+
+/// A name NCCL's list syntax can carry exactly: no separators, no filter characters, nothing
+/// a shell or an environ file would mangle.
+pub fn nccl_list_safe(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() < 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '@'))
+}
