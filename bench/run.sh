@@ -13,6 +13,7 @@ G=$PWD/target/release/examples/gen_tree
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 "$G" story "$W/story"
 "$G" scaled 9 30 "$W/n9"
+"$G" scaled 12 30 "$W/n12"
 "$G" scaled 64 30 "$W/n64"
 "$G" scaled 512 30 "$W/n512"
 row() { # name, command...

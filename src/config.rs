@@ -79,10 +79,7 @@ impl Config {
         pick(&mut self.hook.mad, o.hook.mad);
         pick(&mut self.launch.master_port, o.launch.master_port);
         pick(&mut self.launch.rdzv, o.launch.rdzv);
-        pick(
-            &mut self.launch.allow_socket_fallback,
-            o.launch.allow_socket_fallback,
-        );
+        pick(&mut self.launch.allow_socket_fallback, o.launch.allow_socket_fallback);
         self
     }
 }
@@ -92,12 +89,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Config> {
         return Ok(Config::default());
     }
     serde_yaml::from_str(text).map_err(|e| match e.location() {
-        Some(l) => anyhow!(
-            "config {origin}:{}:{}: {}",
-            l.line(),
-            l.column(),
-            first_clause(&e.to_string())
-        ),
+        Some(l) => anyhow!("config {origin}:{}:{}: {}", l.line(), l.column(), first_clause(&e.to_string())),
         None => anyhow!("config {origin}: {e}"),
     })
 }
@@ -107,11 +99,7 @@ fn first_clause(s: &str) -> String {
 }
 
 /// The files consulted, in order, given the environment.
-pub fn search_path(
-    xdg: Option<&str>,
-    home: Option<&str>,
-    explicit: Option<&Path>,
-) -> Vec<(PathBuf, bool)> {
+pub fn search_path(xdg: Option<&str>, home: Option<&str>, explicit: Option<&Path>) -> Vec<(PathBuf, bool)> {
     let mut v = vec![(PathBuf::from("/etc/ibwire.yaml"), false)];
     match (xdg, home) {
         (Some(x), _) if !x.is_empty() => v.push((Path::new(x).join("ibwire.yaml"), false)),
@@ -135,9 +123,7 @@ pub fn load(explicit: Option<&Path>) -> Result<Config> {
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => continue,
-            Err(e) => {
-                return Err(e).with_context(|| format!("cannot read config {}", path.display()))
-            }
+            Err(e) => return Err(e).with_context(|| format!("cannot read config {}", path.display())),
         };
         cfg = cfg.merge(parse(&text, &path.display().to_string())?);
     }
@@ -150,28 +136,18 @@ mod tests {
 
     #[test]
     fn unknown_keys_and_types_are_located() {
-        let e = parse("hca:\n  includ: [mlx5_0]\n", "x.yaml")
-            .unwrap_err()
-            .to_string();
+        let e = parse("hca:\n  includ: [mlx5_0]\n", "x.yaml").unwrap_err().to_string();
         assert!(e.starts_with("config x.yaml:2:3: "), "{e}");
         assert!(e.contains("unknown field `includ`"), "{e}");
-        let e = parse("launch:\n  master_port: lots\n", "x.yaml")
-            .unwrap_err()
-            .to_string();
+        let e = parse("launch:\n  master_port: lots\n", "x.yaml").unwrap_err().to_string();
         assert!(e.starts_with("config x.yaml:2:16:"), "{e}");
-        let e = parse("hca:\n  on_empty: maybe\n", "x.yaml")
-            .unwrap_err()
-            .to_string();
+        let e = parse("hca:\n  on_empty: maybe\n", "x.yaml").unwrap_err().to_string();
         assert!(e.contains("unknown variant"), "{e}");
     }
 
     #[test]
     fn layers_override_key_by_key() {
-        let a = parse(
-            "bootstrap_interface: eno8303\nhca:\n  exclude: [mlx5_bond_0]\n",
-            "a",
-        )
-        .unwrap();
+        let a = parse("bootstrap_interface: eno8303\nhca:\n  exclude: [mlx5_bond_0]\n", "a").unwrap();
         let b = parse("hca:\n  on_empty: fail\n", "b").unwrap();
         let m = a.merge(b);
         assert_eq!(m.bootstrap_interface.as_deref(), Some("eno8303"));
@@ -181,9 +157,7 @@ mod tests {
 
     #[test]
     fn shipped_example_parses() {
-        let t =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/ibwire.yaml"))
-                .unwrap();
+        let t = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/ibwire.yaml")).unwrap();
         let c = parse(&t, "examples/ibwire.yaml").unwrap();
         assert_eq!(c.hca.on_empty, Some(EmptyPolicy::Sockets));
     }

@@ -43,37 +43,19 @@ impl Port {
             sm_lid: 1,
             rate: "400 Gb/sec (4X NDR)",
             pkeys: vec![0xffff],
-            gids: vec![(
-                0,
-                format!("fe80:0000:0000:0000:a088:c203:00{:02x}:{:04x}", num, lid),
-                "",
-                String::new(),
-            )],
+            gids: vec![(0, format!("fe80:0000:0000:0000:a088:c203:00{:02x}:{:04x}", num, lid), "", String::new())],
         }
     }
 
     /// A RoCE port with a link-local v1/v2 pair and an IPv4-mapped v2 GID on `netdev`.
     pub fn roce(num: u32, netdev: &str, ipv4: Option<&str>) -> Port {
         let mut gids = vec![
-            (
-                0,
-                "fe80:0000:0000:0000:0e42:a1ff:fe00:0001".to_string(),
-                "IB/RoCE v1",
-                netdev.to_string(),
-            ),
-            (
-                1,
-                "fe80:0000:0000:0000:0e42:a1ff:fe00:0001".to_string(),
-                "RoCE v2",
-                netdev.to_string(),
-            ),
+            (0, "fe80:0000:0000:0000:0e42:a1ff:fe00:0001".to_string(), "IB/RoCE v1", netdev.to_string()),
+            (1, "fe80:0000:0000:0000:0e42:a1ff:fe00:0001".to_string(), "RoCE v2", netdev.to_string()),
         ];
         if let Some(ip) = ipv4 {
             let o: Vec<u8> = ip.split('.').map(|x| x.parse().unwrap()).collect();
-            let g = format!(
-                "0000:0000:0000:0000:0000:ffff:{:02x}{:02x}:{:02x}{:02x}",
-                o[0], o[1], o[2], o[3]
-            );
+            let g = format!("0000:0000:0000:0000:0000:ffff:{:02x}{:02x}:{:02x}{:02x}", o[0], o[1], o[2], o[3]);
             gids.push((2, g.clone(), "IB/RoCE v1", netdev.to_string()));
             gids.push((3, g, "RoCE v2", netdev.to_string()));
         }
@@ -93,11 +75,7 @@ impl Port {
     pub fn down(mut self) -> Port {
         self.state = "1: DOWN";
         self.phys = "3: Disabled";
-        self.lid = if self.link_layer == "InfiniBand" {
-            0xffff
-        } else {
-            0
-        };
+        self.lid = if self.link_layer == "InfiniBand" { 0xffff } else { 0 };
         self
     }
 }
@@ -134,12 +112,7 @@ impl NetDev {
         }
     }
     pub fn ipoib(name: &str) -> NetDev {
-        NetDev {
-            if_type: 32,
-            mtu: 4092,
-            speed: 400000,
-            ..NetDev::eth(name)
-        }
+        NetDev { if_type: 32, mtu: 4092, speed: 400000, ..NetDev::eth(name) }
     }
     pub fn down(mut self) -> NetDev {
         self.operstate = "down";
@@ -189,10 +162,7 @@ impl Tree {
     fn link(&self, at: impl AsRef<Path>, target: impl AsRef<Path>) {
         let at = at.as_ref();
         let depth = at.parent().map(|p| p.components().count()).unwrap_or(0);
-        let rel: PathBuf = std::iter::repeat("..")
-            .take(depth)
-            .collect::<PathBuf>()
-            .join(target);
+        let rel: PathBuf = std::iter::repeat("..").take(depth).collect::<PathBuf>().join(target);
         let abs = self.root.join(at);
         fs::create_dir_all(abs.parent().unwrap()).unwrap();
         let _ = fs::remove_file(&abs);
@@ -208,14 +178,7 @@ impl Tree {
     }
 
     /// A PCI function at `chain` (root complex first). Bridges on the way get bridge class.
-    pub fn pci(
-        &self,
-        chain: &[String],
-        vendor: u16,
-        device: u16,
-        class: u32,
-        numa: i32,
-    ) -> PathBuf {
+    pub fn pci(&self, chain: &[String], vendor: u16, device: u16, class: u32, numa: i32) -> PathBuf {
         let mut dir = PathBuf::from("sys/devices");
         for (i, c) in chain.iter().enumerate() {
             dir.push(c);
@@ -224,11 +187,7 @@ impl Tree {
             }
             let last = i == chain.len() - 1;
             if !self.root.join(&dir).join("vendor").exists() || last {
-                let (v, d, k) = if last {
-                    (vendor, device, class)
-                } else {
-                    (0x1000u16, 0xc030u16, 0x060400u32)
-                };
+                let (v, d, k) = if last { (vendor, device, class) } else { (0x1000u16, 0xc030u16, 0x060400u32) };
                 self.w(dir.join("vendor"), &format!("0x{v:04x}"));
                 self.w(dir.join("device"), &format!("0x{d:04x}"));
                 self.w(dir.join("class"), &format!("0x{k:06x}"));
@@ -248,26 +207,13 @@ impl Tree {
     }
 
     /// An RDMA device on the PCI function at `chain`, with a uverbs node and `/dev` entry.
-    pub fn hca(
-        &self,
-        name: &str,
-        chain: &[String],
-        numa: i32,
-        ports: &[Port],
-        uverbs: u32,
-    ) -> PathBuf {
+    pub fn hca(&self, name: &str, chain: &[String], numa: i32, ports: &[Port], uverbs: u32) -> PathBuf {
         let pci = self.pci(chain, 0x15b3, 0x1021, 0x020700, numa);
         let dir = pci.join("infiniband").join(name);
         self.link(dir.join("device"), &pci);
         self.w(dir.join("node_type"), "1: CA");
-        self.w(
-            dir.join("node_guid"),
-            &format!("a088:c203:00{:02x}:0000", uverbs),
-        );
-        self.w(
-            dir.join("sys_image_guid"),
-            &format!("a088:c203:00{:02x}:0000", uverbs),
-        );
+        self.w(dir.join("node_guid"), &format!("a088:c203:00{:02x}:0000", uverbs));
+        self.w(dir.join("sys_image_guid"), &format!("a088:c203:00{:02x}:0000", uverbs));
         self.w(dir.join("fw_ver"), "28.39.1002");
         self.w(dir.join("board_id"), "MT_0000000838");
         self.w(dir.join("hca_type"), "MT4129");
@@ -291,10 +237,7 @@ impl Tree {
                 }
             }
             let n = p.gids.len();
-            self.w(
-                pd.join("gids").join(n.to_string()),
-                "0000:0000:0000:0000:0000:0000:0000:0000",
-            );
+            self.w(pd.join("gids").join(n.to_string()), "0000:0000:0000:0000:0000:0000:0000:0000");
         }
         self.link(format!("sys/class/infiniband/{name}"), &dir);
         let u = pci.join("infiniband_verbs").join(format!("uverbs{uverbs}"));
@@ -329,14 +272,7 @@ impl Tree {
         self.w(dir.join("ifindex"), &self.next_ifindex.to_string());
         self.next_ifindex += 1;
         self.w(dir.join("operstate"), n.operstate);
-        self.w(
-            dir.join("flags"),
-            if n.operstate == "down" {
-                "0x1002"
-            } else {
-                "0x1003"
-            },
-        );
+        self.w(dir.join("flags"), if n.operstate == "down" { "0x1002" } else { "0x1003" });
         if let Some(c) = n.carrier {
             self.w(dir.join("carrier"), if c { "1" } else { "0" });
         }
@@ -346,8 +282,7 @@ impl Tree {
         if let Some(d) = n.devtype {
             uevent = format!("DEVTYPE={d}\n{uevent}");
             if d == "vlan" {
-                self.vlans
-                    .push((n.name.clone(), n.lower.first().cloned().unwrap_or_default()));
+                self.vlans.push((n.name.clone(), n.lower.first().cloned().unwrap_or_default()));
             }
         }
         self.w(dir.join("uevent"), &uevent);
@@ -374,20 +309,13 @@ impl Tree {
         } else {
             self.addrs4.push((ifname.into(), ip.into(), len));
             let net: ipnet::Ipv4Net = cidr.parse().unwrap();
-            self.routes
-                .push((ifname.into(), net.trunc().addr().to_string(), len, None, 0));
+            self.routes.push((ifname.into(), net.trunc().addr().to_string(), len, None, 0));
         }
     }
 
     pub fn route(&mut self, ifname: &str, dest: &str, gw: Option<&str>, metric: u32) {
         let (ip, len) = dest.split_once('/').unwrap();
-        self.routes.push((
-            ifname.into(),
-            ip.into(),
-            len.parse().unwrap(),
-            gw.map(str::to_string),
-            metric,
-        ));
+        self.routes.push((ifname.into(), ip.into(), len.parse().unwrap(), gw.map(str::to_string), metric));
     }
 
     /// Write `proc/net/{fib_trie,route,if_inet6}` from the addresses and routes given.
@@ -396,9 +324,8 @@ impl Tree {
             let a: std::net::Ipv4Addr = ip.parse().unwrap();
             format!("{:08X}", u32::from(a).swap_bytes())
         };
-        let mut route = String::from(
-            "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT",
-        );
+        let mut route =
+            String::from("Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT");
         for (i, d, l, g, m) in &self.routes {
             let mask = if *l == 0 { 0 } else { u32::MAX << (32 - l) };
             let mask = std::net::Ipv4Addr::from(mask).to_string();
@@ -411,8 +338,7 @@ impl Tree {
             ));
         }
         self.w("proc/net/route", &route);
-        let mut trie =
-            String::from("Main:\n  +-- 0.0.0.0/0 3 0 5\nLocal:\n  +-- 0.0.0.0/0 3 0 5\n");
+        let mut trie = String::from("Main:\n  +-- 0.0.0.0/0 3 0 5\nLocal:\n  +-- 0.0.0.0/0 3 0 5\n");
         for (_, ip, _) in &self.addrs4 {
             trie.push_str(&format!("     |-- {ip}\n        /32 host LOCAL\n"));
         }
@@ -421,18 +347,11 @@ impl Tree {
         let mut v6 = String::new();
         for (i, ip, l) in &self.addrs6 {
             let a: std::net::Ipv6Addr = ip.parse().unwrap();
-            v6.push_str(&format!(
-                "{:032x} 02 {:02x} 20 80 {:>8}\n",
-                u128::from(a),
-                l,
-                i
-            ));
+            v6.push_str(&format!("{:032x} 02 {:02x} 20 80 {:>8}\n", u128::from(a), l, i));
         }
         self.w("proc/net/if_inet6", v6.trim_end());
         self.w("proc/net/ipv6_route", "");
-        let mut vc = String::from(
-            "VLAN Dev name\t | VLAN ID\nName-Type: VLAN_NAME_TYPE_RAW_PLUS_VID_NO_PAD",
-        );
+        let mut vc = String::from("VLAN Dev name\t | VLAN ID\nName-Type: VLAN_NAME_TYPE_RAW_PLUS_VID_NO_PAD");
         for (v, parent) in &self.vlans {
             let id = v.rsplit('.').next().unwrap_or("0");
             vc.push_str(&format!("\n{v:<15}| {id:<5} | {parent}"));
@@ -444,30 +363,14 @@ impl Tree {
 /// GPU i's root complex bus on the story node (4 per socket, one switch each).
 pub const STORY_RC: [u8; 8] = [0x15, 0x26, 0x37, 0x59, 0x97, 0xa7, 0xb7, 0xd7];
 /// The compute HCA paired with GPU i (mlx5_1/mlx5_2 became mlx5_bond_0).
-pub const STORY_HCAS: [&str; 8] = [
-    "mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_7", "mlx5_8", "mlx5_9",
-];
+pub const STORY_HCAS: [&str; 8] = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_7", "mlx5_8", "mlx5_9"];
 
 /// GPU i and its HCA under one PCIe switch: RP → US → {DS → GPU, DS → NIC}.
 pub fn story_chains(i: usize) -> (Vec<String>, Vec<String>) {
     let r = STORY_RC[i];
     let us = format!("0000:{:02x}:00.0", r + 1);
-    let gpu = under_root_port(
-        r,
-        &[
-            us.clone(),
-            format!("0000:{:02x}:00.0", r + 2),
-            format!("0000:{:02x}:00.0", r + 3),
-        ],
-    );
-    let nic = under_root_port(
-        r,
-        &[
-            us,
-            format!("0000:{:02x}:01.0", r + 2),
-            format!("0000:{:02x}:00.0", r + 4),
-        ],
-    );
+    let gpu = under_root_port(r, &[us.clone(), format!("0000:{:02x}:00.0", r + 2), format!("0000:{:02x}:00.0", r + 3)]);
+    let nic = under_root_port(r, &[us, format!("0000:{:02x}:01.0", r + 2), format!("0000:{:02x}:00.0", r + 4)]);
     (gpu, nic)
 }
 
@@ -509,28 +412,16 @@ pub fn story(root: &Path) -> Tree {
     bond.devtype = Some("bond");
     bond.lower = vec!["ibp73s0f0".into(), "ibp73s0f1".into()];
     t.netdev(&bond, None);
-    for (vlan, net) in [
-        ("bond0.2102", "198.21.3.17/24"),
-        ("bond0.3102", "198.21.4.17/24"),
-        ("bond0.4090", "10.40.90.17/24"),
-    ] {
+    for (vlan, net) in
+        [("bond0.2102", "198.21.3.17/24"), ("bond0.3102", "198.21.4.17/24"), ("bond0.4090", "10.40.90.17/24")]
+    {
         let mut v = NetDev::ipoib(vlan);
         v.devtype = Some("vlan");
         v.lower = vec!["bond0".into()];
         t.netdev(&v, None);
         t.addr(vlan, net);
     }
-    let lom = t.pci(
-        &[
-            "pci0000:00".into(),
-            "0000:00:1c.5".into(),
-            "0000:04:00.0".into(),
-        ],
-        0x14e4,
-        0x165f,
-        0x020000,
-        0,
-    );
+    let lom = t.pci(&["pci0000:00".into(), "0000:00:1c.5".into(), "0000:04:00.0".into()], 0x14e4, 0x165f, 0x020000, 0);
     t.netdev(&NetDev::eth("eno8303"), Some(&lom));
     t.addr("eno8303", "198.21.151.17/24");
     t.route("eno8303", "0.0.0.0/0", Some("198.21.151.1"), 0);
@@ -551,13 +442,7 @@ pub fn story(root: &Path) -> Tree {
 /// A node with no GPU and no RDMA: one Ethernet NIC with an address and a default route.
 pub fn plain(root: &Path) -> Tree {
     let mut t = Tree::new(root);
-    let nic = t.pci(
-        &["pci0000:00".into(), "0000:00:03.0".into()],
-        0x1af4,
-        0x1041,
-        0x020000,
-        -1,
-    );
+    let nic = t.pci(&["pci0000:00".into(), "0000:00:03.0".into()], 0x1af4, 0x1041, 0x020000, -1);
     t.netdev(&NetDev::eth("eth0"), Some(&nic));
     t.addr("eth0", "10.1.2.3/24");
     t.route("eth0", "0.0.0.0/0", Some("10.1.2.1"), 100);
@@ -583,13 +468,7 @@ pub fn scaled(root: &Path, hcas: usize, extra_netdevs: usize) -> Tree {
         let base = &last[..last.len() - 4];
         chain.push(format!("{base}{:02x}.{func}", dev + 1));
         let name = format!("mlx5_{}", 10 + k);
-        let vf = t.hca(
-            &name,
-            &chain,
-            if pf < 4 { 0 } else { 1 },
-            &[Port::ib(1, 0x100 + k as u32)],
-            10 + k as u32,
-        );
+        let vf = t.hca(&name, &chain, if pf < 4 { 0 } else { 1 }, &[Port::ib(1, 0x100 + k as u32)], 10 + k as u32);
         let mut pf_dir = PathBuf::from("sys/devices");
         for c in &pf_chain {
             pf_dir.push(c);

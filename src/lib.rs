@@ -7,6 +7,7 @@
 pub mod cmd;
 pub mod config;
 pub mod fixture;
+pub mod nvsmi;
 pub mod plan;
 pub mod probe;
 pub mod render;

@@ -85,6 +85,26 @@ enum Cmd {
         #[arg(long)]
         explain: bool,
     },
+    /// The GPU↔NIC PCIe matrix (PIX/PXB/PHB/NODE/SYS) from sysfs, as nvidia-smi topo -m.
+    ///
+    /// Computed from the PCIe tree alone, so it works in containers without NVML and on
+    /// captured trees. NVLink (NV#) cells come from nvidia-smi when it runs on a live node.
+    /// Below the matrix: each GPU's nearest NIC, GPUs without GPUDirect RDMA under NCCL's
+    /// default, NICs far from every GPU, and the node's layout.
+    #[command(verbatim_doc_comment)]
+    Topo {
+        #[command(flatten)]
+        node: NodeArgs,
+        /// Also list physical network interfaces that are not RDMA devices.
+        #[arg(long)]
+        all_nics: bool,
+        /// Print {"gpus", "nics", "gpu_nic", "gpu_gpu", "nic_nic", "verdicts"} as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Do not ask nvidia-smi for NVLink counts.
+        #[arg(long)]
+        no_nvidia_smi: bool,
+    },
 }
 
 #[derive(Args, Clone)]
@@ -102,34 +122,18 @@ struct DecideArgs {
 }
 
 fn source(n: &NodeArgs, nvidia_smi: bool) -> NodeSource {
-    NodeSource {
-        root: n.root.clone(),
-        snapshot: n.snapshot.clone(),
-        nvidia_smi,
-    }
+    NodeSource { root: n.root.clone(), snapshot: n.snapshot.clone(), nvidia_smi }
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.cmd {
-        Cmd::Probe {
-            node,
-            json,
-            yaml,
-            save,
-            capture,
-            no_nvidia_smi,
-        } => {
+        Cmd::Probe { node, json, yaml, save, capture, no_nvidia_smi } => {
             let src = source(&node, !no_nvidia_smi);
             if let Some(dir) = capture {
-                let mut o = ibwire::probe::ProbeOptions::at(
-                    src.root.as_deref().unwrap_or(std::path::Path::new("/")),
-                );
+                let mut o = ibwire::probe::ProbeOptions::at(src.root.as_deref().unwrap_or(std::path::Path::new("/")));
                 o.nvidia_smi = false;
                 let n = ibwire::probe::capture::capture(&o, &dir)?;
-                eprintln!(
-                    "ibwire: captured {n} files and links into {}",
-                    dir.display()
-                );
+                eprintln!("ibwire: captured {n} files and links into {}", dir.display());
                 return Ok(ExitCode::SUCCESS);
             }
             let node = src.load()?;
@@ -139,12 +143,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
             print!("{}", cmd::probe::render(&node, json, yaml)?);
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Env {
-            node,
-            decide,
-            format,
-            explain,
-        } => {
+        Cmd::Topo { node, all_nics, json, no_nvidia_smi } => {
+            let n = source(&node, !no_nvidia_smi).load()?;
+            let m = cmd::topo::build(&n, all_nics);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&cmd::topo::json(&m))?);
+            } else {
+                print!("{}", cmd::topo::text(&n, &m));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Env { node, decide, format, explain } => {
             let n = source(&node, false).load()?;
             let intent = cmd::env::intent(
                 decide.master_addr.as_deref(),

@@ -9,20 +9,13 @@ pub fn resolve(host: &str, limit: Duration) -> Result<IpAddr> {
     if let Ok(ip) = host.parse::<IpAddr>() {
         return Ok(ip);
     }
-    if host.is_empty()
-        || host.len() > 253
-        || host.chars().any(|c| c.is_whitespace() || c.is_control())
-    {
+    if host.is_empty() || host.len() > 253 || host.chars().any(|c| c.is_whitespace() || c.is_control()) {
         bail!("{host:?} is not a valid host name");
     }
     let (tx, rx) = mpsc::channel();
     let h = host.to_string();
     std::thread::spawn(move || {
-        let _ = tx.send(
-            (h.as_str(), 0u16)
-                .to_socket_addrs()
-                .map(|it| it.map(|a| a.ip()).collect::<Vec<_>>()),
-        );
+        let _ = tx.send((h.as_str(), 0u16).to_socket_addrs().map(|it| it.map(|a| a.ip()).collect::<Vec<_>>()));
     });
     match rx.recv_timeout(limit) {
         Ok(Ok(addrs)) => addrs

@@ -19,8 +19,8 @@ pub fn expand_hostlist(s: &str) -> Result<Vec<String>> {
     if s.chars().any(|c| c.is_whitespace() || c.is_control()) {
         bail!("node list {s:?} contains whitespace or control characters");
     }
-    let hosts = hostlist_parser::parse(s)
-        .map_err(|e| anyhow!("malformed node list {s:?}: {}", one_line(&e.to_string())))?;
+    let hosts =
+        hostlist_parser::parse(s).map_err(|e| anyhow!("malformed node list {s:?}: {}", one_line(&e.to_string())))?;
     if hosts.is_empty() {
         bail!("node list {s:?} names no host");
     }
@@ -33,34 +33,19 @@ fn one_line(s: &str) -> String {
 
 /// Read the job from Slurm's variables; None outside Slurm.
 pub fn from_env(env: &BTreeMap<String, String>) -> Result<Option<Job>> {
-    let Some(list) = env
-        .get("SLURM_JOB_NODELIST")
-        .or_else(|| env.get("SLURM_NODELIST"))
-    else {
+    let Some(list) = env.get("SLURM_JOB_NODELIST").or_else(|| env.get("SLURM_NODELIST")) else {
         return Ok(None);
     };
     let nodes = expand_hostlist(list).map_err(|e| anyhow!("SLURM_JOB_NODELIST: {e}"))?;
     let node_rank = match env.get("SLURM_NODEID") {
-        Some(v) => Some(
-            v.trim()
-                .parse()
-                .map_err(|_| anyhow!("SLURM_NODEID={v:?} is not a number"))?,
-        ),
+        Some(v) => Some(v.trim().parse().map_err(|_| anyhow!("SLURM_NODEID={v:?} is not a number"))?),
         None => None,
     };
     let job_id = match env.get("SLURM_JOB_ID").or_else(|| env.get("SLURM_JOBID")) {
-        Some(v) => Some(
-            v.trim()
-                .parse()
-                .map_err(|_| anyhow!("SLURM_JOB_ID={v:?} is not a number"))?,
-        ),
+        Some(v) => Some(v.trim().parse().map_err(|_| anyhow!("SLURM_JOB_ID={v:?} is not a number"))?),
         None => None,
     };
-    Ok(Some(Job {
-        nodes,
-        node_rank,
-        job_id,
-    }))
+    Ok(Some(Job { nodes, node_rank, job_id }))
 }
 
 /// A rendezvous port per job, outside Linux's default ephemeral range (32768–60999) and away

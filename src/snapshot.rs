@@ -32,39 +32,23 @@ pub fn save(node: &Node, path: &Path) -> Result<()> {
 }
 
 pub fn load(path: &Path) -> Result<Node> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read snapshot {}", path.display()))?;
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read snapshot {}", path.display()))?;
     parse(&text).map_err(|e| anyhow!("snapshot {}:{}", path.display(), e))
 }
 
 /// Parse either format; the error text starts with `LINE:COLUMN: `.
 pub fn parse(text: &str) -> Result<Node> {
     let node: Node = if text.trim_start().starts_with('{') {
-        serde_json::from_str(text).map_err(|e| {
-            anyhow!(
-                "{}:{}: {}",
-                e.line(),
-                e.column(),
-                strip_json_pos(&e.to_string())
-            )
-        })?
+        serde_json::from_str(text)
+            .map_err(|e| anyhow!("{}:{}: {}", e.line(), e.column(), strip_json_pos(&e.to_string())))?
     } else {
         serde_yaml::from_str(text).map_err(|e| match e.location() {
-            Some(l) => anyhow!(
-                "{}:{}: {}",
-                l.line(),
-                l.column(),
-                strip_yaml_pos(&e.to_string())
-            ),
+            Some(l) => anyhow!("{}:{}: {}", l.line(), l.column(), strip_yaml_pos(&e.to_string())),
             None => anyhow!("0:0: {}", e),
         })?
     };
     if node.schema != SCHEMA {
-        bail!(
-            "1:1: snapshot schema {} is not supported (this ibwire reads schema {})",
-            node.schema,
-            SCHEMA
-        );
+        bail!("1:1: snapshot schema {} is not supported (this ibwire reads schema {})", node.schema, SCHEMA);
     }
     Ok(node)
 }
@@ -89,13 +73,9 @@ mod tests {
 
     #[test]
     fn errors_name_line_and_column() {
-        let e = parse("schema: 1\nsource: x\nrdma: [\n")
-            .unwrap_err()
-            .to_string();
+        let e = parse("schema: 1\nsource: x\nrdma: [\n").unwrap_err().to_string();
         assert!(e.starts_with("4:1:") || e.starts_with("3:"), "{e}");
-        let e = parse("{\"schema\": 1,\n \"bogus\": 2}")
-            .unwrap_err()
-            .to_string();
+        let e = parse("{\"schema\": 1,\n \"bogus\": 2}").unwrap_err().to_string();
         assert!(e.starts_with("2:"), "{e}");
         assert!(e.contains("unknown field `bogus`"), "{e}");
         let e = parse("- just\n- a list\n").unwrap_err().to_string();

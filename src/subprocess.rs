@@ -20,13 +20,8 @@ pub struct Captured {
 /// pipes hold before the child ends, which is ample for the tools we call).
 pub fn run(mut cmd: Command, limit: Duration) -> Result<Captured> {
     let prog = format!("{:?}", cmd.get_program());
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    let mut child = cmd
-        .spawn()
-        .with_context(|| format!("cannot start {prog}"))?;
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+    let mut child = cmd.spawn().with_context(|| format!("cannot start {prog}"))?;
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
     // Drain the pipes on threads so a chatty child never blocks on a full pipe.
@@ -49,20 +44,13 @@ pub fn run(mut cmd: Command, limit: Duration) -> Result<Captured> {
             let pgid = nix::unistd::Pid::from_raw(child.id() as i32);
             let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
             let _ = child.wait();
-            bail!(
-                "{prog} did not finish within {:.1}s and was killed",
-                limit.as_secs_f64()
-            );
+            bail!("{prog} did not finish within {:.1}s and was killed", limit.as_secs_f64());
         }
         std::thread::sleep(Duration::from_millis(5));
     };
     let stdout = String::from_utf8_lossy(&t_out.join().unwrap_or_default()).into_owned();
     let stderr = String::from_utf8_lossy(&t_err.join().unwrap_or_default()).into_owned();
-    Ok(Captured {
-        status: status.code(),
-        stdout,
-        stderr,
-    })
+    Ok(Captured { status: status.code(), stdout, stderr })
 }
 
 #[cfg(test)]
@@ -84,9 +72,6 @@ mod tests {
         let mut c = Command::new("sh");
         c.args(["-c", "echo hi; echo err >&2; exit 3"]);
         let r = run(c, Duration::from_secs(5)).unwrap();
-        assert_eq!(
-            (r.status, r.stdout.as_str(), r.stderr.as_str()),
-            (Some(3), "hi\n", "err\n")
-        );
+        assert_eq!((r.status, r.stdout.as_str(), r.stderr.as_str()), (Some(3), "hi\n", "err\n"));
     }
 }

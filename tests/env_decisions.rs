@@ -17,10 +17,7 @@ fn node(build: impl FnOnce(&Path)) -> (tempfile::TempDir, Node) {
 }
 
 fn master(ip: &str) -> Option<Master> {
-    Some(Master {
-        name: ip.into(),
-        ip: ip.parse().unwrap(),
-    })
+    Some(Master { name: ip.into(), ip: ip.parse().unwrap() })
 }
 
 fn val(p: &plan::Plan, k: &str) -> Option<String> {
@@ -28,11 +25,7 @@ fn val(p: &plan::Plan, k: &str) -> Option<String> {
 }
 
 fn excluded(p: &plan::Plan, dev: &str) -> String {
-    p.excluded
-        .iter()
-        .find(|e| e.device == dev)
-        .map(|e| e.reason.clone())
-        .unwrap_or_default()
+    p.excluded.iter().find(|e| e.device == dev).map(|e| e.reason.clone()).unwrap_or_default()
 }
 
 const STORY_HCA: &str = "=mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1,mlx5_8:1,mlx5_9:1";
@@ -45,30 +38,12 @@ fn story_node_every_master_case() {
         (None, "eno8303", "default-route interface"),
         (master("198.21.151.40"), "eno8303", "route 198.21.151.0/24"),
         (master("198.21.3.40"), "bond0.2102", "route 198.21.3.0/24"),
-        (
-            master("8.8.8.8"),
-            "eno8303",
-            "default route via 198.21.151.1",
-        ),
-        (
-            master("198.21.3.17"),
-            "bond0.2102",
-            "this node's own address",
-        ),
+        (master("8.8.8.8"), "eno8303", "default route via 198.21.151.1"),
+        (master("198.21.3.17"), "bond0.2102", "this node's own address"),
     ];
     for (m, want_if, why) in cases {
-        let p = plan::decide(
-            &n,
-            &Intent {
-                master: m.clone(),
-                ..Default::default()
-            },
-        );
-        assert_eq!(
-            val(&p, "NCCL_SOCKET_IFNAME").as_deref(),
-            Some(format!("={want_if}").as_str()),
-            "{m:?}"
-        );
+        let p = plan::decide(&n, &Intent { master: m.clone(), ..Default::default() });
+        assert_eq!(val(&p, "NCCL_SOCKET_IFNAME").as_deref(), Some(format!("={want_if}").as_str()), "{m:?}");
         assert_eq!(val(&p, "GLOO_SOCKET_IFNAME").as_deref(), Some(want_if));
         assert_eq!(val(&p, "NCCL_SOCKET_FAMILY").as_deref(), Some("AF_INET"));
         assert!(
@@ -77,16 +52,9 @@ fn story_node_every_master_case() {
             p.get("NCCL_SOCKET_IFNAME").unwrap().reason
         );
         assert_eq!(val(&p, "NCCL_IB_HCA").as_deref(), Some(STORY_HCA), "{m:?}");
-        assert!(
-            excluded(&p, "mlx5_bond_0").contains("LID 0x0"),
-            "{:?}",
-            p.excluded
-        );
+        assert!(excluded(&p, "mlx5_bond_0").contains("LID 0x0"), "{:?}", p.excluded);
         assert!(excluded(&p, "mlx5_bond_0").contains("EINVAL"));
-        assert_eq!(
-            val(&p, "CUDA_VISIBLE_DEVICES").as_deref(),
-            Some("0,1,2,3,4,5,6,7")
-        );
+        assert_eq!(val(&p, "CUDA_VISIBLE_DEVICES").as_deref(), Some("0,1,2,3,4,5,6,7"));
         assert_eq!(val(&p, "CUDA_DEVICE_ORDER").as_deref(), Some("PCI_BUS_ID"));
         assert_eq!(p.nproc_per_node, 8);
         assert!(!p.has_errors(), "{:?}", p.findings);
@@ -97,17 +65,9 @@ fn story_node_every_master_case() {
 fn master_unreachable_or_down_interface_is_an_error() {
     let (t, n) = node(|r| drop(fixture::story(r)));
     // docker0 is down: a master on its subnet is reachable only through a down interface.
-    let p = plan::decide(
-        &n,
-        &Intent {
-            master: master("172.17.0.5"),
-            ..Default::default()
-        },
-    );
+    let p = plan::decide(&n, &Intent { master: master("172.17.0.5"), ..Default::default() });
     assert!(
-        p.findings
-            .iter()
-            .any(|f| f.severity == Severity::Error && f.message.contains("not up")),
+        p.findings.iter().any(|f| f.severity == Severity::Error && f.message.contains("not up")),
         "{:?}",
         p.findings
     );
@@ -118,18 +78,9 @@ fn master_unreachable_or_down_interface_is_an_error() {
     )
     .unwrap();
     let n = probe::probe(&ProbeOptions::at(t.path()));
-    let p = plan::decide(
-        &n,
-        &Intent {
-            master: master("8.8.8.8"),
-            ..Default::default()
-        },
-    );
+    let p = plan::decide(&n, &Intent { master: master("8.8.8.8"), ..Default::default() });
     assert!(p.get("NCCL_SOCKET_IFNAME").is_none());
-    assert!(p
-        .findings
-        .iter()
-        .any(|f| f.severity == Severity::Error && f.message.contains("no interface routes")));
+    assert!(p.findings.iter().any(|f| f.severity == Severity::Error && f.message.contains("no interface routes")));
 }
 
 /// A RoCE node: 4 single-port ConnectX RoCE rails, and mlx5_bond_0 (Ethernet, LID 0) on bond0
@@ -142,25 +93,13 @@ fn roce_node(r: &Path) {
         let chain = under_root_port(rc, &[format!("0000:{:02x}:00.0", rc + 1)]);
         let nd = format!("ens{}np0", i + 1);
         let ip = format!("10.0.{i}.5");
-        let pci = t.hca(
-            &format!("mlx5_{i}"),
-            &chain,
-            0,
-            &[Port::roce(1, &nd, Some(&ip))],
-            i as u32,
-        );
+        let pci = t.hca(&format!("mlx5_{i}"), &chain, 0, &[Port::roce(1, &nd, Some(&ip))], i as u32);
         t.netdev(&NetDev::eth(&nd), Some(&pci));
         t.addr(&nd, &format!("{ip}/24"));
     }
     let f0 = under_root_port(0x90, &["0000:91:00.0".into()]);
     let f1 = under_root_port(0x90, &["0000:91:00.1".into()]);
-    let p0 = t.hca(
-        "mlx5_bond_0",
-        &f0,
-        0,
-        &[Port::roce(1, "bond0", Some("192.168.7.5"))],
-        4,
-    );
+    let p0 = t.hca("mlx5_bond_0", &f0, 0, &[Port::roce(1, "bond0", Some("192.168.7.5"))], 4);
     let p1 = t.pci(&f1, 0x15b3, 0x101d, 0x020000, 0);
     for (nd, pci) in [("ens9f0np0", &p0), ("ens9f1np1", &p1)] {
         let mut d = NetDev::eth(nd);
@@ -180,27 +119,14 @@ fn roce_node(r: &Path) {
 fn roce_bond_lid0_is_normal_but_management_bond_is_excluded() {
     let (_t, n) = node(roce_node);
     let p = plan::decide(&n, &Intent::default());
-    assert_eq!(
-        val(&p, "NCCL_IB_HCA").as_deref(),
-        Some("=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1")
-    );
+    assert_eq!(val(&p, "NCCL_IB_HCA").as_deref(), Some("=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1"));
     let why = excluded(&p, "mlx5_bond_0");
-    assert!(
-        why.contains("bootstrap/management network (bond0)"),
-        "{why}"
-    );
-    assert!(
-        !why.contains("LID"),
-        "LID 0 is never a reason on Ethernet: {why}"
-    );
+    assert!(why.contains("bootstrap/management network (bond0)"), "{why}");
+    assert!(!why.contains("LID"), "LID 0 is never a reason on Ethernet: {why}");
     // Alone, the RoCE bond with LID 0 is healthy.
     let only = plan::hca::select(
         &n,
-        &plan::hca::Policy {
-            include: &["mlx5_bond_0".to_string()],
-            exclude: &[],
-            bootstrap_if: None,
-        },
+        &plan::hca::Policy { include: &["mlx5_bond_0".to_string()], exclude: &[], bootstrap_if: None },
     );
     assert_eq!(only.value.as_deref(), Some("=mlx5_bond_0:1"));
 }
@@ -211,13 +137,7 @@ fn roce_port_without_ipv4_gid_is_excluded() {
         let mut t = Tree::new(r);
         let c0 = under_root_port(0x10, &["0000:11:00.0".into()]);
         let c1 = under_root_port(0x20, &["0000:21:00.0".into()]);
-        let p0 = t.hca(
-            "mlx5_0",
-            &c0,
-            0,
-            &[Port::roce(1, "ens1np0", Some("10.0.0.5"))],
-            0,
-        );
+        let p0 = t.hca("mlx5_0", &c0, 0, &[Port::roce(1, "ens1np0", Some("10.0.0.5"))], 0);
         let p1 = t.hca("mlx5_1", &c1, 0, &[Port::roce(1, "ens2np0", None)], 1);
         t.netdev(&NetDev::eth("ens1np0"), Some(&p0));
         t.netdev(&NetDev::eth("ens2np0"), Some(&p1));
@@ -226,11 +146,7 @@ fn roce_port_without_ipv4_gid_is_excluded() {
     });
     let p = plan::decide(&n, &Intent::default());
     assert_eq!(val(&p, "NCCL_IB_HCA").as_deref(), Some("=mlx5_0:1"));
-    assert!(
-        excluded(&p, "mlx5_1").contains("no RoCE v2 GID with an IPv4 address"),
-        "{:?}",
-        p.excluded
-    );
+    assert!(excluded(&p, "mlx5_1").contains("no RoCE v2 GID with an IPv4 address"), "{:?}", p.excluded);
 }
 
 #[test]
@@ -250,11 +166,7 @@ fn dual_port_hca_with_port_2_down() {
     let p = plan::decide(&n, &Intent::default());
     assert_eq!(val(&p, "NCCL_IB_HCA").as_deref(), Some("=ibp195s0:1"));
     let e = p.excluded.iter().find(|e| e.port == Some(2)).unwrap();
-    assert!(
-        e.reason.contains("DOWN") && e.reason.contains("not ACTIVE"),
-        "{}",
-        e.reason
-    );
+    assert!(e.reason.contains("DOWN") && e.reason.contains("not ACTIVE"), "{}", e.reason);
 }
 
 /// 8 IB NDR HCAs (renamed mlx5_ib0..7) and 4 Ethernet RoCE ports (mlx5_eth0..3, two down), as in
@@ -268,28 +180,15 @@ fn mixed_node(r: &Path) {
         let (g, nic) = fixture::story_chains(i);
         let numa = if i < 4 { 0 } else { 1 };
         t.gpu(&g, numa, 0x2330);
-        t.hca(
-            &format!("mlx5_ib{i}"),
-            &nic,
-            numa,
-            &[Port::ib(1, 0x40 + i as u32)],
-            i as u32,
-        );
+        t.hca(&format!("mlx5_ib{i}"), &nic, numa, &[Port::ib(1, 0x40 + i as u32)], i as u32);
     }
     for j in 0..4u8 {
         let c = under_root_port(0xe0, &[format!("0000:e1:00.{j}")]);
         let nd = format!("eth{j}");
-        let port = if j < 2 {
-            Port::roce(1, &nd, Some(&format!("10.1.{j}.3")))
-        } else {
-            Port::roce(1, &nd, None).down()
-        };
+        let port =
+            if j < 2 { Port::roce(1, &nd, Some(&format!("10.1.{j}.3"))) } else { Port::roce(1, &nd, None).down() };
         let pci = t.hca(&format!("mlx5_eth{j}"), &c, 1, &[port], 8 + j as u32);
-        let d = if j < 2 {
-            NetDev::eth(&nd)
-        } else {
-            NetDev::eth(&nd).down()
-        };
+        let d = if j < 2 { NetDev::eth(&nd) } else { NetDev::eth(&nd).down() };
         t.netdev(&d, Some(&pci));
         if j < 2 {
             t.addr(&nd, &format!("10.1.{j}.3/24"));
@@ -306,16 +205,10 @@ fn mixed_fabric_keeps_the_gpu_affine_link_layer() {
     let (_t, n) = node(mixed_node);
     let p = plan::decide(&n, &Intent::default());
     let want: Vec<String> = (0..8).map(|i| format!("mlx5_ib{i}:1")).collect();
-    assert_eq!(
-        val(&p, "NCCL_IB_HCA").unwrap(),
-        format!("={}", want.join(","))
-    );
+    assert_eq!(val(&p, "NCCL_IB_HCA").unwrap(), format!("={}", want.join(",")));
     for j in 0..2 {
         let why = excluded(&p, &format!("mlx5_eth{j}"));
-        assert!(
-            why.contains("Ethernet link layer") && why.contains("8 GPU-affine"),
-            "{why}"
-        );
+        assert!(why.contains("Ethernet link layer") && why.contains("8 GPU-affine"), "{why}");
     }
     for j in 2..4 {
         assert!(excluded(&p, &format!("mlx5_eth{j}")).contains("not ACTIVE"));
@@ -327,11 +220,7 @@ fn node_without_rdma_runs_on_sockets_with_a_finding() {
     let (_t, n) = node(|r| drop(fixture::plain(r)));
     let p = plan::decide(&n, &Intent::default());
     assert!(p.get("NCCL_IB_HCA").is_none(), "never an empty NCCL_IB_HCA");
-    let f = p
-        .findings
-        .iter()
-        .find(|f| f.subject == "NCCL_IB_HCA")
-        .unwrap();
+    let f = p.findings.iter().find(|f| f.subject == "NCCL_IB_HCA").unwrap();
     assert_eq!(f.severity, Severity::Warning);
     assert!(f.message.contains("TCP sockets"));
     assert_eq!(val(&p, "NCCL_SOCKET_IFNAME").as_deref(), Some("=eth0"));
@@ -340,13 +229,7 @@ fn node_without_rdma_runs_on_sockets_with_a_finding() {
     // with on_empty: fail the same node is an error
     let mut cfg = Config::default();
     cfg.hca.on_empty = Some(EmptyPolicy::Fail);
-    let p = plan::decide(
-        &n,
-        &Intent {
-            config: cfg,
-            ..Default::default()
-        },
-    );
+    let p = plan::decide(&n, &Intent { config: cfg, ..Default::default() });
     assert!(p.has_errors());
 }
 
@@ -356,11 +239,7 @@ fn sriov_vfs_are_dropped_when_their_pf_is_present() {
     let p = plan::decide(&n, &Intent::default());
     assert_eq!(val(&p, "NCCL_IB_HCA").as_deref(), Some(STORY_HCA));
     for vf in ["mlx5_10", "mlx5_11", "mlx5_12"] {
-        assert!(
-            excluded(&p, vf).contains("SR-IOV virtual function of mlx5_"),
-            "{vf}: {:?}",
-            p.excluded
-        );
+        assert!(excluded(&p, vf).contains("SR-IOV virtual function of mlx5_"), "{vf}: {:?}", p.excluded);
     }
 }
 
@@ -383,26 +262,14 @@ fn pkey_outlier_is_excluded() {
 #[test]
 fn user_values_win_and_are_noted() {
     let (_t, n) = node(|r| drop(fixture::story(r)));
-    let env: BTreeMap<String, String> = [
-        ("NCCL_IB_HCA", "mlx5_0,mlx5_3"),
-        ("NCCL_SOCKET_IFNAME", "bond0.2102"),
-        ("CUDA_VISIBLE_DEVICES", "2,3"),
-    ]
-    .iter()
-    .map(|(a, b)| (a.to_string(), b.to_string()))
-    .collect();
-    let p = plan::decide(
-        &n,
-        &Intent {
-            env,
-            ..Default::default()
-        },
-    );
+    let env: BTreeMap<String, String> =
+        [("NCCL_IB_HCA", "mlx5_0,mlx5_3"), ("NCCL_SOCKET_IFNAME", "bond0.2102"), ("CUDA_VISIBLE_DEVICES", "2,3")]
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+    let p = plan::decide(&n, &Intent { env, ..Default::default() });
     let h = p.get("NCCL_IB_HCA").unwrap();
-    assert_eq!(
-        (h.value.as_str(), h.source),
-        ("mlx5_0,mlx5_3", Source::User)
-    );
+    assert_eq!((h.value.as_str(), h.source), ("mlx5_0,mlx5_3", Source::User));
     assert!(h.reason.contains(STORY_HCA), "{}", h.reason);
     assert_eq!(p.get("NCCL_SOCKET_IFNAME").unwrap().source, Source::User);
     assert_eq!(val(&p, "CUDA_VISIBLE_DEVICES").as_deref(), Some("2,3"));
@@ -412,45 +279,14 @@ fn user_values_win_and_are_noted() {
 #[test]
 fn slurm_gpu_allocations_are_validated() {
     let (_t, n) = node(|r| drop(fixture::story(r)));
-    let env = |k: &str, v: &str| {
-        [(k.to_string(), v.to_string())]
-            .into_iter()
-            .collect::<BTreeMap<_, _>>()
-    };
-    let p = plan::decide(
-        &n,
-        &Intent {
-            env: env("SLURM_STEP_GPUS", "4,5,6,7"),
-            ..Default::default()
-        },
-    );
+    let env = |k: &str, v: &str| [(k.to_string(), v.to_string())].into_iter().collect::<BTreeMap<_, _>>();
+    let p = plan::decide(&n, &Intent { env: env("SLURM_STEP_GPUS", "4,5,6,7"), ..Default::default() });
     assert_eq!(val(&p, "CUDA_VISIBLE_DEVICES").as_deref(), Some("4,5,6,7"));
-    let p = plan::decide(
-        &n,
-        &Intent {
-            env: env("CUDA_VISIBLE_DEVICES", "0,9"),
-            ..Default::default()
-        },
-    );
-    assert!(p
-        .findings
-        .iter()
-        .any(|f| f.severity == Severity::Error && f.message.contains("does not have")));
-    let p = plan::decide(
-        &n,
-        &Intent {
-            env: env("CUDA_VISIBLE_DEVICES", "1,1"),
-            ..Default::default()
-        },
-    );
+    let p = plan::decide(&n, &Intent { env: env("CUDA_VISIBLE_DEVICES", "0,9"), ..Default::default() });
+    assert!(p.findings.iter().any(|f| f.severity == Severity::Error && f.message.contains("does not have")));
+    let p = plan::decide(&n, &Intent { env: env("CUDA_VISIBLE_DEVICES", "1,1"), ..Default::default() });
     assert!(p.findings.iter().any(|f| f.message.contains("twice")));
-    let p = plan::decide(
-        &n,
-        &Intent {
-            env: env("CUDA_VISIBLE_DEVICES", "$(reboot)"),
-            ..Default::default()
-        },
-    );
+    let p = plan::decide(&n, &Intent { env: env("CUDA_VISIBLE_DEVICES", "$(reboot)"), ..Default::default() });
     assert!(p.get("CUDA_VISIBLE_DEVICES").is_none());
 }
 
@@ -460,31 +296,12 @@ fn config_include_exclude_and_pinned_interface() {
     let mut cfg = Config::default();
     cfg.hca.exclude = vec!["mlx5_9".into()];
     cfg.bootstrap_interface = Some("bond0.3102".into());
-    let p = plan::decide(
-        &n,
-        &Intent {
-            config: cfg.clone(),
-            ..Default::default()
-        },
-    );
+    let p = plan::decide(&n, &Intent { config: cfg.clone(), ..Default::default() });
     assert!(excluded(&p, "mlx5_9").contains("hca.exclude"));
-    assert_eq!(
-        val(&p, "NCCL_SOCKET_IFNAME").as_deref(),
-        Some("=bond0.3102")
-    );
+    assert_eq!(val(&p, "NCCL_SOCKET_IFNAME").as_deref(), Some("=bond0.3102"));
     // a pinned interface that does not route to the master is an error, not a silent choice
-    let p = plan::decide(
-        &n,
-        &Intent {
-            config: cfg,
-            master: master("198.21.151.3"),
-            ..Default::default()
-        },
-    );
-    assert!(p
-        .findings
-        .iter()
-        .any(|f| f.severity == Severity::Error && f.message.contains("does not route")));
+    let p = plan::decide(&n, &Intent { config: cfg, master: master("198.21.151.3"), ..Default::default() });
+    assert!(p.findings.iter().any(|f| f.severity == Severity::Error && f.message.contains("does not route")));
 }
 
 #[test]
@@ -493,18 +310,8 @@ fn management_bond_excluded_when_master_is_on_it() {
     let (_t, n) = node(|r| drop(fixture::story(r)));
     let mut cfg = Config::default();
     cfg.hca.include = vec![];
-    let p = plan::decide(
-        &n,
-        &Intent {
-            master: master("198.21.3.9"),
-            config: cfg,
-            ..Default::default()
-        },
-    );
-    assert!(
-        excluded(&p, "mlx5_bond_0").contains("LID"),
-        "the LID rule comes first"
-    );
+    let p = plan::decide(&n, &Intent { master: master("198.21.3.9"), config: cfg, ..Default::default() });
+    assert!(excluded(&p, "mlx5_bond_0").contains("LID"), "the LID rule comes first");
     assert_eq!(val(&p, "NCCL_IB_HCA").as_deref(), Some(STORY_HCA));
 }
 
@@ -522,22 +329,12 @@ fn cli_sh_output_survives_hostile_values_through_eval() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let script = format!("{}\nprintf %s \"$NCCL_IB_HCA\"", stdout(&o));
-    let r = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(&script)
-        .output()
-        .unwrap();
+    let r = std::process::Command::new("sh").arg("-c").arg(&script).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&r.stdout), hostile);
     assert!(!Path::new("/tmp/ibwire-pwned").exists());
     // enroot format refuses a value with a line break instead of injecting a second variable
     let o = std::process::Command::new(bin())
-        .args([
-            "env",
-            "--root",
-            t.path().to_str().unwrap(),
-            "--format",
-            "enroot",
-        ])
+        .args(["env", "--root", t.path().to_str().unwrap(), "--format", "enroot"])
         .env("NCCL_IB_HCA", hostile)
         .output()
         .unwrap();
@@ -568,13 +365,14 @@ fn cli_json_shape_and_explain() {
     assert_eq!(v["env"]["NCCL_IB_HCA"], STORY_HCA);
     assert_eq!(v["env"]["NCCL_SOCKET_IFNAME"], "=bond0.2102");
     assert_eq!(v["excluded"][0]["device"], "mlx5_bond_0");
-    assert!(v["decisions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|d| d["reason"].is_string()));
+    assert!(v["decisions"].as_array().unwrap().iter().all(|d| d["reason"].is_string()));
     let e = stderr(&o);
-    assert!(e.contains("mlx5_bond_0 port 1 excluded: InfiniBand link layer with LID 0x0; NCCL would fail ibv_modify_qp (EINVAL)"), "{e}");
+    assert!(
+        e.contains(
+            "mlx5_bond_0 port 1 excluded: InfiniBand link layer with LID 0x0; NCCL would fail ibv_modify_qp (EINVAL)"
+        ),
+        "{e}"
+    );
 }
 
 #[test]
@@ -583,13 +381,7 @@ fn cli_config_errors_are_one_line() {
     fixture::plain(&t.path().join("root"));
     let cfg = t.path().join("bad.yaml");
     std::fs::write(&cfg, "hca:\n  exclud: [x]\n").unwrap();
-    let o = ibwire(&[
-        "env",
-        "--root",
-        t.path().join("root").to_str().unwrap(),
-        "--config",
-        cfg.to_str().unwrap(),
-    ]);
+    let o = ibwire(&["env", "--root", t.path().join("root").to_str().unwrap(), "--config", cfg.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
     assert_eq!(e.lines().count(), 1, "{e}");

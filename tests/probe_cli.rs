@@ -27,10 +27,7 @@ fn story_node_facts() {
     let vlan = n.iface("bond0.2102").unwrap();
     assert_eq!(vlan.addrs[0].to_string(), "198.21.3.17/24");
     assert_eq!(vlan.lowers, vec!["bond0"]);
-    assert_eq!(
-        n.iface("eno8303").unwrap().addrs[0].to_string(),
-        "198.21.151.17/24"
-    );
+    assert_eq!(n.iface("eno8303").unwrap().addrs[0].to_string(), "198.21.151.17/24");
     assert_eq!(n.host.peermem.as_deref(), Some("nvidia_peermem"));
     assert!(n.notes.is_empty(), "{:?}", n.notes);
 }
@@ -42,14 +39,7 @@ fn snapshot_round_trip_is_lossless() {
     let root = t.path().join("root");
     for ext in ["json", "yaml"] {
         let snap = t.path().join(format!("node.{ext}"));
-        let o = ibwire(&[
-            "probe",
-            "--root",
-            root.to_str().unwrap(),
-            "--save",
-            snap.to_str().unwrap(),
-            "--json",
-        ]);
+        let o = ibwire(&["probe", "--root", root.to_str().unwrap(), "--save", snap.to_str().unwrap(), "--json"]);
         assert!(o.status.success(), "{}", stderr(&o));
         let live = probe::probe(&ProbeOptions::at(&root));
         let replayed = ibwire::snapshot::load(&snap).unwrap();
@@ -63,14 +53,8 @@ fn snapshot_round_trip_is_lossless() {
 fn hwloc_capture_mlx4_matches_hwloc_expectation() {
     // hwloc's expected XML: mlx4_0 Port1State 4, Port1LID 0x3a4, under a PCI device on NUMA 1.
     let t = tempfile::tempdir().unwrap();
-    let root = hwloc_tree(
-        "32em64t-2n8c+dax+nvme+mic+dimms.tar.bz2",
-        "32em64t-2n8c+1mic",
-        t.path(),
-    );
-    let xml =
-        fs::read_to_string(shared().join("fixtures/hwloc/32em64t-2n8c+dax+nvme+mic+dimms.xml"))
-            .unwrap();
+    let root = hwloc_tree("32em64t-2n8c+dax+nvme+mic+dimms.tar.bz2", "32em64t-2n8c+1mic", t.path());
+    let xml = fs::read_to_string(shared().join("fixtures/hwloc/32em64t-2n8c+dax+nvme+mic+dimms.xml")).unwrap();
     assert!(xml.contains(r#"<info name="Port1LID" value="0x3a4"/>"#));
     let n = probe::probe(&ProbeOptions::at(&root));
     let d = n.rdma_device("mlx4_0").expect("mlx4_0");
@@ -85,18 +69,12 @@ fn hwloc_capture_mlx4_matches_hwloc_expectation() {
 #[test]
 fn hwloc_32bit_pci_domain() {
     let t = tempfile::tempdir().unwrap();
-    let root = hwloc_tree(
-        "2pa-pcidomain32bits.tar.bz2",
-        "2pa-pcidomain32bits",
-        t.path(),
-    );
+    let root = hwloc_tree("2pa-pcidomain32bits.tar.bz2", "2pa-pcidomain32bits", t.path());
     let o = ibwire(&["probe", "--root", root.to_str().unwrap(), "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let n: ibwire::probe::Node = serde_json::from_slice(&o.stdout).unwrap();
     let ens3 = n.iface("ens3").expect("ens3");
-    let all = fs::read_dir(root.join("sys/bus/pci/devices"))
-        .unwrap()
-        .count();
+    let all = fs::read_dir(root.join("sys/bus/pci/devices")).unwrap().count();
     assert!(all > 0);
     // whatever its domain, the interface's PCI function is read, not dropped
     assert!(ens3.pci.is_some(), "{:?}", ens3);
@@ -107,15 +85,9 @@ fn every_hwloc_tree_probes_without_failure() {
     let t = tempfile::tempdir().unwrap();
     for (tar, top) in [
         ("2pa-pcidomain32bits.tar.bz2", "2pa-pcidomain32bits"),
-        (
-            "32em64t-2n8c+dax+nvme+mic+dimms.tar.bz2",
-            "32em64t-2n8c+1mic",
-        ),
+        ("32em64t-2n8c+dax+nvme+mic+dimms.tar.bz2", "32em64t-2n8c+1mic"),
         ("32intel64-2p8co2t+8ve.tar.bz2", "32intel64-2p8co2t+8ve"),
-        (
-            "40intel64-2g2n4c+pcilocality.tar.bz2",
-            "40intel64-2g2n4c+pci",
-        ),
+        ("40intel64-2g2n4c+pcilocality.tar.bz2", "40intel64-2g2n4c+pci"),
         ("fakepcilocalities.tar.bz2", "fakepcilocalities"),
         ("nvidiagpunumanodes.tar.bz2", "nvidiagpunumanodes"),
     ] {
@@ -138,34 +110,14 @@ fn garbage_attributes_become_notes() {
     fs::write(t.path().join("proc/net/route"), "Iface\nbroken line here\n").unwrap();
     // an interface name with a space and a newline
     fs::create_dir_all(t.path().join("sys/devices/virtual/net/odd name\n")).unwrap();
-    fs::write(
-        t.path().join("sys/devices/virtual/net/odd name\n/type"),
-        "1\n",
-    )
-    .unwrap();
-    std::os::unix::fs::symlink(
-        "../../devices/virtual/net/odd name\n",
-        t.path().join("sys/class/net/odd name\n"),
-    )
-    .unwrap();
+    fs::write(t.path().join("sys/devices/virtual/net/odd name\n/type"), "1\n").unwrap();
+    std::os::unix::fs::symlink("../../devices/virtual/net/odd name\n", t.path().join("sys/class/net/odd name\n"))
+        .unwrap();
     let n = probe::probe(&ProbeOptions::at(t.path()));
     let p = &n.rdma_device("mlx5_3").unwrap().ports[0];
-    assert_eq!(
-        (p.lid, p.state, p.sm_lid, p.rate_gbps),
-        (None, None, None, None)
-    );
-    assert!(
-        n.notes
-            .iter()
-            .any(|x| x.contains("lid") && x.contains("0xZZZZ")),
-        "{:?}",
-        n.notes
-    );
-    assert!(
-        n.notes.iter().any(|x| x.contains("not UTF-8")),
-        "{:?}",
-        n.notes
-    );
+    assert_eq!((p.lid, p.state, p.sm_lid, p.rate_gbps), (None, None, None, None));
+    assert!(n.notes.iter().any(|x| x.contains("lid") && x.contains("0xZZZZ")), "{:?}", n.notes);
+    assert!(n.notes.iter().any(|x| x.contains("not UTF-8")), "{:?}", n.notes);
     assert!(n.iface("odd name\n").is_some());
     let o = ibwire(&["probe", "--root", t.path().to_str().unwrap()]);
     assert!(o.status.success());
@@ -188,11 +140,7 @@ fn bad_snapshots_give_one_line_with_position() {
     let cases = [
         ("bad.yaml", "schema: 1\nsource: [unclosed\n", "bad.yaml:"),
         ("bad.json", "{\"schema\": 1, \"rdma\": 5}", "bad.json:1:"),
-        (
-            "shape.yaml",
-            "schema: 1\nsource: x\nwrong_field: 3\n",
-            "shape.yaml:",
-        ),
+        ("shape.yaml", "schema: 1\nsource: x\nwrong_field: 3\n", "shape.yaml:"),
     ];
     for (name, text, want) in cases {
         let p = t.path().join(name);
@@ -211,13 +159,7 @@ fn capture_replays_to_the_same_snapshot() {
     let root = t.path().join("root");
     ibwire::fixture::story(&root);
     let cap = t.path().join("cap");
-    let o = ibwire(&[
-        "probe",
-        "--root",
-        root.to_str().unwrap(),
-        "--capture",
-        cap.to_str().unwrap(),
-    ]);
+    let o = ibwire(&["probe", "--root", root.to_str().unwrap(), "--capture", cap.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let mut a = probe::probe(&ProbeOptions::at(&root));
     let mut b = probe::probe(&ProbeOptions::at(&cap));
@@ -230,13 +172,7 @@ fn capture_replays_to_the_same_snapshot() {
 fn capture_into_unwritable_place_is_one_line() {
     let t = tempfile::tempdir().unwrap();
     ibwire::fixture::plain(t.path());
-    let o = ibwire(&[
-        "probe",
-        "--root",
-        t.path().to_str().unwrap(),
-        "--capture",
-        "/proc/version/x",
-    ]);
+    let o = ibwire(&["probe", "--root", t.path().to_str().unwrap(), "--capture", "/proc/version/x"]);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
 }
@@ -248,10 +184,6 @@ fn assert_same(a: &probe::Node, b: &probe::Node) {
     }
     let ja = serde_json::to_string_pretty(a).unwrap();
     let jb = serde_json::to_string_pretty(b).unwrap();
-    let d = ja
-        .lines()
-        .zip(jb.lines())
-        .enumerate()
-        .find(|(_, (x, y))| x != y);
+    let d = ja.lines().zip(jb.lines()).enumerate().find(|(_, (x, y))| x != y);
     panic!("snapshots differ at JSON line {:?}", d);
 }

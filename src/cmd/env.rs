@@ -30,26 +30,19 @@ pub fn master(flag: Option<&str>, env: &BTreeMap<String, String>) -> Result<Opti
         },
     };
     let Some(name) = name else { return Ok(None) };
-    let ip = crate::resolve::resolve(&name, Duration::from_secs(5))
-        .with_context(|| format!("master address {name}: the rendezvous must not depend on a name only some nodes resolve"))?;
+    let ip = crate::resolve::resolve(&name, Duration::from_secs(5)).with_context(|| {
+        format!("master address {name}: the rendezvous must not depend on a name only some nodes resolve")
+    })?;
     Ok(Some(Master { name, ip }))
 }
 
-pub fn intent(
-    master_flag: Option<&str>,
-    config: Option<&Path>,
-    bootstrap_if: Option<&str>,
-) -> Result<Intent> {
+pub fn intent(master_flag: Option<&str>, config: Option<&Path>, bootstrap_if: Option<&str>) -> Result<Intent> {
     let env = job_env();
     let mut cfg = crate::config::load(config)?;
     if let Some(b) = bootstrap_if {
         cfg.bootstrap_interface = Some(b.to_string());
     }
-    Ok(Intent {
-        master: master(master_flag, &env)?,
-        config: cfg,
-        env,
-    })
+    Ok(Intent { master: master(master_flag, &env)?, config: cfg, env })
 }
 
 pub fn run(node: &Node, intent: &Intent, format: Format, explain: bool) -> Result<ExitCode> {
@@ -57,18 +50,10 @@ pub fn run(node: &Node, intent: &Intent, format: Format, explain: bool) -> Resul
     if explain {
         eprint!("{}", render::explain(&plan));
     } else {
-        for f in plan
-            .findings
-            .iter()
-            .filter(|f| f.severity >= plan::Severity::Warning)
-        {
+        for f in plan.findings.iter().filter(|f| f.severity >= plan::Severity::Warning) {
             eprintln!(
                 "ibwire: {}: {}: {}",
-                if f.severity == plan::Severity::Error {
-                    "error"
-                } else {
-                    "warning"
-                },
+                if f.severity == plan::Severity::Error { "error" } else { "warning" },
                 f.subject,
                 f.message
             );
@@ -80,9 +65,5 @@ pub fn run(node: &Node, intent: &Intent, format: Format, explain: bool) -> Resul
         Format::Json => serde_json::to_string_pretty(&render::json(&plan))? + "\n",
     };
     print!("{out}");
-    Ok(if plan.has_errors() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(if plan.has_errors() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -2,6 +2,7 @@
 
 pub mod env;
 pub mod probe;
+pub mod topo;
 
 use crate::probe::{Node, ProbeOptions};
 use anyhow::Result;
@@ -32,7 +33,5 @@ impl NodeSource {
 
 /// The job's environment as UTF-8 pairs (others cannot matter to NCCL or Slurm variables we read).
 pub fn job_env() -> std::collections::BTreeMap<String, String> {
-    std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .collect()
+    std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))).collect()
 }

@@ -7,12 +7,7 @@ use std::fmt::Write;
 
 pub fn summary(n: &Node) -> String {
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "node {} (source: {})",
-        n.hostname.as_deref().unwrap_or("?"),
-        n.source
-    );
+    let _ = writeln!(s, "node {} (source: {})", n.hostname.as_deref().unwrap_or("?"), n.source);
     let _ = writeln!(s, "\nGPUs: {}", n.gpus.len());
     for (i, g) in n.gpus.iter().enumerate() {
         let _ = writeln!(
@@ -21,10 +16,7 @@ pub fn summary(n: &Node) -> String {
             g.pci.bdf,
             g.model,
             numa(g.pci.numa_node),
-            g.uuid
-                .as_deref()
-                .map(|u| format!("  {u}"))
-                .unwrap_or_default()
+            g.uuid.as_deref().map(|u| format!("  {u}")).unwrap_or_default()
         );
     }
     let _ = writeln!(s, "\nRDMA devices: {}", n.rdma.len());
@@ -33,11 +25,7 @@ pub fn summary(n: &Node) -> String {
         if d.is_bond {
             tags.push(format!(
                 "bond of {}",
-                if d.bond_members.is_empty() {
-                    "?".into()
-                } else {
-                    d.bond_members.join("+")
-                }
+                if d.bond_members.is_empty() { "?".into() } else { d.bond_members.join("+") }
             ));
         }
         if d.virtual_function {
@@ -55,11 +43,7 @@ pub fn summary(n: &Node) -> String {
             d.pci.as_ref().map(|p| p.bdf.as_str()).unwrap_or("-"),
             numa(d.pci.as_ref().and_then(|p| p.numa_node)),
             node_present,
-            if tags.is_empty() {
-                String::new()
-            } else {
-                format!("  [{}]", tags.join(", "))
-            }
+            if tags.is_empty() { String::new() } else { format!("  [{}]", tags.join(", ")) }
         );
         for p in &d.ports {
             let ll = p.link_layer.unwrap_or(LinkLayer::Unknown);
@@ -73,9 +57,7 @@ pub fn summary(n: &Node) -> String {
                     let v2 = p
                         .gids
                         .iter()
-                        .filter(|g| {
-                            g.gid_type.as_deref() == Some("RoCE v2") && g.ipv4_mapped().is_some()
-                        })
+                        .filter(|g| g.gid_type.as_deref() == Some("RoCE v2") && g.ipv4_mapped().is_some())
                         .count();
                     format!("{} RoCE v2 IPv4 GIDs", v2)
                 }
@@ -89,11 +71,7 @@ pub fn summary(n: &Node) -> String {
                 ll,
                 p.rate.as_deref().unwrap_or("?"),
                 addr,
-                p.pkeys
-                    .iter()
-                    .map(|k| format!("0x{k:04x}"))
-                    .collect::<Vec<_>>()
-                    .join(",")
+                p.pkeys.iter().map(|k| format!("0x{k:04x}")).collect::<Vec<_>>().join(",")
             );
         }
     }
@@ -119,28 +97,16 @@ pub fn summary(n: &Node) -> String {
             i.name,
             format!("{:?}", i.kind).to_lowercase(),
             format!("{:?}", i.if_type).to_lowercase(),
-            if i.is_running() {
-                "up"
-            } else {
-                i.operstate.as_deref().unwrap_or("?")
-            },
+            if i.is_running() { "up" } else { i.operstate.as_deref().unwrap_or("?") },
             addrs.join(" "),
-            if extra.is_empty() {
-                String::new()
-            } else {
-                format!("  ({})", extra.join(", "))
-            }
+            if extra.is_empty() { String::new() } else { format!("  ({})", extra.join(", ")) }
         );
     }
     let veths = n.net.iter().filter(|i| i.kind == IfKind::Veth).count();
     if veths > 0 {
         let _ = writeln!(s, "  … and {veths} veth interfaces");
     }
-    if let Some(r) = n
-        .routes
-        .iter()
-        .find(|r| r.dest.prefix_len() == 0 && r.dest.addr().is_ipv4())
-    {
+    if let Some(r) = n.routes.iter().find(|r| r.dest.prefix_len() == 0 && r.dest.addr().is_ipv4()) {
         let _ = writeln!(
             s,
             "  default route via {} dev {}",
@@ -150,11 +116,7 @@ pub fn summary(n: &Node) -> String {
     }
     let h = &n.host;
     let _ = writeln!(s, "\nHost:");
-    let _ = writeln!(
-        s,
-        "  GPUDirect peer memory: {}",
-        h.peermem.as_deref().unwrap_or("not loaded")
-    );
+    let _ = writeln!(s, "  GPUDirect peer memory: {}", h.peermem.as_deref().unwrap_or("not loaded"));
     let _ = writeln!(
         s,
         "  memlock limit: {}",
@@ -167,11 +129,7 @@ pub fn summary(n: &Node) -> String {
     let _ = writeln!(
         s,
         "  /dev/infiniband: {}",
-        if h.dev_infiniband.is_empty() {
-            "absent or empty".to_string()
-        } else {
-            h.dev_infiniband.join(" ")
-        }
+        if h.dev_infiniband.is_empty() { "absent or empty".to_string() } else { h.dev_infiniband.join(" ") }
     );
     if !n.notes.is_empty() {
         let _ = writeln!(s, "\nNotes ({}):", n.notes.len());

@@ -19,44 +19,22 @@ pub struct Choice {
 
 /// The route this node would use to reach `ip`: longest prefix, then lowest metric.
 pub fn route_to<'a>(node: &'a Node, ip: IpAddr) -> Option<(&'a str, String)> {
-    if let Some(i) = node
-        .net
-        .iter()
-        .find(|i| i.addrs.iter().any(|a| a.addr() == ip))
-    {
-        return Some((
-            i.name.as_str(),
-            format!("{ip} is this node's own address on {}", i.name),
-        ));
+    if let Some(i) = node.net.iter().find(|i| i.addrs.iter().any(|a| a.addr() == ip)) {
+        return Some((i.name.as_str(), format!("{ip} is this node's own address on {}", i.name)));
     }
     if let Some(r) = node
         .routes
         .iter()
         .filter(|r| r.dest.contains(&ip))
-        .max_by(|a, b| {
-            a.dest
-                .prefix_len()
-                .cmp(&b.dest.prefix_len())
-                .then(b.metric.cmp(&a.metric))
-        })
+        .max_by(|a, b| a.dest.prefix_len().cmp(&b.dest.prefix_len()).then(b.metric.cmp(&a.metric)))
     {
         let via = r.gateway.map(|g| format!(" via {g}")).unwrap_or_default();
-        let what = if r.dest.prefix_len() == 0 {
-            "the default route".to_string()
-        } else {
-            format!("route {}", r.dest)
-        };
-        return Some((
-            r.iface.as_str(),
-            format!("{what}{via} dev {} reaches {ip}", r.iface),
-        ));
+        let what = if r.dest.prefix_len() == 0 { "the default route".to_string() } else { format!("route {}", r.dest) };
+        return Some((r.iface.as_str(), format!("{what}{via} dev {} reaches {ip}", r.iface)));
     }
     // A snapshot without a route table: fall back to connected subnets.
     node.net.iter().find_map(|i| {
-        i.addrs
-            .iter()
-            .find(|a| a.contains(&ip))
-            .map(|a| (i.name.as_str(), format!("{ip} is on {a} of {}", i.name)))
+        i.addrs.iter().find(|a| a.contains(&ip)).map(|a| (i.name.as_str(), format!("{ip} is on {a} of {}", i.name)))
     })
 }
 
@@ -68,32 +46,20 @@ fn usable(i: &NetIf, v4: bool) -> Result<IpNet, String> {
             i.operstate.as_deref().unwrap_or("unknown")
         ));
     }
-    i.routable_addr(v4).ok_or_else(|| {
-        format!(
-            "{} has no {} address that is not link-local",
-            i.name,
-            if v4 { "IPv4" } else { "IPv6" }
-        )
-    })
+    i.routable_addr(v4)
+        .ok_or_else(|| format!("{} has no {} address that is not link-local", i.name, if v4 { "IPv4" } else { "IPv6" }))
 }
 
 fn check_name(name: &str) -> Result<(), String> {
     if nccl_list_safe(name) {
         Ok(())
     } else {
-        Err(format!(
-            "interface name {name:?} cannot be written exactly in NCCL_SOCKET_IFNAME"
-        ))
+        Err(format!("interface name {name:?} cannot be written exactly in NCCL_SOCKET_IFNAME"))
     }
 }
 
-pub fn choose(
-    node: &Node,
-    master: Option<&Master>,
-    configured: Option<&str>,
-) -> Result<Choice, Finding> {
-    let err =
-        |msg: String, fix: &str| Finding::new(Severity::Error, "NCCL_SOCKET_IFNAME", msg).fix(fix);
+pub fn choose(node: &Node, master: Option<&Master>, configured: Option<&str>) -> Result<Choice, Finding> {
+    let err = |msg: String, fix: &str| Finding::new(Severity::Error, "NCCL_SOCKET_IFNAME", msg).fix(fix);
     let fail = |msg: String, fix: &str| Err(err(msg, fix));
     if let Some(m) = master {
         let v4 = m.ip.is_ipv4();
@@ -106,31 +72,25 @@ pub fn choose(
         if let Some(c) = configured {
             if c != ifname {
                 return fail(
-                    format!("configured bootstrap interface {c} does not route to the master {} ({}): {why}", m.name, m.ip),
+                    format!(
+                        "configured bootstrap interface {c} does not route to the master {} ({}): {why}",
+                        m.name, m.ip
+                    ),
                     &format!("remove bootstrap_interface from the config, or set it to {ifname}"),
                 );
             }
         }
         let Some(i) = node.iface(ifname) else {
-            return fail(
-                format!("route to {} names {ifname}, which does not exist", m.ip),
-                "check the routing table",
-            );
+            return fail(format!("route to {} names {ifname}, which does not exist", m.ip), "check the routing table");
         };
         check_name(ifname).map_err(|e| err(e, "rename the interface or pin another one"))?;
         let addr = usable(i, v4).map_err(|e| {
-            err(
-                format!("{e}, but it is the route to the master {}", m.ip),
-                "bring the interface up or fix its address",
-            )
+            err(format!("{e}, but it is the route to the master {}", m.ip), "bring the interface up or fix its address")
         })?;
         return Ok(Choice {
             iface: ifname.to_string(),
             addr,
-            reason: format!(
-                "routes to the master {} ({}): {why}; address {addr}",
-                m.name, m.ip
-            ),
+            reason: format!("routes to the master {} ({}): {why}; address {addr}", m.name, m.ip),
         });
     }
     if let Some(c) = configured {
@@ -150,20 +110,15 @@ pub fn choose(
             reason: format!("configured bootstrap_interface; address {addr}"),
         });
     }
-    if let Some(r) = node
-        .routes
-        .iter()
-        .filter(|r| r.dest.prefix_len() == 0 && r.dest.addr().is_ipv4())
-        .min_by_key(|r| r.metric)
+    if let Some(r) =
+        node.routes.iter().filter(|r| r.dest.prefix_len() == 0 && r.dest.addr().is_ipv4()).min_by_key(|r| r.metric)
     {
         if let Some(i) = node.iface(&r.iface) {
             if let (Ok(addr), Ok(())) = (usable(i, true), check_name(&i.name)) {
                 return Ok(Choice {
                     iface: i.name.clone(),
                     addr,
-                    reason: format!(
-                        "no master address given: the default-route interface; address {addr}"
-                    ),
+                    reason: format!("no master address given: the default-route interface; address {addr}"),
                 });
             }
         }
@@ -180,12 +135,13 @@ pub fn choose(
             Ok(Choice {
                 iface: i.name.clone(),
                 addr,
-                reason: format!("no master address and no default route: the first up physical interface with IPv4; address {addr}"),
+                reason: format!(
+                    "no master address and no default route: the first up physical interface with IPv4; address {addr}"
+                ),
             })
         }
         None => fail(
-            "no up physical interface with an IPv4 address: cannot choose a bootstrap interface"
-                .into(),
+            "no up physical interface with an IPv4 address: cannot choose a bootstrap interface".into(),
             "give --master-addr, or set bootstrap_interface in the config",
         ),
     }

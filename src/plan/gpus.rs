@@ -36,35 +36,25 @@ pub fn choose(node: &Node, env: &BTreeMap<String, String>) -> Choice {
         c.count = n;
         c.reason = format!(
             "all {n} GPUs in PCI bus order ({})",
-            node.gpus
-                .iter()
-                .map(|g| g.pci.bdf.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            node.gpus.iter().map(|g| g.pci.bdf.as_str()).collect::<Vec<_>>().join(", ")
         );
         return c;
     };
     c.from_user = true;
-    let entries: Vec<&str> = value
-        .split(',')
-        .map(str::trim)
-        .filter(|e| !e.is_empty())
-        .collect();
+    let entries: Vec<&str> = value.split(',').map(str::trim).filter(|e| !e.is_empty()).collect();
     let mut bad = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for e in &entries {
         let ok = if let Ok(i) = e.parse::<usize>() {
             // Slurm's *_GPUS lists hold device minors when the driver told it; CUDA's hold indices.
-            let known =
-                if var == "CUDA_VISIBLE_DEVICES" || node.gpus.iter().all(|g| g.minor.is_none()) {
-                    i < n
-                } else {
-                    node.gpus.iter().any(|g| g.minor == Some(i as u32))
-                };
+            let known = if var == "CUDA_VISIBLE_DEVICES" || node.gpus.iter().all(|g| g.minor.is_none()) {
+                i < n
+            } else {
+                node.gpus.iter().any(|g| g.minor == Some(i as u32))
+            };
             known || n == 0
         } else if e.starts_with("GPU-") || e.starts_with("MIG-") {
-            node.gpus.iter().all(|g| g.uuid.is_none())
-                || node.gpus.iter().any(|g| g.uuid.as_deref() == Some(*e))
+            node.gpus.iter().all(|g| g.uuid.is_none()) || node.gpus.iter().any(|g| g.uuid.as_deref() == Some(*e))
         } else {
             false
         };
@@ -103,22 +93,14 @@ pub fn choose(node: &Node, env: &BTreeMap<String, String>) -> Choice {
     // Slurm's lists name device minors; CUDA wants bus-order indices.
     let mapped: Vec<String> = entries
         .iter()
-        .map(
-            |e| match (var != "CUDA_VISIBLE_DEVICES", e.parse::<u32>()) {
-                (true, Ok(m)) => node
-                    .gpus
-                    .iter()
-                    .position(|g| g.minor == Some(m))
-                    .map(|i| i.to_string())
-                    .unwrap_or(e.to_string()),
-                _ => e.to_string(),
-            },
-        )
+        .map(|e| match (var != "CUDA_VISIBLE_DEVICES", e.parse::<u32>()) {
+            (true, Ok(m)) => {
+                node.gpus.iter().position(|g| g.minor == Some(m)).map(|i| i.to_string()).unwrap_or(e.to_string())
+            }
+            _ => e.to_string(),
+        })
         .collect();
     c.visible = Some(mapped.join(","));
-    c.reason = format!(
-        "allocation from {var} kept ({} GPU(s)), checked against {n} probed",
-        entries.len()
-    );
+    c.reason = format!("allocation from {var} kept ({} GPU(s)), checked against {n} probed", entries.len());
     c
 }

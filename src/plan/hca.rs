@@ -36,24 +36,12 @@ pub struct Decision {
 pub fn port_problem(node: &Node, d: &RdmaDevice, p: &RdmaPort) -> Option<String> {
     match (p.state, p.state_name.as_deref()) {
         (Some(4), _) => {}
-        (Some(n), name) => {
-            return Some(format!(
-                "port state {} ({}), not ACTIVE",
-                name.unwrap_or("?"),
-                n
-            ))
-        }
+        (Some(n), name) => return Some(format!("port state {} ({}), not ACTIVE", name.unwrap_or("?"), n)),
         (None, _) => return Some("port state unknown (unreadable)".into()),
     }
     match (p.phys_state, p.phys_state_name.as_deref()) {
         (Some(5), _) => {}
-        (Some(n), name) => {
-            return Some(format!(
-                "physical state {} ({}), not LinkUp",
-                name.unwrap_or("?"),
-                n
-            ))
-        }
+        (Some(n), name) => return Some(format!("physical state {} ({}), not LinkUp", name.unwrap_or("?"), n)),
         (None, _) => return Some("physical state unknown (unreadable)".into()),
     }
     match p.link_layer {
@@ -122,20 +110,13 @@ fn netdevs_of(d: &RdmaDevice) -> BTreeSet<String> {
 
 pub fn select(node: &Node, policy: &Policy) -> Decision {
     let mut dec = Decision::default();
-    let pf_of: BTreeMap<&str, &str> = node
-        .rdma
-        .iter()
-        .filter_map(|d| d.pci.as_ref().map(|p| (p.bdf.as_str(), d.name.as_str())))
-        .collect();
+    let pf_of: BTreeMap<&str, &str> =
+        node.rdma.iter().filter_map(|d| d.pci.as_ref().map(|p| (p.bdf.as_str(), d.name.as_str()))).collect();
     let bond_members: BTreeMap<&str, &str> = node
         .rdma
         .iter()
         .filter(|d| d.is_bond)
-        .flat_map(|d| {
-            d.bond_members
-                .iter()
-                .map(move |m| (m.as_str(), d.name.as_str()))
-        })
+        .flat_map(|d| d.bond_members.iter().map(move |m| (m.as_str(), d.name.as_str())))
         .collect();
 
     let mut cands: Vec<(&RdmaDevice, &RdmaPort)> = Vec::new();
@@ -149,33 +130,17 @@ pub fn select(node: &Node, policy: &Policy) -> Decision {
                 Some("device name cannot be written in NCCL_IB_HCA syntax".to_string())
             } else if let Some(r) = port_problem(node, d, p) {
                 Some(r)
-            } else if let Some(pf) = d
-                .pci
-                .as_ref()
-                .and_then(|x| x.physfn.as_deref())
-                .and_then(|b| pf_of.get(b))
-            {
-                Some(format!(
-                    "SR-IOV virtual function of {pf}; the physical function is used"
-                ))
-            } else if let Some(bond) = (!d.is_bond)
-                .then(|| {
-                    d.pci
-                        .as_ref()
-                        .and_then(|x| bond_members.get(x.bdf.as_str()))
-                })
-                .flatten()
+            } else if let Some(pf) = d.pci.as_ref().and_then(|x| x.physfn.as_deref()).and_then(|b| pf_of.get(b)) {
+                Some(format!("SR-IOV virtual function of {pf}; the physical function is used"))
+            } else if let Some(bond) =
+                (!d.is_bond).then(|| d.pci.as_ref().and_then(|x| bond_members.get(x.bdf.as_str()))).flatten()
             {
                 Some(format!("member of the bond device {bond}"))
             } else {
                 None
             };
             match reason {
-                Some(r) => dec.excluded.push(Exclusion {
-                    device: d.name.clone(),
-                    port: Some(p.port),
-                    reason: r,
-                }),
+                Some(r) => dec.excluded.push(Exclusion { device: d.name.clone(), port: Some(p.port), reason: r }),
                 None => cands.push((d, p)),
             }
         }
@@ -184,15 +149,17 @@ pub fn select(node: &Node, policy: &Policy) -> Decision {
     // A device carrying the bootstrap/management network is not data fabric when others exist.
     if let Some(b) = policy.bootstrap_if {
         let chain = bootstrap_chain(node, b);
-        let (mgmt, data): (Vec<_>, Vec<_>) = cands
-            .iter()
-            .partition(|(d, _)| netdevs_of(d).iter().any(|n| chain.contains(n)));
+        let (mgmt, data): (Vec<_>, Vec<_>) =
+            cands.iter().partition(|(d, _)| netdevs_of(d).iter().any(|n| chain.contains(n)));
         if !mgmt.is_empty() && !data.is_empty() {
             for (d, p) in &mgmt {
                 dec.excluded.push(Exclusion {
                     device: d.name.clone(),
                     port: Some(p.port),
-                    reason: format!("carries the bootstrap/management network ({b}) while {} dedicated data ports exist", data.len()),
+                    reason: format!(
+                        "carries the bootstrap/management network ({b}) while {} dedicated data ports exist",
+                        data.len()
+                    ),
                 });
             }
             cands = data;
@@ -201,10 +168,7 @@ pub fn select(node: &Node, policy: &Policy) -> Decision {
 
     // P_Key sets: a port whose partition set differs from the rest cannot talk to all of them.
     let mut by_pkeys: BTreeMap<Vec<u16>, usize> = BTreeMap::new();
-    for (_, p) in cands
-        .iter()
-        .filter(|(_, p)| p.link_layer == Some(LinkLayer::InfiniBand))
-    {
+    for (_, p) in cands.iter().filter(|(_, p)| p.link_layer == Some(LinkLayer::InfiniBand)) {
         let mut k = p.pkeys.clone();
         k.sort_unstable();
         *by_pkeys.entry(k).or_default() += 1;
@@ -214,12 +178,7 @@ pub fn select(node: &Node, policy: &Policy) -> Decision {
         counts.sort_by(|a, b| b.1.cmp(a.1));
         if counts[0].1 > counts[1].1 {
             let majority = counts[0].0.clone();
-            let show = |k: &[u16]| {
-                k.iter()
-                    .map(|x| format!("0x{x:04x}"))
-                    .collect::<Vec<_>>()
-                    .join(",")
-            };
+            let show = |k: &[u16]| k.iter().map(|x| format!("0x{x:04x}")).collect::<Vec<_>>().join(",");
             let mut keep = Vec::new();
             for (d, p) in cands {
                 let mut k = p.pkeys.clone();
@@ -228,11 +187,7 @@ pub fn select(node: &Node, policy: &Policy) -> Decision {
                     dec.excluded.push(Exclusion {
                         device: d.name.clone(),
                         port: Some(p.port),
-                        reason: format!(
-                            "P_Keys {} differ from the fabric's {}",
-                            show(&k),
-                            show(&majority)
-                        ),
+                        reason: format!("P_Keys {} differ from the fabric's {}", show(&k), show(&majority)),
                     });
                 } else {
                     keep.push((d, p));
@@ -251,18 +206,9 @@ pub fn select(node: &Node, policy: &Policy) -> Decision {
     // One fabric only: NCCL cannot merge or connect across link layers.
     let layers: BTreeSet<LinkLayer> = cands.iter().filter_map(|(_, p)| p.link_layer).collect();
     if layers.len() > 1 {
-        let affine = |ll: LinkLayer| {
-            cands
-                .iter()
-                .filter(|(d, p)| p.link_layer == Some(ll) && gpu_affine(node, d))
-                .count()
-        };
-        let count = |ll: LinkLayer| {
-            cands
-                .iter()
-                .filter(|(_, p)| p.link_layer == Some(ll))
-                .count()
-        };
+        let affine =
+            |ll: LinkLayer| cands.iter().filter(|(d, p)| p.link_layer == Some(ll) && gpu_affine(node, d)).count();
+        let count = |ll: LinkLayer| cands.iter().filter(|(_, p)| p.link_layer == Some(ll)).count();
         let (ib, eth) = (LinkLayer::InfiniBand, LinkLayer::Ethernet);
         let key = |ll| (affine(ll), count(ll), ll == ib);
         let chosen = if key(ib) >= key(eth) { ib } else { eth };
@@ -312,18 +258,18 @@ pub fn select(node: &Node, policy: &Policy) -> Decision {
             format!("all {} RDMA ports excluded", dec.excluded.len())
         };
     } else {
-        let list: Vec<String> = dec
-            .selected
-            .iter()
-            .map(|(d, p)| format!("{d}:{p}"))
-            .collect();
+        let list: Vec<String> = dec.selected.iter().map(|(d, p)| format!("{d}:{p}")).collect();
         dec.value = Some(format!("={}", list.join(",")));
         dec.reason = format!(
             "{} healthy {} port{} (ACTIVE, LinkUp, {}); exact names so that no prefix pulls in other devices{}",
             dec.selected.len(),
             dec.fabric.unwrap_or(LinkLayer::Unknown),
             if dec.selected.len() == 1 { "" } else { "s" },
-            if dec.fabric == Some(LinkLayer::Ethernet) { "RoCE v2 IPv4 GID on an up netdev" } else { "unicast LID, SM present" },
+            if dec.fabric == Some(LinkLayer::Ethernet) {
+                "RoCE v2 IPv4 GID on an up netdev"
+            } else {
+                "unicast LID, SM present"
+            },
             if dec.excluded.is_empty() { String::new() } else { format!("; {} port(s) excluded", dec.excluded.len()) }
         );
     }
@@ -333,7 +279,5 @@ pub fn select(node: &Node, policy: &Policy) -> Decision {
 /// Is this device at PIX/PXB distance from some GPU (GPUDirect RDMA under NCCL's defaults)?
 pub fn gpu_affine(node: &Node, d: &RdmaDevice) -> bool {
     let Some(dp) = &d.pci else { return false };
-    node.gpus
-        .iter()
-        .any(|g| classify(&g.pci, dp) <= PathType::PXB)
+    node.gpus.iter().any(|g| classify(&g.pci, dp) <= PathType::PXB)
 }

@@ -32,17 +32,8 @@ pub struct Finding {
 }
 
 impl Finding {
-    pub fn new(
-        severity: Severity,
-        subject: impl Into<String>,
-        message: impl Into<String>,
-    ) -> Finding {
-        Finding {
-            severity,
-            subject: subject.into(),
-            message: message.into(),
-            fix: None,
-        }
+    pub fn new(severity: Severity, subject: impl Into<String>, message: impl Into<String>) -> Finding {
+        Finding { severity, subject: subject.into(), message: message.into(), fix: None }
     }
     pub fn fix(mut self, fix: impl Into<String>) -> Finding {
         self.fix = Some(fix.into());
@@ -118,11 +109,7 @@ pub fn decide(node: &Node, intent: &Intent) -> Plan {
     let user = |k: &str| intent.env.get(k).filter(|v| !v.is_empty()).cloned();
 
     // Bootstrap interface first: the HCA rules exclude the NIC that carries it.
-    let boot = bootstrap_if::choose(
-        node,
-        intent.master.as_ref(),
-        intent.config.bootstrap_interface.as_deref(),
-    );
+    let boot = bootstrap_if::choose(node, intent.master.as_ref(), intent.config.bootstrap_interface.as_deref());
     let boot_if = match &boot {
         Ok(b) => Some(b.iface.clone()),
         Err(f) => {
@@ -145,9 +132,7 @@ pub fn decide(node: &Node, intent: &Intent) -> Plan {
             name: "NCCL_IB_HCA".into(),
             reason: format!(
                 "set by the user; ibwire would choose {}",
-                decided
-                    .as_deref()
-                    .unwrap_or("no NCCL_IB_HCA (no healthy HCA)")
+                decided.as_deref().unwrap_or("no NCCL_IB_HCA (no healthy HCA)")
             ),
             value: v,
             source: Source::User,
@@ -159,18 +144,12 @@ pub fn decide(node: &Node, intent: &Intent) -> Plan {
             source: Source::Decided,
         }),
         (None, None) => {
-            let sev = if intent.config.hca.on_empty == Some(EmptyPolicy::Fail) {
-                Severity::Error
-            } else {
-                Severity::Warning
-            };
+            let sev =
+                if intent.config.hca.on_empty == Some(EmptyPolicy::Fail) { Severity::Error } else { Severity::Warning };
             let msg = if node.rdma.is_empty() {
                 "no RDMA device on this node: NCCL will use TCP sockets between nodes".to_string()
             } else {
-                format!(
-                    "no healthy HCA port ({}): NCCL will use TCP sockets between nodes",
-                    hca.reason
-                )
+                format!("no healthy HCA port ({}): NCCL will use TCP sockets between nodes", hca.reason)
             };
             findings.push(
                 Finding::new(sev, "NCCL_IB_HCA", msg)
@@ -184,9 +163,7 @@ pub fn decide(node: &Node, intent: &Intent) -> Plan {
             name: "NCCL_SOCKET_IFNAME".into(),
             reason: format!(
                 "set by the user; ibwire would choose {}",
-                boot.as_ref()
-                    .map(|b| format!("={}", b.iface))
-                    .unwrap_or_else(|_| "nothing (see findings)".into())
+                boot.as_ref().map(|b| format!("={}", b.iface)).unwrap_or_else(|_| "nothing (see findings)".into())
             ),
             value: v,
             source: Source::User,
@@ -202,11 +179,7 @@ pub fn decide(node: &Node, intent: &Intent) -> Plan {
                 settings.push(Setting {
                     name: "NCCL_SOCKET_FAMILY".into(),
                     value: "AF_INET".into(),
-                    reason: format!(
-                        "{} is used through its IPv4 address {}",
-                        b.iface,
-                        b.addr.addr()
-                    ),
+                    reason: format!("{} is used through its IPv4 address {}", b.iface, b.addr.addr()),
                     source: Source::Decided,
                 });
             }
@@ -232,11 +205,7 @@ pub fn decide(node: &Node, intent: &Intent) -> Plan {
     let g = gpus::choose(node, &intent.env);
     findings.extend(g.findings.iter().cloned());
     if let Some(v) = &g.visible {
-        let source = if g.from_user {
-            Source::User
-        } else {
-            Source::Decided
-        };
+        let source = if g.from_user { Source::User } else { Source::Decided };
         settings.push(Setting {
             name: "CUDA_VISIBLE_DEVICES".into(),
             value: v.clone(),
@@ -278,7 +247,5 @@ pub fn decide(node: &Node, intent: &Intent) -> Plan {
 pub fn nccl_list_safe(name: &str) -> bool {
     !name.is_empty()
         && name.len() < 64
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '@'))
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '@'))
 }

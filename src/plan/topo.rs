@@ -42,12 +42,7 @@ pub fn classify(a: &PciFunction, b: &PciFunction) -> PathType {
             _ => PathType::NODE,
         };
     }
-    let common = a
-        .bridges
-        .iter()
-        .zip(&b.bridges)
-        .take_while(|(x, y)| x == y)
-        .count();
+    let common = a.bridges.iter().zip(&b.bridges).take_while(|(x, y)| x == y).count();
     if common == 0 {
         // Different root ports of one root complex: the path turns in the host bridge.
         return PathType::PHB;
@@ -82,11 +77,7 @@ mod tests {
         let gpu = f("pci0000:15", &[rp, us, "0000:17:00.0"], 0);
         let nic = f("pci0000:15", &[rp, us, "0000:17:01.0"], 0);
         assert_eq!(classify(&gpu, &nic), PathType::PIX);
-        let deep = f(
-            "pci0000:15",
-            &[rp, us, "0000:17:02.0", "0000:18:00.0", "0000:19:00.0"],
-            0,
-        );
+        let deep = f("pci0000:15", &[rp, us, "0000:17:02.0", "0000:18:00.0", "0000:19:00.0"], 0);
         assert_eq!(classify(&gpu, &deep), PathType::PXB);
         let other_rp = f("pci0000:15", &["0000:15:02.0"], 0);
         assert_eq!(classify(&gpu, &other_rp), PathType::PHB);
@@ -98,4 +89,173 @@ mod tests {
         let f0 = f("pci0000:48", &["0000:48:01.0"], 0);
         assert_eq!(classify(&f0, &f0.clone()), PathType::PIX);
     }
+}
+
+/// A NIC column: an RDMA device, or (with --all-nics) a physical netdev without one.
+#[derive(Debug, Clone, Serialize)]
+pub struct Nic {
+    pub name: String,
+    pub device: String,
+    pub pci: String,
+    pub numa: Option<i32>,
+    #[serde(skip)]
+    pub function: PciFunction,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GpuCol {
+    pub name: String,
+    pub pci: String,
+    pub numa: Option<i32>,
+    pub model: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Matrix {
+    pub gpus: Vec<GpuCol>,
+    pub nics: Vec<Nic>,
+    /// Rows in `gpus` order, columns in `nics` order.
+    pub gpu_nic: Vec<Vec<PathType>>,
+    /// `X`, `NV#` or a PCIe class.
+    pub gpu_gpu: Vec<Vec<String>>,
+    pub nic_nic: Vec<Vec<String>>,
+    pub verdicts: Vec<String>,
+}
+
+pub fn matrix(node: &crate::probe::Node, all_nics: bool) -> Matrix {
+    use crate::probe::IfKind;
+    let mut nics: Vec<Nic> = node
+        .rdma
+        .iter()
+        .filter_map(|d| {
+            d.pci.as_ref().map(|p| Nic {
+                name: String::new(),
+                device: d.name.clone(),
+                pci: p.bdf.clone(),
+                numa: p.numa_node,
+                function: p.clone(),
+            })
+        })
+        .collect();
+    if all_nics {
+        let covered: Vec<String> = nics.iter().map(|n| n.pci.clone()).collect();
+        for i in node.net.iter().filter(|i| i.kind == IfKind::Physical) {
+            let Some(f) = &i.pci else { continue };
+            if covered.contains(&f.bdf) {
+                continue;
+            }
+            nics.push(Nic {
+                name: String::new(),
+                device: i.name.clone(),
+                pci: f.bdf.clone(),
+                numa: f.numa_node,
+                function: f.clone(),
+            });
+        }
+    }
+    nics.sort_by(|a, b| {
+        crate::probe::gpu::bus_key(&a.pci).cmp(&crate::probe::gpu::bus_key(&b.pci)).then(a.device.cmp(&b.device))
+    });
+    for (i, n) in nics.iter_mut().enumerate() {
+        n.name = format!("NIC{i}");
+    }
+    let gpus: Vec<GpuCol> = node
+        .gpus
+        .iter()
+        .enumerate()
+        .map(|(i, g)| GpuCol {
+            name: format!("GPU{i}"),
+            pci: g.pci.bdf.clone(),
+            numa: g.pci.numa_node,
+            model: g.model.clone(),
+        })
+        .collect();
+    let gpu_nic: Vec<Vec<PathType>> =
+        node.gpus.iter().map(|g| nics.iter().map(|n| classify(&g.pci, &n.function)).collect()).collect();
+    let gpu_gpu: Vec<Vec<String>> = (0..node.gpus.len())
+        .map(|i| {
+            (0..node.gpus.len())
+                .map(|j| {
+                    if i == j {
+                        return "X".to_string();
+                    }
+                    let (a, b) = (i.min(j), i.max(j));
+                    match node.nvlinks.iter().find(|l| l.a == a && l.b == b) {
+                        Some(l) => format!("NV{}", l.links),
+                        None => classify(&node.gpus[i].pci, &node.gpus[j].pci).to_string(),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let nic_nic: Vec<Vec<String>> = (0..nics.len())
+        .map(|i| {
+            (0..nics.len())
+                .map(|j| if i == j { "X".into() } else { classify(&nics[i].function, &nics[j].function).to_string() })
+                .collect()
+        })
+        .collect();
+    let mut m = Matrix { gpus, nics, gpu_nic, gpu_gpu, nic_nic, verdicts: Vec::new() };
+    m.verdicts = verdicts(&m);
+    m
+}
+
+fn verdicts(m: &Matrix) -> Vec<String> {
+    let mut v = Vec::new();
+    if m.gpus.is_empty() || m.nics.is_empty() {
+        v.push(format!("{} GPU(s), {} NIC(s): no GPU↔NIC pairs to judge.", m.gpus.len(), m.nics.len()));
+        return v;
+    }
+    let mut no_gdr = Vec::new();
+    let mut near_counts = Vec::new();
+    for (i, g) in m.gpus.iter().enumerate() {
+        let best = *m.gpu_nic[i].iter().min().unwrap();
+        let nearest: Vec<&str> =
+            m.nics.iter().zip(&m.gpu_nic[i]).filter(|(_, t)| **t == best).map(|(n, _)| n.device.as_str()).collect();
+        let close = m.gpu_nic[i].iter().filter(|t| t.gdr_by_default()).count();
+        near_counts.push(close);
+        v.push(format!("{}: nearest {} ({})", g.name, nearest.join(", "), best));
+        if !best.gdr_by_default() {
+            no_gdr.push(g.name.clone());
+        }
+    }
+    if !no_gdr.is_empty() {
+        v.push(format!(
+            "{} have no NIC at PIX/PXB distance: GPUDirect RDMA is off for them under NCCL's default NCCL_NET_GDR_LEVEL (PXB); traffic is staged through host memory.",
+            no_gdr.join(", ")
+        ));
+    }
+    let far: Vec<&str> = m
+        .nics
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| m.gpu_nic.iter().all(|row| !row[*j].gdr_by_default()))
+        .map(|(_, n)| n.device.as_str())
+        .collect();
+    if !far.is_empty() && far.len() < m.nics.len() {
+        v.push(format!(
+            "{} {} far from every GPU (storage or management NICs, not GPU rails).",
+            far.join(", "),
+            if far.len() == 1 { "is" } else { "are" }
+        ));
+    }
+    let layout = if near_counts.iter().all(|c| *c == 1) {
+        let pix = m.gpu_nic.iter().all(|r| r.contains(&PathType::PIX));
+        format!(
+            "Layout: one NIC per GPU on its own PCIe switch (1:1 rails, {} switches){}.",
+            m.gpus.len(),
+            if pix { "" } else { ", through a multi-level switch" }
+        )
+    } else if near_counts.iter().all(|c| *c == 2) {
+        "Layout: two GPUs and two NICs share each PCIe switch tree (DGX-style: GPU0's neighbour NIC is PIX/PXB as well).".to_string()
+    } else if near_counts.iter().all(|c| *c == 0) {
+        "Layout: no GPU shares a PCIe switch with a NIC (NICs hang off the CPU; GPUDirect RDMA needs NCCL_NET_GDR_LEVEL raised).".to_string()
+    } else {
+        format!(
+            "Layout: uneven — NICs at PIX/PXB distance per GPU: {}.",
+            near_counts.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" ")
+        )
+    };
+    v.push(layout);
+    v
 }

@@ -23,13 +23,7 @@ const LIVE_EXTRAS: &[&str] = &[
 
 pub fn capture(opts: &ProbeOptions, dest: &Path) -> Result<usize> {
     let sys = SysRoot::recording(&opts.root);
-    let node = super::probe_with(
-        &sys,
-        &ProbeOptions {
-            nvidia_smi: false,
-            ..opts.clone()
-        },
-    );
+    let node = super::probe_with(&sys, &ProbeOptions { nvidia_smi: false, ..opts.clone() });
     for extra in LIVE_EXTRAS {
         sys.read(Path::new(extra));
     }
@@ -56,10 +50,7 @@ pub fn capture(opts: &ProbeOptions, dest: &Path) -> Result<usize> {
             fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;
         } else if meta.is_file() {
             let mut buf = Vec::new();
-            if fs::File::open(&src)
-                .and_then(|f| f.take(4 << 20).read_to_end(&mut buf))
-                .is_err()
-            {
+            if fs::File::open(&src).and_then(|f| f.take(4 << 20).read_to_end(&mut buf)).is_err() {
                 continue; // unreadable on the node: the replay sees it missing, as the probe did
             }
             let d = dest.join(&real);
@@ -85,15 +76,13 @@ pub fn capture(opts: &ProbeOptions, dest: &Path) -> Result<usize> {
             fs::create_dir_all(p).with_context(|| format!("cannot create {}", p.display()))?;
         }
         if fs::symlink_metadata(&d).is_err() {
-            std::os::unix::fs::symlink(&target, &d)
-                .with_context(|| format!("cannot create link {}", d.display()))?;
+            std::os::unix::fs::symlink(&target, &d).with_context(|| format!("cannot create link {}", d.display()))?;
             count += 1;
         }
     }
     // The snapshot beside the tree lets a ticket reader compare what the node said live.
     let snap = dest.join("ibwire-snapshot.json");
-    fs::write(&snap, serde_json::to_vec_pretty(&node)?)
-        .with_context(|| format!("cannot write {}", snap.display()))?;
+    fs::write(&snap, serde_json::to_vec_pretty(&node)?).with_context(|| format!("cannot write {}", snap.display()))?;
     Ok(count)
 }
 
@@ -101,9 +90,7 @@ pub fn capture(opts: &ProbeOptions, dest: &Path) -> Result<usize> {
 /// recreated as a symlink rather than followed).
 fn real_location(sys: &SysRoot, rel: &Path) -> PathBuf {
     match (rel.parent(), rel.file_name()) {
-        (Some(p), Some(n)) if !p.as_os_str().is_empty() => {
-            sys.resolve(p).unwrap_or_else(|| p.to_path_buf()).join(n)
-        }
+        (Some(p), Some(n)) if !p.as_os_str().is_empty() => sys.resolve(p).unwrap_or_else(|| p.to_path_buf()).join(n),
         _ => rel.to_path_buf(),
     }
 }

@@ -35,25 +35,14 @@ pub fn read(sys: &SysRoot) -> Vec<Gpu> {
         let Some(f) = pci::function_at(sys, &dir) else {
             continue;
         };
-        let info = sys.read(
-            &Path::new("proc/driver/nvidia/gpus")
-                .join(&f.bdf)
-                .join("information"),
-        );
+        let info = sys.read(&Path::new("proc/driver/nvidia/gpus").join(&f.bdf).join("information"));
         let field = |k: &str| {
             info.as_deref().and_then(|t| {
-                t.lines().find_map(|l| {
-                    l.strip_prefix(k)
-                        .map(|v| v.trim_start_matches(':').trim().to_string())
-                })
+                t.lines().find_map(|l| l.strip_prefix(k).map(|v| v.trim_start_matches(':').trim().to_string()))
             })
         };
         let model = field("Model")
-            .or_else(|| {
-                f.device
-                    .and_then(|d| MODELS.iter().find(|m| m.0 == d))
-                    .map(|m| m.1.to_string())
-            })
+            .or_else(|| f.device.and_then(|d| MODELS.iter().find(|m| m.0 == d)).map(|m| m.1.to_string()))
             .unwrap_or_else(|| format!("NVIDIA device 10de:{:04x}", f.device.unwrap_or(0)));
         gpus.push(Gpu {
             model,
@@ -73,10 +62,5 @@ pub fn bus_key(bdf: &str) -> (u32, u32, u32, u32) {
     let bus = u32::from_str_radix(it.next().unwrap_or(""), 16).unwrap_or(u32::MAX);
     let dom = u32::from_str_radix(it.next().unwrap_or(""), 16).unwrap_or(u32::MAX);
     let (d, f) = devfn.split_once('.').unwrap_or(("", ""));
-    (
-        dom,
-        bus,
-        u32::from_str_radix(d, 16).unwrap_or(u32::MAX),
-        f.parse().unwrap_or(u32::MAX),
-    )
+    (dom, bus, u32::from_str_radix(d, 16).unwrap_or(u32::MAX), f.parse().unwrap_or(u32::MAX))
 }

@@ -4,14 +4,8 @@ use super::model::{HostFacts, NumaNode};
 use super::sysroot::SysRoot;
 use std::path::{Path, PathBuf};
 
-const LIB_DIRS: &[&str] = &[
-    "usr/lib/x86_64-linux-gnu",
-    "usr/lib/aarch64-linux-gnu",
-    "usr/lib64",
-    "usr/lib",
-    "lib/x86_64-linux-gnu",
-    "lib64",
-];
+const LIB_DIRS: &[&str] =
+    &["usr/lib/x86_64-linux-gnu", "usr/lib/aarch64-linux-gnu", "usr/lib64", "usr/lib", "lib/x86_64-linux-gnu", "lib64"];
 
 pub fn read(sys: &SysRoot) -> HostFacts {
     let peermem = if sys.exists(Path::new("sys/module/nvidia_peermem")) {
@@ -35,27 +29,12 @@ pub fn read(sys: &SysRoot) -> HostFacts {
         None
     };
     let libibverbs = find(&["libibverbs.so.1"]);
-    let mlx5_provider = find(&[
-        "libibverbs/libmlx5-rdmav34.so",
-        "libibverbs/libmlx5-rdmav25.so",
-        "libmlx5.so.1",
-    ]);
+    let mlx5_provider = find(&["libibverbs/libmlx5-rdmav34.so", "libibverbs/libmlx5-rdmav25.so", "libmlx5.so.1"]);
     let in_container = sys.exists(Path::new(".dockerenv"))
         || sys.exists(Path::new("run/.containerenv"))
         || sys.exists(Path::new(".enroot"))
-        || sys
-            .read(Path::new("proc/1/environ"))
-            .map(|e| e.contains("container="))
-            .unwrap_or(false);
-    HostFacts {
-        peermem,
-        memlock_bytes,
-        memlock_unlimited,
-        dev_infiniband,
-        libibverbs,
-        mlx5_provider,
-        in_container,
-    }
+        || sys.read(Path::new("proc/1/environ")).map(|e| e.contains("container=")).unwrap_or(false);
+    HostFacts { peermem, memlock_bytes, memlock_unlimited, dev_infiniband, libibverbs, mlx5_provider, in_container }
 }
 
 /// `Max locked memory  8388608  8388608  bytes` from `/proc/self/limits` (the soft limit).
@@ -72,9 +51,7 @@ fn memlock(sys: &SysRoot) -> (Option<u64>, Option<bool>) {
             return match soft.parse() {
                 Ok(v) => (Some(v), Some(false)),
                 Err(_) => {
-                    sys.note(format!(
-                        "/proc/self/limits: unreadable memlock value {soft:?}"
-                    ));
+                    sys.note(format!("/proc/self/limits: unreadable memlock value {soft:?}"));
                     (None, None)
                 }
             };
@@ -90,19 +67,14 @@ pub fn numa(sys: &SysRoot) -> Vec<NumaNode> {
         let Some(id) = n.strip_prefix("node").and_then(|i| i.parse().ok()) else {
             continue;
         };
-        out.push(NumaNode {
-            id,
-            cpulist: sys.read(&base.join(&n).join("cpulist")),
-        });
+        out.push(NumaNode { id, cpulist: sys.read(&base.join(&n).join("cpulist")) });
     }
     out
 }
 
 pub fn hostname(sys: &SysRoot) -> Option<String> {
     if sys.is_live() {
-        return nix::unistd::gethostname()
-            .ok()
-            .and_then(|h| h.into_string().ok());
+        return nix::unistd::gethostname().ok().and_then(|h| h.into_string().ok());
     }
     sys.read(Path::new("proc/sys/kernel/hostname"))
 }

@@ -27,11 +27,7 @@ pub struct ProbeOptions {
 
 impl ProbeOptions {
     pub fn at(root: &Path) -> ProbeOptions {
-        ProbeOptions {
-            root: root.to_path_buf(),
-            nvidia_smi: false,
-            nvidia_smi_timeout: Duration::from_secs(5),
-        }
+        ProbeOptions { root: root.to_path_buf(), nvidia_smi: false, nvidia_smi_timeout: Duration::from_secs(5) }
     }
 }
 
@@ -46,11 +42,7 @@ pub fn probe_with(sys: &SysRoot, opts: &ProbeOptions) -> Node {
     link_bonds(&mut rdma, &net);
     let mut node = Node {
         schema: SCHEMA,
-        source: if sys.is_live() {
-            "live".into()
-        } else {
-            sys.root().display().to_string()
-        },
+        source: if sys.is_live() { "live".into() } else { sys.root().display().to_string() },
         hostname: host::hostname(sys),
         rdma,
         net,
@@ -72,23 +64,19 @@ pub fn probe_with(sys: &SysRoot, opts: &ProbeOptions) -> Node {
 /// are those of the bond slaves of its network interface.
 fn link_bonds(rdma: &mut [RdmaDevice], net: &[NetIf]) {
     for d in rdma.iter_mut() {
-        let master = d
-            .netdevs
-            .iter()
-            .filter_map(|n| net.iter().find(|i| &i.name == n))
-            .find_map(|i| {
-                if i.kind == IfKind::Bond {
-                    Some(i.name.clone())
-                } else {
-                    i.master.clone()
-                }
-            });
+        let master = d.netdevs.iter().filter_map(|n| net.iter().find(|i| &i.name == n)).find_map(|i| {
+            if i.kind == IfKind::Bond {
+                Some(i.name.clone())
+            } else {
+                i.master.clone()
+            }
+        });
         let Some(m) = master else { continue };
         d.is_bond = true;
         let mut members: Vec<String> = net
             .iter()
             .filter(|i| i.master.as_deref() == Some(m.as_str()))
-            .filter_map(|i| i.pci.clone())
+            .filter_map(|i| i.pci.as_ref().map(|p| p.bdf.clone()))
             .collect();
         members.sort();
         members.dedup();
@@ -117,11 +105,7 @@ fn nvidia_smi(node: &mut Node, limit: Duration, note: &dyn Fn(String)) {
                 }
             }
         }
-        Ok(out) => note(format!(
-            "nvidia-smi exited with {:?}: {}",
-            out.status,
-            sysroot::clip(out.stderr.trim())
-        )),
+        Ok(out) => note(format!("nvidia-smi exited with {:?}: {}", out.status, sysroot::clip(out.stderr.trim()))),
         Err(e) => {
             note(format!("nvidia-smi: {e}"));
             return;
@@ -130,7 +114,7 @@ fn nvidia_smi(node: &mut Node, limit: Duration, note: &dyn Fn(String)) {
     let mut c = Command::new(&path);
     c.args(["topo", "-m"]);
     match crate::subprocess::run(c, limit) {
-        Ok(out) if out.status == Some(0) => node.nvlinks = parse_topo_nvlinks(&out.stdout),
+        Ok(out) if out.status == Some(0) => node.nvlinks = crate::nvsmi::parse_topo(&out.stdout).nvlinks(),
         Ok(_) => note("nvidia-smi topo -m failed; NVLink cells unknown".into()),
         Err(e) => note(format!("nvidia-smi topo -m: {e}")),
     }
@@ -148,50 +132,6 @@ pub fn normalize_bus_id(s: &str) -> String {
     }
 }
 
-/// NV# cells of the GPU block of `nvidia-smi topo -m`.
-pub fn parse_topo_nvlinks(text: &str) -> Vec<NvLink> {
-    let mut out = Vec::new();
-    let mut header: Vec<String> = Vec::new();
-    for line in text.lines() {
-        let cells: Vec<&str> = line.split(['\t', ' ']).filter(|c| !c.is_empty()).collect();
-        if cells
-            .first()
-            .map(|c| c.starts_with("GPU0"))
-            .unwrap_or(false)
-            && header.is_empty()
-        {
-            header = cells.iter().map(|c| c.to_string()).collect();
-            continue;
-        }
-        let Some(row) = cells
-            .first()
-            .and_then(|c| c.strip_prefix("GPU"))
-            .and_then(|i| i.parse::<usize>().ok())
-        else {
-            continue;
-        };
-        for (j, cell) in cells.iter().skip(1).enumerate() {
-            let Some(col) = header
-                .get(j)
-                .and_then(|h| h.strip_prefix("GPU"))
-                .and_then(|i| i.parse::<usize>().ok())
-            else {
-                continue;
-            };
-            if let Some(n) = cell.strip_prefix("NV").and_then(|n| n.parse::<u32>().ok()) {
-                if row < col {
-                    out.push(NvLink {
-                        a: row,
-                        b: col,
-                        links: n,
-                    });
-                }
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,17 +139,5 @@ mod tests {
     fn bus_ids() {
         assert_eq!(normalize_bus_id("00000000:18:00.0"), "0000:18:00.0");
         assert_eq!(normalize_bus_id("00010000:01:00.0"), "10000:01:00.0");
-    }
-    #[test]
-    fn nvlinks_from_topo() {
-        let t = "\tGPU0\tGPU1\tNIC0\tCPU Affinity\nGPU0\t X \tNV18\tPIX\t0-1\nGPU1\tNV18\t X \tSYS\t0-1\n";
-        assert_eq!(
-            parse_topo_nvlinks(t),
-            vec![NvLink {
-                a: 0,
-                b: 1,
-                links: 18
-            }]
-        );
     }
 }

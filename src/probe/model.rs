@@ -198,7 +198,7 @@ pub struct NetIf {
     pub speed_mbps: Option<u64>,
     pub master: Option<String>,
     pub lowers: Vec<String>,
-    pub pci: Option<String>,
+    pub pci: Option<PciFunction>,
     pub rdma_device: Option<String>,
     pub addrs: Vec<IpNet>,
 }

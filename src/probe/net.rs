@@ -21,10 +21,7 @@ pub fn read(sys: &SysRoot) -> (Vec<NetIf>, Vec<Route>) {
     for name in sys.list(&class) {
         let link = class.join(&name);
         let Some(dir) = sys.resolve(&link) else {
-            sys.note(format!(
-                "{} is a dangling link; interface skipped",
-                sys.show(&link)
-            ));
+            sys.note(format!("{} is a dangling link; interface skipped", sys.show(&link)));
             continue;
         };
         if !sys.is_dir(&dir) {
@@ -33,11 +30,7 @@ pub fn read(sys: &SysRoot) -> (Vec<NetIf>, Vec<Route>) {
         ifs.push(read_if(sys, &name, &dir, vlans.contains(&name)));
     }
     let routes = read_routes(sys);
-    let addrs = if sys.is_live() {
-        live_addrs(sys)
-    } else {
-        tree_addrs(sys, &routes)
-    };
+    let addrs = if sys.is_live() { live_addrs(sys) } else { tree_addrs(sys, &routes) };
     for i in &mut ifs {
         if let Some(a) = addrs.get(&i.name) {
             i.addrs = a.clone();
@@ -47,9 +40,7 @@ pub fn read(sys: &SysRoot) -> (Vec<NetIf>, Vec<Route>) {
 }
 
 fn read_if(sys: &SysRoot, name: &str, dir: &Path, is_vlan: bool) -> NetIf {
-    let if_type_num = sys.parse(&dir.join("type"), "an ARPHRD number", |s| {
-        s.parse::<u32>().ok()
-    });
+    let if_type_num = sys.parse(&dir.join("type"), "an ARPHRD number", |s| s.parse::<u32>().ok());
     let if_type = match if_type_num {
         Some(1) => IfType::Ethernet,
         Some(32) => IfType::Infiniband,
@@ -59,45 +50,26 @@ fn read_if(sys: &SysRoot, name: &str, dir: &Path, is_vlan: bool) -> NetIf {
     // One listing answers bonding/, bridge/, device, master and lower_* at once.
     let entries = sys.list(dir);
     let has = |n: &str| entries.iter().any(|e| e == n);
-    let pci = if has("device") {
-        pci::function_at(sys, &dir.join("device"))
-    } else {
-        None
-    };
+    let pci = if has("device") { pci::function_at(sys, &dir.join("device")) } else { None };
     let devtype = if is_vlan { Some("vlan") } else { None };
-    let kind = classify(
-        name,
-        if_type,
-        pci.is_some(),
-        devtype,
-        has("bonding"),
-        has("bridge"),
-    );
+    let kind = classify(name, if_type, pci.is_some(), devtype, has("bonding"), has("bridge"));
     let master = if has("master") {
-        sys.read_link(&dir.join("master"))
-            .and_then(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()))
+        sys.read_link(&dir.join("master")).and_then(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()))
     } else {
         None
     };
-    let lowers = entries
-        .iter()
-        .filter_map(|e| e.strip_prefix("lower_").map(str::to_string))
-        .collect();
+    let lowers = entries.iter().filter_map(|e| e.strip_prefix("lower_").map(str::to_string)).collect();
     let rdma_device = pci
         .as_ref()
         .and_then(|_| sys.resolve(&dir.join("device")))
         .and_then(|d| sys.list(&d.join("infiniband")).into_iter().next());
     NetIf {
         name: name.to_string(),
-        ifindex: sys.parse(&dir.join("ifindex"), "an interface index", |s| {
-            s.parse().ok()
-        }),
+        ifindex: sys.parse(&dir.join("ifindex"), "an interface index", |s| s.parse().ok()),
         if_type,
         kind,
         operstate: sys.read(&dir.join("operstate")),
-        admin_up: sys
-            .parse(&dir.join("flags"), "hex interface flags", parse_hex)
-            .map(|f| f & IFF_UP != 0),
+        admin_up: sys.parse(&dir.join("flags"), "hex interface flags", parse_hex).map(|f| f & IFF_UP != 0),
         carrier: sys.parse(&dir.join("carrier"), "0 or 1", |s| match s {
             "0" => Some(false),
             "1" => Some(true),
@@ -107,16 +79,13 @@ fn read_if(sys: &SysRoot, name: &str, dir: &Path, is_vlan: bool) -> NetIf {
         // speed is -1 (or EINVAL) when unknown; that is not garbage.
         // Virtual interfaces report a made-up speed (or none); only hardware has one.
         speed_mbps: if pci.is_some() {
-            sys.read(&dir.join("speed"))
-                .and_then(|s| parse_num(&s))
-                .filter(|v| *v > 0)
-                .map(|v| v as u64)
+            sys.read(&dir.join("speed")).and_then(|s| parse_num(&s)).filter(|v| *v > 0).map(|v| v as u64)
         } else {
             None
         },
         master,
         lowers,
-        pci: pci.map(|p| p.bdf),
+        pci,
         rdma_device,
         addrs: Vec::new(),
     }
@@ -124,14 +93,7 @@ fn read_if(sys: &SysRoot, name: &str, dir: &Path, is_vlan: bool) -> NetIf {
 
 /// Kind of an interface. Sysfs says bond/bridge/vlan outright; container and overlay networks
 /// are recognised by their conventional names, which is what NCCL's own heuristics use too.
-pub fn classify(
-    name: &str,
-    t: IfType,
-    has_pci: bool,
-    devtype: Option<&str>,
-    bonding: bool,
-    bridge: bool,
-) -> IfKind {
+pub fn classify(name: &str, t: IfType, has_pci: bool, devtype: Option<&str>, bonding: bool, bridge: bool) -> IfKind {
     if t == IfType::Loopback {
         return IfKind::Loopback;
     }
@@ -141,20 +103,8 @@ pub fn classify(
     if devtype == Some("vlan") {
         return IfKind::Vlan;
     }
-    const CONTAINER: [&str; 12] = [
-        "docker",
-        "cni",
-        "flannel",
-        "cali",
-        "br-",
-        "virbr",
-        "vxlan",
-        "weave",
-        "tailscale",
-        "wg",
-        "kube",
-        "podman",
-    ];
+    const CONTAINER: [&str; 12] =
+        ["docker", "cni", "flannel", "cali", "br-", "virbr", "vxlan", "weave", "tailscale", "wg", "kube", "podman"];
     if CONTAINER.iter().any(|p| name.starts_with(p)) {
         return IfKind::Container;
     }
@@ -168,13 +118,7 @@ pub fn classify(
         return IfKind::Physical;
     }
     // A VLAN without DEVTYPE in a minimal capture still carries the `parent.vid` shape.
-    if name.contains('.')
-        && name
-            .rsplit('.')
-            .next()
-            .map(|v| v.parse::<u16>().is_ok())
-            .unwrap_or(false)
-    {
+    if name.contains('.') && name.rsplit('.').next().map(|v| v.parse::<u16>().is_ok()).unwrap_or(false) {
         return IfKind::Vlan;
     }
     IfKind::Virtual
@@ -215,12 +159,9 @@ pub fn parse_route_v4(text: &str, note: &mut dyn FnMut(String)) -> Vec<Route> {
             }
             continue;
         }
-        let (Some(dest), Some(gw), Some(flags), Some(mask)) = (
-            le_ip(f[1]),
-            le_ip(f[2]),
-            u32::from_str_radix(f[3], 16).ok(),
-            le_ip(f[7]),
-        ) else {
+        let (Some(dest), Some(gw), Some(flags), Some(mask)) =
+            (le_ip(f[1]), le_ip(f[2]), u32::from_str_radix(f[3], 16).ok(), le_ip(f[7]))
+        else {
             note(format!("/proc/net/route line {}: unreadable fields", n + 1));
             continue;
         };
@@ -261,12 +202,9 @@ pub fn parse_route_v6(text: &str) -> Vec<Route> {
         if f.len() < 10 {
             continue;
         }
-        let (Some(dest), Ok(plen), Some(nh), Ok(flags)) = (
-            hex_v6(f[0]),
-            u8::from_str_radix(f[1], 16),
-            hex_v6(f[4]),
-            u32::from_str_radix(f[8], 16),
-        ) else {
+        let (Some(dest), Ok(plen), Some(nh), Ok(flags)) =
+            (hex_v6(f[0]), u8::from_str_radix(f[1], 16), hex_v6(f[4]), u32::from_str_radix(f[8], 16))
+        else {
             continue;
         };
         if flags & 0x1 == 0 || f[9] == "lo" || dest.is_multicast() {
@@ -300,13 +238,9 @@ fn live_addrs(sys: &SysRoot) -> BTreeMap<String, Vec<IpNet>> {
             continue;
         };
         let net = if let (Some(a), Some(k)) = (addr.as_sockaddr_in(), mask.as_sockaddr_in()) {
-            Ipv4Net::new(a.ip(), u32::from(k.ip()).count_ones() as u8)
-                .ok()
-                .map(IpNet::V4)
+            Ipv4Net::new(a.ip(), u32::from(k.ip()).count_ones() as u8).ok().map(IpNet::V4)
         } else if let (Some(a), Some(k)) = (addr.as_sockaddr_in6(), mask.as_sockaddr_in6()) {
-            Ipv6Net::new(a.ip(), u128::from(k.ip()).count_ones() as u8)
-                .ok()
-                .map(IpNet::V6)
+            Ipv6Net::new(a.ip(), u128::from(k.ip()).count_ones() as u8).ok().map(IpNet::V6)
         } else {
             None
         };
@@ -322,28 +256,20 @@ fn tree_addrs(sys: &SysRoot, routes: &[Route]) -> BTreeMap<String, Vec<IpNet>> {
     if let Some(t) = sys.read(Path::new("proc/net/fib_trie")) {
         for ip in parse_fib_trie_locals(&t) {
             if ip.is_loopback() {
-                m.entry("lo".into())
-                    .or_default()
-                    .push(IpNet::V4(Ipv4Net::new(ip, 8).unwrap()));
+                m.entry("lo".into()).or_default().push(IpNet::V4(Ipv4Net::new(ip, 8).unwrap()));
                 continue;
             }
             // The owning interface is the one with the longest directly-connected route.
             let owner = routes
                 .iter()
-                .filter(|r| {
-                    r.gateway.is_none()
-                        && r.dest.contains(&IpAddr::V4(ip))
-                        && r.dest.prefix_len() > 0
-                })
+                .filter(|r| r.gateway.is_none() && r.dest.contains(&IpAddr::V4(ip)) && r.dest.prefix_len() > 0)
                 .max_by_key(|r| r.dest.prefix_len());
             match owner {
                 Some(r) => m
                     .entry(r.iface.clone())
                     .or_default()
                     .push(IpNet::V4(Ipv4Net::new(ip, r.dest.prefix_len()).unwrap())),
-                None => sys.note(format!(
-                    "address {ip} in fib_trie has no connected route; owner unknown"
-                )),
+                None => sys.note(format!("address {ip} in fib_trie has no connected route; owner unknown")),
             }
         }
     }
@@ -396,17 +322,13 @@ mod tests {
         let t = "Main:\n  +-- 0.0.0.0/0 3 0 5\n     |-- 0.0.0.0\n        /0 universe UNICAST\n     +-- 198.21.151.0/24 2 0 2\n        |-- 198.21.151.0\n           /24 link UNICAST\n        |-- 198.21.151.17\n           /32 host LOCAL\nLocal:\n        |-- 198.21.151.17\n           /32 host LOCAL\n        |-- 127.0.0.1\n           /32 host LOCAL\n";
         assert_eq!(
             parse_fib_trie_locals(t),
-            vec![
-                "198.21.151.17".parse::<Ipv4Addr>().unwrap(),
-                "127.0.0.1".parse().unwrap()
-            ]
+            vec!["198.21.151.17".parse::<Ipv4Addr>().unwrap(), "127.0.0.1".parse().unwrap()]
         );
     }
 
     #[test]
     fn route_v4() {
-        let t =
-            "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n\
+        let t = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n\
 eno8303\t00000000\t0197A8C0\t0003\t0\t0\t100\t00000000\t0\t0\t0\n\
 eno8303\t0097A8C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n\
 garbage\n";
@@ -421,28 +343,9 @@ garbage\n";
 
     #[test]
     fn kinds() {
-        assert_eq!(
-            classify("bond0.2102", IfType::Infiniband, false, None, false, false),
-            IfKind::Vlan
-        );
-        assert_eq!(
-            classify(
-                "docker0",
-                IfType::Ethernet,
-                false,
-                Some("bridge"),
-                false,
-                true
-            ),
-            IfKind::Container
-        );
-        assert_eq!(
-            classify("eno8303", IfType::Ethernet, true, None, false, false),
-            IfKind::Physical
-        );
-        assert_eq!(
-            classify("bond0", IfType::Infiniband, false, None, true, false),
-            IfKind::Bond
-        );
+        assert_eq!(classify("bond0.2102", IfType::Infiniband, false, None, false, false), IfKind::Vlan);
+        assert_eq!(classify("docker0", IfType::Ethernet, false, Some("bridge"), false, true), IfKind::Container);
+        assert_eq!(classify("eno8303", IfType::Ethernet, true, None, false, false), IfKind::Physical);
+        assert_eq!(classify("bond0", IfType::Infiniband, false, None, true, false), IfKind::Bond);
     }
 }

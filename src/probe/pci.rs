@@ -25,33 +25,20 @@ pub fn is_bdf(s: &str) -> bool {
 /// (`sys/devices/pci0000:00/0000:00:01.0/0000:1a:00.0`). Returns None when the path is not a
 /// PCI device (a virtual device, a bond).
 pub fn read_function(sys: &SysRoot, dir: &Path) -> Option<PciFunction> {
-    let comps: Vec<String> = dir
-        .iter()
-        .map(|c| c.to_string_lossy().into_owned())
-        .collect();
-    let start = comps
-        .iter()
-        .position(|c| c.starts_with("pci") && c.contains(':'))?;
+    let comps: Vec<String> = dir.iter().map(|c| c.to_string_lossy().into_owned()).collect();
+    let start = comps.iter().position(|c| c.starts_with("pci") && c.contains(':'))?;
     let root = comps[start].clone();
     // Devices such as virtio0 hang below their PCI function: the function is the last BDF of
     // the unbroken chain under the root complex.
-    let chain: Vec<String> = comps[start + 1..]
-        .iter()
-        .take_while(|c| is_bdf(c))
-        .cloned()
-        .collect();
+    let chain: Vec<String> = comps[start + 1..].iter().take_while(|c| is_bdf(c)).cloned().collect();
     let bdf = chain.last()?.clone();
     let dir: std::path::PathBuf = comps[..start + 1 + chain.len()].iter().collect();
     let dir = dir.as_path();
     let bridges = chain[..chain.len() - 1].to_vec();
-    let numa_node = sys
-        .parse(&dir.join("numa_node"), "a NUMA node number", |s| {
-            parse_num(s).map(|v| v as i32)
-        })
-        .filter(|n| *n >= 0);
-    let physfn = sys
-        .read_link(&dir.join("physfn"))
-        .and_then(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()));
+    let numa_node =
+        sys.parse(&dir.join("numa_node"), "a NUMA node number", |s| parse_num(s).map(|v| v as i32)).filter(|n| *n >= 0);
+    let physfn =
+        sys.read_link(&dir.join("physfn")).and_then(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()));
     Some(PciFunction {
         bdf,
         root,
@@ -62,13 +49,9 @@ pub fn read_function(sys: &SysRoot, dir: &Path) -> Option<PciFunction> {
         class: sys.parse(&dir.join("class"), "a hex class code", parse_hex),
         link: PciLink {
             current_speed: sys.read(&dir.join("current_link_speed")),
-            current_width: sys.parse(&dir.join("current_link_width"), "a link width", |s| {
-                s.parse().ok()
-            }),
+            current_width: sys.parse(&dir.join("current_link_width"), "a link width", |s| s.parse().ok()),
             max_speed: sys.read(&dir.join("max_link_speed")),
-            max_width: sys.parse(&dir.join("max_link_width"), "a link width", |s| {
-                s.parse().ok()
-            }),
+            max_width: sys.parse(&dir.join("max_link_width"), "a link width", |s| s.parse().ok()),
         },
         physfn,
     })

@@ -19,25 +19,17 @@ pub fn read(sys: &SysRoot) -> Vec<RdmaDevice> {
     let devices = super::sysroot::par_map(&names, |name| {
         let link = class.join(name);
         let Some(dir) = sys.resolve(&link) else {
-            sys.note(format!(
-                "{} is a dangling link; device skipped",
-                sys.show(&link)
-            ));
+            sys.note(format!("{} is a dangling link; device skipped", sys.show(&link)));
             return None;
         };
         let pci_dir = sys.resolve(&dir.join("device"));
         let pci = pci_dir.as_deref().and_then(|d| pci::read_function(sys, d));
-        let netdevs = pci_dir
-            .map(|d| sys.list(&d.join("net")))
-            .unwrap_or_default();
+        let netdevs = pci_dir.map(|d| sys.list(&d.join("net"))).unwrap_or_default();
         let (uverbs, uverbs_dev) = match verbs.get(name) {
             Some((u, d)) => (Some(u.clone()), d.clone()),
             None => (None, None),
         };
-        let uverbs_node_present = uverbs
-            .as_ref()
-            .map(|u| dev_nodes.contains(u))
-            .unwrap_or(false);
+        let uverbs_node_present = uverbs.as_ref().map(|u| dev_nodes.contains(u)).unwrap_or(false);
         let virtual_function = pci.as_ref().map(|p| p.physfn.is_some()).unwrap_or(false);
         let mut ports = Vec::new();
         for p in sys.list(&dir.join("ports")) {
@@ -123,11 +115,7 @@ fn read_port(sys: &SysRoot, dir: &Path, num: u32) -> RdmaPort {
     let rate = sys.read(&dir.join("rate"));
     let rate_gbps = rate.as_deref().and_then(parse_rate);
     if rate.is_some() && rate_gbps.is_none() {
-        sys.note(format!(
-            "{}: unreadable rate {:?}",
-            sys.show(&dir.join("rate")),
-            rate
-        ));
+        sys.note(format!("{}: unreadable rate {:?}", sys.show(&dir.join("rate")), rate));
     }
     let mut pkeys = Vec::new();
     for k in sys.list(&dir.join("pkeys")) {
@@ -139,11 +127,7 @@ fn read_port(sys: &SysRoot, dir: &Path, num: u32) -> RdmaPort {
     }
     let is_ib = link_layer == Some(LinkLayer::InfiniBand);
     let mut gids = Vec::new();
-    let mut idx: Vec<u32> = sys
-        .list(&dir.join("gids"))
-        .iter()
-        .filter_map(|g| g.parse().ok())
-        .collect();
+    let mut idx: Vec<u32> = sys.list(&dir.join("gids")).iter().filter_map(|g| g.parse().ok()).collect();
     idx.sort_unstable();
     if is_ib {
         idx.truncate(IB_GID_SCAN);
@@ -163,12 +147,7 @@ fn read_port(sys: &SysRoot, dir: &Path, num: u32) -> RdmaPort {
                 sys.read(&dir.join("gid_attrs/ndevs").join(i.to_string())),
             )
         };
-        gids.push(Gid {
-            index: i,
-            gid: g,
-            gid_type,
-            netdev,
-        });
+        gids.push(Gid { index: i, gid: g, gid_type, netdev });
     }
     RdmaPort {
         port: num,

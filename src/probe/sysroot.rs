@@ -24,7 +24,7 @@ pub struct SysRoot {
     recorder: Option<Mutex<BTreeSet<PathBuf>>>,
     /// Resolved form of every prefix seen: devices share long sysfs prefixes, and lstat-ing
     /// each of them once instead of once per device is most of the probe's speed.
-    resolved: Mutex<HashMap<PathBuf, Option<PathBuf>>>,
+    resolved: Mutex<HashMap<String, Option<PathBuf>>>,
 }
 
 impl SysRoot {
@@ -67,10 +67,7 @@ impl SysRoot {
     }
 
     pub fn recorded(&self) -> Vec<PathBuf> {
-        self.recorder
-            .as_ref()
-            .map(|r| r.lock().unwrap().iter().cloned().collect())
-            .unwrap_or_default()
+        self.recorder.as_ref().map(|r| r.lock().unwrap().iter().cloned().collect()).unwrap_or_default()
     }
 
     fn record(&self, rel: &Path) {
@@ -95,9 +92,7 @@ impl SysRoot {
 
     pub fn is_dir(&self, rel: &Path) -> bool {
         self.record(rel);
-        fs::metadata(self.abs(rel))
-            .map(|m| m.is_dir())
-            .unwrap_or(false)
+        fs::metadata(self.abs(rel)).map(|m| m.is_dir()).unwrap_or(false)
     }
 
     /// Names in a directory, sorted. A missing directory is an empty list (no note): absence is
@@ -121,11 +116,7 @@ impl SysRoot {
                     self.record(&rel.join(&n));
                     names.push(n)
                 }
-                Err(raw) => self.note(format!(
-                    "skipped non-UTF-8 name {:?} in {}",
-                    raw,
-                    self.show(rel)
-                )),
+                Err(raw) => self.note(format!("skipped non-UTF-8 name {:?} in {}", raw, self.show(rel))),
             }
         }
         names.sort_by(|a, b| natural_cmp(a, b));
@@ -138,11 +129,7 @@ impl SysRoot {
         self.record(rel);
         let abs = self.abs(rel);
         // O_NONBLOCK: a FIFO or terminal planted in a tree answers at once instead of blocking.
-        let mut f = match fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(nix::libc::O_NONBLOCK)
-            .open(&abs)
-        {
+        let mut f = match fs::OpenOptions::new().read(true).custom_flags(nix::libc::O_NONBLOCK).open(&abs) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
             Err(e) if e.raw_os_error() == Some(nix::libc::ENOTDIR) => return None,
@@ -155,13 +142,14 @@ impl SysRoot {
         // several. A short first read under sys/ is therefore the end.
         let one_shot = rel.starts_with("sys");
         let mut buf = Vec::new();
-        let mut chunk = [0u8; 4096];
+        // Small: zeroing a page per attribute was a sixth of the probe's instructions.
+        let mut chunk = [0u8; 512];
         loop {
             match f.read(&mut chunk) {
                 Ok(0) => break,
                 Ok(n) => {
                     buf.extend_from_slice(&chunk[..n]);
-                    if (one_shot && n < chunk.len()) || buf.len() as u64 >= MAX_READ {
+                    if (one_shot && n < chunk.len() && buf.len() < 4096) || buf.len() as u64 >= MAX_READ {
                         break;
                     }
                 }
@@ -181,10 +169,7 @@ impl SysRoot {
             return None;
         }
         match String::from_utf8(buf) {
-            Ok(s) => Some(
-                s.trim_end_matches(['\n', '\r', ' ', '\t', '\0'])
-                    .to_string(),
-            ),
+            Ok(s) => Some(s.trim_end_matches(['\n', '\r', ' ', '\t', '\0']).to_string()),
             Err(_) => {
                 self.note(format!("{} is not UTF-8 text; ignored", self.show(rel)));
                 None
@@ -198,12 +183,7 @@ impl SysRoot {
         match f(&raw) {
             Some(v) => Some(v),
             None => {
-                self.note(format!(
-                    "{}: expected {}, found {:?}",
-                    self.show(rel),
-                    what,
-                    clip(&raw)
-                ));
+                self.note(format!("{}: expected {}, found {:?}", self.show(rel), what, clip(&raw)));
                 None
             }
         }
@@ -229,61 +209,61 @@ impl SysRoot {
             self.note(format!("symlink loop resolving /{}", comps.join("/")));
             return None;
         }
-        let Some((last, parent)) = comps.split_last() else {
-            return Some(PathBuf::new());
-        };
-        let key: PathBuf = comps.iter().collect();
-        if let Some(hit) = self.resolved.lock().unwrap().get(&key) {
-            return hit.clone();
-        }
-        let base = self.resolve_comps(parent, depth)?;
-        let out = if last == ".." {
-            let mut b = base;
-            b.pop();
-            Some(b)
-        } else {
-            let next = base.join(last);
-            self.record(&next);
-            match fs::symlink_metadata(self.abs(&next)) {
-                Err(_) => None,
-                Ok(m) if !m.file_type().is_symlink() => Some(next),
-                Ok(_) => {
-                    let target = fs::read_link(self.abs(&next)).ok()?;
-                    // `base` holds no symlinks, so a relative target continues from it.
-                    let mut t: Vec<String> = Vec::new();
-                    if !target.is_absolute() {
-                        push_components(&mut t, &base);
-                    }
-                    push_components(&mut t, &target);
-                    self.resolve_comps(&t, depth + 1)
+        // Prefix keys are built incrementally: hashing a str is cheap, hashing a Path walks it.
+        let mut key = String::new();
+        let mut base = PathBuf::new();
+        for c in comps {
+            key.push('/');
+            key.push_str(c);
+            let hit = self.resolved.lock().unwrap().get(&key).cloned();
+            let out = match hit {
+                Some(h) => h,
+                None => {
+                    let out = if c == ".." {
+                        let mut b = base.clone();
+                        b.pop();
+                        Some(b)
+                    } else {
+                        let next = base.join(c);
+                        self.record(&next);
+                        match fs::symlink_metadata(self.abs(&next)) {
+                            Err(_) => None,
+                            Ok(m) if !m.file_type().is_symlink() => Some(next),
+                            Ok(_) => match fs::read_link(self.abs(&next)) {
+                                Err(_) => None,
+                                Ok(target) => {
+                                    // `base` holds no symlinks, so a relative target continues from it.
+                                    let mut t: Vec<String> = Vec::new();
+                                    if !target.is_absolute() {
+                                        push_components(&mut t, &base);
+                                    }
+                                    push_components(&mut t, &target);
+                                    self.resolve_comps(&t, depth + 1)
+                                }
+                            },
+                        }
+                    };
+                    self.resolved.lock().unwrap().insert(key.clone(), out.clone());
+                    out
                 }
-            }
-        };
-        self.resolved.lock().unwrap().insert(key, out.clone());
-        out
+            };
+            base = out?;
+        }
+        Some(base)
     }
 }
 
 /// Map `f` over `items`, on a few threads when there are enough items to pay for them (nodes
 /// with hundreds of SR-IOV functions); order is kept.
 pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(4);
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(4);
     if items.len() < 48 || threads < 2 {
         return items.iter().map(f).collect();
     }
     let chunk = items.len().div_ceil(threads);
     std::thread::scope(|s| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .map(|c| s.spawn(|| c.iter().map(&f).collect::<Vec<R>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
+        let handles: Vec<_> = items.chunks(chunk).map(|c| s.spawn(|| c.iter().map(&f).collect::<Vec<R>>())).collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
     })
 }
 
@@ -333,11 +313,7 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
                 }
                 let ta = na.trim_start_matches('0');
                 let tb = nb.trim_start_matches('0');
-                let ord = ta
-                    .len()
-                    .cmp(&tb.len())
-                    .then(ta.cmp(tb))
-                    .then(na.len().cmp(&nb.len()));
+                let ord = ta.len().cmp(&tb.len()).then(ta.cmp(tb)).then(na.len().cmp(&nb.len()));
                 if ord != std::cmp::Ordering::Equal {
                     return ord;
                 }
@@ -366,10 +342,7 @@ pub fn parse_num(s: &str) -> Option<i64> {
 /// Parse a value that is hex with or without `0x` (PCI ids, LIDs, P_Keys).
 pub fn parse_hex(s: &str) -> Option<u32> {
     let s = s.trim();
-    let h = s
-        .strip_prefix("0x")
-        .or_else(|| s.strip_prefix("0X"))
-        .unwrap_or(s);
+    let h = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).unwrap_or(s);
     if h.is_empty() || h.len() > 8 {
         return None;
     }
@@ -393,13 +366,8 @@ mod tests {
         let r = t.path();
         fs::create_dir_all(r.join("sys/devices/pci0000:00/0000:00:01.0")).unwrap();
         fs::create_dir_all(r.join("sys/class/x")).unwrap();
-        std::os::unix::fs::symlink(
-            "/sys/devices/pci0000:00/0000:00:01.0",
-            r.join("sys/class/x/abs"),
-        )
-        .unwrap();
-        std::os::unix::fs::symlink("../../../../../../../etc", r.join("sys/class/x/escape"))
-            .unwrap();
+        std::os::unix::fs::symlink("/sys/devices/pci0000:00/0000:00:01.0", r.join("sys/class/x/abs")).unwrap();
+        std::os::unix::fs::symlink("../../../../../../../etc", r.join("sys/class/x/escape")).unwrap();
         let s = SysRoot::new(r);
         assert_eq!(
             s.resolve(Path::new("sys/class/x/abs")).unwrap(),

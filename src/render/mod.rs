@@ -34,9 +34,7 @@ pub fn environ_line(name: &str, value: &str) -> Result<String> {
         bail!("refusing to write variable name {name:?} to the environ file");
     }
     if value.contains(['\n', '\r', '\0']) {
-        bail!(
-            "{name}: value contains a line break or NUL; enroot's environ format cannot carry it"
-        );
+        bail!("{name}: value contains a line break or NUL; enroot's environ format cannot carry it");
     }
     Ok(format!("{name}=\"{value}\""))
 }
@@ -51,11 +49,8 @@ pub fn enroot(plan: &Plan) -> Result<String> {
 }
 
 pub fn json(plan: &Plan) -> serde_json::Value {
-    let env: serde_json::Map<String, serde_json::Value> = plan
-        .settings
-        .iter()
-        .map(|s| (s.name.clone(), serde_json::Value::String(s.value.clone())))
-        .collect();
+    let env: serde_json::Map<String, serde_json::Value> =
+        plan.settings.iter().map(|s| (s.name.clone(), serde_json::Value::String(s.value.clone()))).collect();
     serde_json::json!({
         "env": env,
         "decisions": plan.settings.iter().map(|s| serde_json::json!({

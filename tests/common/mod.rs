@@ -9,12 +9,7 @@ pub fn bin() -> PathBuf {
 }
 
 pub fn ibwire(args: &[&str]) -> Output {
-    Command::new(bin())
-        .args(args)
-        .env_remove("IBWIRE_ROOT")
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
+    Command::new(bin()).args(args).env_remove("IBWIRE_ROOT").env("NO_COLOR", "1").output().unwrap()
 }
 
 pub fn shared() -> PathBuf {
@@ -24,13 +19,7 @@ pub fn shared() -> PathBuf {
 /// Extract one of hwloc's tarballs into `dir`; returns the tree root.
 pub fn hwloc_tree(tarball: &str, top: &str, dir: &Path) -> PathBuf {
     let src = shared().join("fixtures/hwloc").join(tarball);
-    let st = Command::new("tar")
-        .arg("-xjf")
-        .arg(&src)
-        .arg("-C")
-        .arg(dir)
-        .status()
-        .unwrap();
+    let st = Command::new("tar").arg("-xjf").arg(&src).arg("-C").arg(dir).status().unwrap();
     assert!(st.success(), "tar failed on {}", src.display());
     dir.join(top)
 }
