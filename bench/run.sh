@@ -19,10 +19,11 @@ W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 row() { # name, command...
   local name=$1; shift
   hyperfine -N -w 5 -r 50 --export-json "$W/h.json" "$*" >/dev/null 2>&1
-  python3 - "$name" "$*" "$W/h.json" <<'PY'
+  python3 - "$name" "$*" "$W/h.json" "$B" "$W" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[3]))["results"][0]
-print(f"| {sys.argv[1]} | {r['median']*1000:.2f} ms | {r['min']*1000:.2f} ms | {r['max']*1000:.2f} ms | `{sys.argv[2].replace(sys.argv[2].split()[0], 'ibwire', 1)}` |")
+cmd = sys.argv[2].replace(sys.argv[4], "ibwire").replace(sys.argv[5], "DIR")
+print(f"| {sys.argv[1]} | {r['median']*1000:.2f} ms | {r['min']*1000:.2f} ms | {r['max']*1000:.2f} ms | `{cmd}` |")
 PY
 }
 echo "| case | median | min | max | command |"

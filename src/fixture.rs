@@ -240,13 +240,19 @@ impl Tree {
             self.w(pd.join("gids").join(n.to_string()), "0000:0000:0000:0000:0000:0000:0000:0000");
         }
         self.link(format!("sys/class/infiniband/{name}"), &dir);
+        self.w(dir.join("uevent"), &format!("NAME={name}"));
+        // What enroot's 99-mellanox.sh globs: drivers/mlx?_core/*/infiniband_verbs/*/uevent.
+        let bdf = chain.last().unwrap();
+        self.link(format!("sys/bus/pci/drivers/mlx5_core/{bdf}"), &pci);
         let u = pci.join("infiniband_verbs").join(format!("uverbs{uverbs}"));
         self.w(u.join("ibdev"), name);
         self.w(u.join("dev"), &format!("231:{}", 192 + uverbs));
+        self.w(u.join("uevent"), &format!("MAJOR=231\nMINOR={}\nDEVNAME=infiniband/uverbs{uverbs}", 192 + uverbs));
         self.link(format!("sys/class/infiniband_verbs/uverbs{uverbs}"), &u);
         let m = pci.join("infiniband_mad").join(format!("umad{uverbs}"));
         self.w(m.join("ibdev"), name);
         self.w(m.join("port"), "1");
+        self.w(m.join("uevent"), &format!("MAJOR=231\nMINOR={uverbs}\nDEVNAME=infiniband/umad{uverbs}"));
         self.link(format!("sys/class/infiniband_mad/umad{uverbs}"), &m);
         self.w(format!("dev/infiniband/uverbs{uverbs}"), "");
         self.w(format!("dev/infiniband/umad{uverbs}"), "");

@@ -6,6 +6,7 @@
 
 pub mod cmd;
 pub mod config;
+pub mod enroot;
 pub mod fixture;
 pub mod nvsmi;
 pub mod plan;

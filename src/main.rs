@@ -85,6 +85,23 @@ enum Cmd {
         #[arg(long)]
         explain: bool,
     },
+    /// The enroot hook: expose /dev/infiniband and inject NCCL settings (run by enroot).
+    ///
+    /// Installed as hooks.d/90-ibwire.sh by install.sh; enroot runs it before every container
+    /// start with ENROOT_ROOTFS, ENROOT_MOUNTS and ENROOT_ENVIRON set. It binds the selected
+    /// /dev/infiniband nodes when the container's /dev is restricted, and appends NCCL_IB_HCA,
+    /// NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME and CUDA_DEVICE_ORDER unless already set.
+    ///
+    /// Devices: IBWIRE_VISIBLE_DEVICES = auto (healthy set, default) | all | none | void | a
+    /// list of names, PCI addresses or indices; MELLANOX_VISIBLE_DEVICES is read as the stock
+    /// 99-mellanox.sh reads it. On a node without RDMA it does nothing. Errors are one warning
+    /// line and exit 0; IBWIRE_STRICT=1 makes them fail the start. IBWIRE_DEBUG=1 prints what
+    /// was written.
+    #[command(verbatim_doc_comment)]
+    Hook {
+        #[command(flatten)]
+        node: NodeArgs,
+    },
     /// The GPU↔NIC PCIe matrix (PIX/PXB/PHB/NODE/SYS) from sysfs, as nvidia-smi topo -m.
     ///
     /// Computed from the PCIe tree alone, so it works in containers without NVML and on
@@ -143,6 +160,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             print!("{}", cmd::probe::render(&node, json, yaml)?);
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Hook { node } => Ok(cmd::hook::run(&cmd::job_env(), &source(&node, false))),
         Cmd::Topo { node, all_nics, json, no_nvidia_smi } => {
             let n = source(&node, !no_nvidia_smi).load()?;
             let m = cmd::topo::build(&n, all_nics);

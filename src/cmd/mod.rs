@@ -1,6 +1,7 @@
 //! Actions: one module per command, each a thin renderer of facts and decisions.
 
 pub mod env;
+pub mod hook;
 pub mod probe;
 pub mod topo;
 

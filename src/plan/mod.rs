@@ -7,6 +7,7 @@ pub mod bootstrap_if;
 pub mod gpus;
 pub mod hca;
 pub mod topo;
+pub mod visible;
 
 use crate::config::{Config, EmptyPolicy};
 use crate::probe::Node;

@@ -1,0 +1,318 @@
+//! `ibwire hook`: run by enroot (through hooks/90-ibwire.sh) before every container start.
+//!
+//! It binds the right /dev/infiniband nodes when the container's /dev is restricted and appends
+//! the decided NCCL settings to the container's environment. It must never break a container
+//! start: on a node without RDMA it does nothing and says nothing; any error is one warning line
+//! and exit 0, unless strict mode (IBWIRE_STRICT=1 or hook.strict) asked for a failure.
+
+use crate::config::Config;
+use crate::enroot::{environ, fstab};
+use crate::plan::{self, visible, Intent, Master, Source};
+use crate::probe::Node;
+use crate::render;
+use anyhow::{bail, Context, Result};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// What the hook wrote, for tests and for IBWIRE_DEBUG.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Outcome {
+    pub mounts: Vec<String>,
+    pub environ: Vec<String>,
+    pub warnings: Vec<String>,
+    pub devices: Vec<String>,
+}
+
+fn truthy(v: Option<&String>) -> bool {
+    // enroot's own rule for its flags: set and non-empty is true, except n/no/f/false.
+    match v.map(|s| s.trim()) {
+        None | Some("") => false,
+        Some(s) => !matches!(s, "n" | "no" | "N" | "No" | "NO" | "f" | "F" | "false" | "False" | "FALSE" | "0"),
+    }
+}
+
+pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode {
+    let root = src.root.clone().unwrap_or_else(|| PathBuf::from("/"));
+    let cfg = crate::config::load(None);
+    let strict = truthy(env.get("IBWIRE_STRICT")) || cfg.as_ref().ok().and_then(|c| c.hook.strict).unwrap_or(false);
+    let res = std::panic::catch_unwind(|| -> Result<Outcome> {
+        let cfg = cfg.as_ref().map_err(|e| anyhow::anyhow!("{e:#}"))?;
+        let node = src.load()?;
+        let out = decide_and_write(&node, env, cfg, &root)?;
+        Ok(out)
+    });
+    let outcome = match res {
+        Ok(r) => r,
+        Err(_) => Err(anyhow::anyhow!("internal error (panic); the container starts without ibwire's settings")),
+    };
+    match outcome {
+        Ok(o) => {
+            for w in &o.warnings {
+                eprintln!("ibwire-hook: warning: {w}");
+            }
+            if truthy(env.get("IBWIRE_DEBUG")) {
+                eprintln!("ibwire-hook: devices: {}", o.devices.join(","));
+                for l in o.mounts.iter().chain(&o.environ) {
+                    eprintln!("ibwire-hook: + {l}");
+                }
+            }
+            if strict && !o.warnings.is_empty() {
+                eprintln!("ibwire-hook: error: strict mode: {}", o.warnings[0]);
+                return ExitCode::from(1);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) if strict => {
+            eprintln!("ibwire-hook: error: {}", one_line(&format!("{e:#}")));
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            eprintln!("ibwire-hook: warning: {}", one_line(&format!("{e:#}")));
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A variable from the hook's environment, else its last value in the container's environ
+/// file (the stock hook's precedence for MELLANOX_*).
+fn lookup(env: &BTreeMap<String, String>, file: &BTreeMap<String, String>, k: &str) -> Option<String> {
+    env.get(k).or_else(|| file.get(k)).cloned()
+}
+
+/// Is the container's /dev its own (restricted by 10-devices.sh), or the host's?
+fn dev_restricted(env: &BTreeMap<String, String>, rootfs: Option<&Path>, root: &Path) -> bool {
+    if truthy(env.get("ENROOT_RESTRICT_DEV")) || truthy(env.get("ENROOT_UNSHARE_IPC")) {
+        return true;
+    }
+    match (rootfs.map(|r| std::fs::metadata(r.join("dev"))), std::fs::metadata(root.join("dev"))) {
+        (Some(Ok(a)), Ok(b)) => a.dev() != b.dev(),
+        _ => false,
+    }
+}
+
+fn master(
+    env: &BTreeMap<String, String>,
+    file: &BTreeMap<String, String>,
+    warnings: &mut Vec<String>,
+) -> Option<Master> {
+    let name = match crate::slurm::from_env(env) {
+        Ok(Some(job)) => job.nodes.first().cloned(),
+        Ok(None) => lookup(env, file, "MASTER_ADDR").filter(|v| !v.is_empty()),
+        Err(e) => {
+            warnings.push(format!("{e:#}; bootstrap interface from the default route"));
+            None
+        }
+    }?;
+    match crate::resolve::resolve(&name, Duration::from_secs(2)) {
+        Ok(ip) => Some(Master { name, ip }),
+        Err(e) => {
+            warnings.push(format!("master {name}: {e:#}; bootstrap interface from the default route"));
+            None
+        }
+    }
+}
+
+pub fn decide_and_write(node: &Node, env: &BTreeMap<String, String>, cfg: &Config, root: &Path) -> Result<Outcome> {
+    let mut out = Outcome::default();
+    if node.rdma.is_empty() {
+        return Ok(out);
+    }
+    let mounts_path =
+        env.get("ENROOT_MOUNTS").map(PathBuf::from).context("ENROOT_MOUNTS is not set (not run by enroot?)")?;
+    let environ_path =
+        env.get("ENROOT_ENVIRON").map(PathBuf::from).context("ENROOT_ENVIRON is not set (not run by enroot?)")?;
+    let rootfs = env.get("ENROOT_ROOTFS").map(PathBuf::from);
+    let file_env = match std::fs::read_to_string(&environ_path) {
+        Ok(t) => environ::parse(&t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", environ_path.display())),
+    };
+
+    let intent = Intent { master: master(env, &file_env, &mut out.warnings), config: cfg.clone(), env: env.clone() };
+    let p = plan::decide(node, &intent);
+    let healthy: Vec<String> = p.hcas.iter().map(|(d, _)| d.clone()).collect();
+
+    let (var, value, mellanox) = if let Some(v) = lookup(env, &file_env, "IBWIRE_VISIBLE_DEVICES") {
+        ("IBWIRE_VISIBLE_DEVICES", v, false)
+    } else if let Some(v) = lookup(env, &file_env, "MELLANOX_VISIBLE_DEVICES") {
+        ("MELLANOX_VISIBLE_DEVICES", v, true)
+    } else {
+        ("hook.visible_devices", cfg.hook.visible_devices.clone().unwrap_or_else(|| "auto".into()), false)
+    };
+    let sel = visible::select(node, var, &value, mellanox, &healthy);
+    if !sel.unknown.is_empty() {
+        out.warnings.push(format!(
+            "{var}: no such device here: {} (known: {})",
+            sel.unknown.iter().map(|u| format!("{u:?}")).collect::<Vec<_>>().join(", "),
+            visible::pci_order(node).iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    out.devices = sel.devices.clone();
+
+    if dev_restricted(env, rootfs.as_deref(), root) {
+        for name in &sel.devices {
+            let Some(d) = node.rdma_device(name) else { continue };
+            let Some(u) = d.uverbs.as_deref().filter(|u| is_node_name(u, "uverbs")) else {
+                out.warnings.push(format!("{name} has no uverbs device; not exposed"));
+                continue;
+            };
+            if !d.uverbs_node_present {
+                out.warnings.push(format!("/dev/infiniband/{u} ({name}) is missing on the host; not exposed"));
+                continue;
+            }
+            out.mounts.push(fstab::device_bind(&format!("/dev/infiniband/{u}"))?);
+            if cfg.hook.mad.unwrap_or(false) && real_root(env) {
+                for m in d.mad.iter().filter(|m| is_node_name(m, "umad") || is_node_name(m, "issm")) {
+                    if node.host.dev_infiniband.contains(m) {
+                        out.mounts.push(fstab::device_bind(&format!("/dev/infiniband/{m}"))?);
+                    }
+                }
+            }
+        }
+        if !sel.devices.is_empty() && node.host.dev_infiniband.iter().any(|n| n == "rdma_cm") {
+            out.mounts.push(fstab::device_bind("/dev/infiniband/rdma_cm")?);
+        }
+    }
+    if cfg.hook.hide_sysfs.unwrap_or(false) {
+        let runtime = env
+            .get("ENROOT_RUNTIME_PATH")
+            .map(PathBuf::from)
+            .or_else(|| mounts_path.parent().map(Path::to_path_buf))
+            .context("no ENROOT_RUNTIME_PATH for the sysfs mask")?;
+        out.mounts.extend(sysfs_mask(node, &sel.devices, &runtime.join("ibwire-sysfs"), root)?);
+    }
+
+    // Environment: only what the container needs, only where the user has not spoken.
+    let exposed: Vec<String> =
+        p.hcas.iter().filter(|(d, _)| sel.devices.contains(d)).map(|(d, port)| format!("{d}:{port}")).collect();
+    let mut vars: Vec<(String, String)> = Vec::new();
+    if !exposed.is_empty() {
+        vars.push(("NCCL_IB_HCA".into(), format!("={}", exposed.join(","))));
+    } else if !healthy.is_empty() {
+        out.warnings.push(format!("{}: no healthy HCA is exposed; NCCL will use TCP sockets", sel.source));
+    }
+    for s in &p.settings {
+        if s.source == Source::Decided
+            && matches!(
+                s.name.as_str(),
+                "NCCL_SOCKET_IFNAME" | "NCCL_SOCKET_FAMILY" | "GLOO_SOCKET_IFNAME" | "CUDA_DEVICE_ORDER"
+            )
+        {
+            vars.push((s.name.clone(), s.value.clone()));
+        }
+    }
+    for (k, v) in vars {
+        if env.contains_key(&k) || file_env.contains_key(&k) {
+            continue; // the user's value (job environment, image, -e) wins
+        }
+        match render::environ_line(&k, &v) {
+            Ok(l) => out.environ.push(l),
+            Err(e) => out.warnings.push(format!("{e:#}")),
+        }
+    }
+    append(&mounts_path, &out.mounts)?;
+    append(&environ_path, &out.environ)?;
+    Ok(out)
+}
+
+fn is_node_name(s: &str, prefix: &str) -> bool {
+    s.strip_prefix(prefix).map(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit())).unwrap_or(false)
+}
+
+/// umad/issm nodes only for real root, as the stock hook: the uid map's outside uid is 0.
+fn real_root(env: &BTreeMap<String, String>) -> bool {
+    truthy(env.get("ENROOT_ALLOW_SUPERUSER"))
+        && std::fs::read_to_string("/proc/self/uid_map")
+            .map(|m| m.split_whitespace().nth(1) == Some("0"))
+            .unwrap_or(false)
+}
+
+/// A directory per sysfs class holding only the selected devices' links, bound over
+/// /sys/class/infiniband* so NCCL cannot even see the others (the stock hook's masking, done
+/// with binds of prepared directories instead of immediate mounts).
+fn sysfs_mask(node: &Node, selected: &[String], dir: &Path, root: &Path) -> Result<Vec<String>> {
+    let mut lines = Vec::new();
+    for class in ["infiniband", "infiniband_verbs", "infiniband_mad"] {
+        let host = root.join("sys/class").join(class);
+        if !host.is_dir() {
+            continue;
+        }
+        let d = dir.join(class);
+        std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;
+        for ent in std::fs::read_dir(&host).with_context(|| format!("cannot list {}", host.display()))?.flatten() {
+            let name = ent.file_name().to_string_lossy().into_owned();
+            let keep = if name == "abi_version" {
+                true
+            } else {
+                let owner = match class {
+                    "infiniband" => Some(name.clone()),
+                    _ => node
+                        .rdma
+                        .iter()
+                        .find(|x| x.uverbs.as_deref() == Some(&name) || x.mad.contains(&name))
+                        .map(|x| x.name.clone()),
+                };
+                owner.map(|o| selected.contains(&o)).unwrap_or(false)
+            };
+            if !keep {
+                continue;
+            }
+            let link = std::fs::read_link(ent.path()).ok();
+            let at = d.join(&name);
+            let _ = std::fs::remove_file(&at);
+            match link {
+                // Relative class links point to ../../devices/…; from the mask they must be absolute.
+                Some(t) => {
+                    let abs = Path::new("/sys/class").join(class).join(t);
+                    std::os::unix::fs::symlink(normalize(&abs), &at)
+                }
+                None => std::fs::copy(ent.path(), &at).map(|_| ()),
+            }
+            .with_context(|| format!("cannot prepare {}", at.display()))?;
+        }
+        lines.push(fstab::dir_bind(&d.to_string_lossy(), &format!("/sys/class/{class}")));
+    }
+    Ok(lines)
+}
+
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+fn append(path: &Path, lines: &[String]) -> Result<()> {
+    if lines.is_empty() {
+        return Ok(());
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .with_context(|| format!("cannot append to {}", path.display()))?;
+    // A file whose last line lacks its newline (an image's environment, an earlier hook) must
+    // not have our first line glued onto it.
+    let ends_open = std::fs::read(path).map(|b| b.last().is_some_and(|c| *c != b'\n')).unwrap_or(false);
+    let mut text = if ends_open { String::from("\n") } else { String::new() };
+    text.push_str(&lines.join("\n"));
+    text.push('\n');
+    if text.contains('\0') {
+        bail!("refusing to write a NUL byte to {}", path.display());
+    }
+    f.write_all(text.as_bytes()).with_context(|| format!("cannot append to {}", path.display()))
+}

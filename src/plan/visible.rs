@@ -1,0 +1,73 @@
+//! Which RDMA devices a container gets: IBWIRE_VISIBLE_DEVICES, or MELLANOX_VISIBLE_DEVICES read
+//! exactly as enroot's stock 99-mellanox.sh reads it, or the healthy set.
+//!
+//! The stock hook's index i is the i-th verbs device in PCI order (its glob is sorted by BDF,
+//! then by name); names, PCI addresses and indices are accepted here, unknown entries are warned
+//! about and the rest proceed.
+
+use crate::probe::{gpu::bus_key, Node, RdmaDevice};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selection {
+    /// Device names, in PCI order.
+    pub devices: Vec<String>,
+    /// Which variable decided, and how.
+    pub source: String,
+    /// Entries that named nothing on this node.
+    pub unknown: Vec<String>,
+}
+
+/// Verbs devices in the stock hook's order: PCI address, then name.
+pub fn pci_order(node: &Node) -> Vec<&RdmaDevice> {
+    let mut v: Vec<&RdmaDevice> = node.rdma.iter().filter(|d| d.uverbs.is_some()).collect();
+    v.sort_by(|a, b| {
+        let ka = a.pci.as_ref().map(|p| bus_key(&p.bdf)).unwrap_or((u32::MAX, 0, 0, 0));
+        let kb = b.pci.as_ref().map(|p| bus_key(&p.bdf)).unwrap_or((u32::MAX, 0, 0, 0));
+        ka.cmp(&kb).then(a.name.cmp(&b.name))
+    });
+    v
+}
+
+/// `value` is IBWIRE_VISIBLE_DEVICES (names, PCI addresses, indices) or, with `mellanox`,
+/// MELLANOX_VISIBLE_DEVICES (indices only, as the stock hook). `healthy` is the decided set.
+pub fn select(node: &Node, var: &str, value: &str, mellanox: bool, healthy: &[String]) -> Selection {
+    let order = pci_order(node);
+    let v = value.trim();
+    let all = || order.iter().map(|d| d.name.clone()).collect::<Vec<_>>();
+    let mk =
+        |devices: Vec<String>, how: &str| Selection { devices, source: format!("{var}={v} ({how})"), unknown: vec![] };
+    match v {
+        "" | "none" | "void" => return mk(vec![], "no device"),
+        "all" => return mk(all(), "every verbs device"),
+        "auto" if !mellanox => {
+            let d = order.iter().filter(|d| healthy.contains(&d.name)).map(|d| d.name.clone()).collect();
+            return mk(d, "the healthy set");
+        }
+        _ => {}
+    }
+    let mut picked: Vec<String> = Vec::new();
+    let mut unknown = Vec::new();
+    for e in v.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let hit = if let Ok(i) = e.parse::<usize>() {
+            order.get(i).map(|d| d.name.clone())
+        } else if mellanox {
+            None
+        } else {
+            order
+                .iter()
+                .find(|d| {
+                    d.name == e
+                        || d.pci.as_ref().map(|p| p.bdf == e || p.bdf.ends_with(&format!(":{e}"))).unwrap_or(false)
+                })
+                .map(|d| d.name.clone())
+        };
+        match hit {
+            Some(n) if !picked.contains(&n) => picked.push(n),
+            Some(_) => {}
+            None => unknown.push(e.to_string()),
+        }
+    }
+    let mut devices: Vec<String> = order.iter().filter(|d| picked.contains(&d.name)).map(|d| d.name.clone()).collect();
+    devices.dedup();
+    Selection { devices, source: format!("{var}={v}"), unknown }
+}

@@ -1,0 +1,249 @@
+//! The enroot hook's contract without root: ENROOT_* variables and temp files, fixture trees
+//! through IBWIRE_ROOT, the exact fstab and environ lines asserted.
+
+mod common;
+use common::*;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Run {
+    rc: i32,
+    fstab: String,
+    environ: String,
+    stderr: String,
+}
+
+fn hook(root: &Path, dir: &Path, restricted: bool, vars: &[(&str, &str)], environ_before: &str) -> Run {
+    let rootfs = dir.join("rootfs");
+    fs::create_dir_all(rootfs.join("dev")).unwrap();
+    let (fstab, environ) = (dir.join("fstab"), dir.join("environment"));
+    fs::write(&fstab, "").unwrap();
+    fs::write(&environ, environ_before).unwrap();
+    let mut c = Command::new(bin());
+    c.arg("hook").env_clear().env("PATH", "/usr/bin:/bin").env("HOME", dir);
+    c.env("IBWIRE_ROOT", root)
+        .env("ENROOT_ROOTFS", &rootfs)
+        .env("ENROOT_MOUNTS", &fstab)
+        .env("ENROOT_ENVIRON", &environ);
+    if restricted {
+        c.env("ENROOT_RESTRICT_DEV", "y");
+    }
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    let o = c.output().unwrap();
+    assert!(o.stdout.is_empty(), "the hook prints nothing on stdout");
+    Run {
+        rc: o.status.code().unwrap_or(-1),
+        fstab: fs::read_to_string(&fstab).unwrap_or_default(),
+        environ: fs::read_to_string(&environ).unwrap_or_default(),
+        stderr: stderr(&o),
+    }
+}
+
+fn story() -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("node");
+    ibwire::fixture::story(&root);
+    (t, root)
+}
+
+fn bind(n: &str) -> String {
+    format!("/dev/infiniband/{n} /dev/infiniband/{n} none x-create=file,bind,nosuid,noexec 0 0\n")
+}
+
+const HCA: &str = "=mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1,mlx5_8:1,mlx5_9:1";
+
+fn story_environ(hca: &str) -> String {
+    format!(
+        "NCCL_IB_HCA=\"{hca}\"\nNCCL_SOCKET_IFNAME=\"=eno8303\"\nNCCL_SOCKET_FAMILY=\"AF_INET\"\nGLOO_SOCKET_IFNAME=\"eno8303\"\nCUDA_DEVICE_ORDER=\"PCI_BUS_ID\"\n"
+    )
+}
+
+#[test]
+fn story_node_restricted_dev() {
+    let (t, root) = story();
+    let r = hook(&root, t.path(), true, &[], "");
+    assert_eq!(r.rc, 0, "{}", r.stderr);
+    let want: String =
+        ["uverbs0", "uverbs3", "uverbs4", "uverbs5", "uverbs6", "uverbs7", "uverbs8", "uverbs9", "rdma_cm"]
+            .iter()
+            .map(|n| bind(n))
+            .collect();
+    assert_eq!(r.fstab, want, "mlx5_bond_0 (uverbs1) is not exposed");
+    assert_eq!(r.environ, story_environ(HCA));
+    assert_eq!(r.stderr, "", "quiet when all is well");
+}
+
+#[test]
+fn story_node_host_dev_writes_no_dev_lines() {
+    // Without ENROOT_RESTRICT_DEV the rootfs /dev here is on the same filesystem as the tree's
+    // /dev, i.e. "the host's own": an x-create under it would create files on the host.
+    let (t, root) = story();
+    let r = hook(&root, t.path(), false, &[], "");
+    assert_eq!(r.rc, 0);
+    assert_eq!(r.fstab, "");
+    assert_eq!(r.environ, story_environ(HCA));
+}
+
+#[test]
+fn node_without_infiniband_does_nothing_and_says_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    ibwire::fixture::plain(&t.path().join("node"));
+    let r = hook(&t.path().join("node"), t.path(), true, &[], "PATH=/x\n");
+    assert_eq!((r.rc, r.fstab.as_str(), r.environ.as_str(), r.stderr.as_str()), (0, "", "PATH=/x\n", ""));
+}
+
+#[test]
+fn mellanox_visible_devices_indices_as_the_stock_hook() {
+    // PCI order: 0 mlx5_0 (19:00.0), 1 mlx5_3 (2a), 2 mlx5_4 (3b), 3 mlx5_bond_0 (49), 4 mlx5_5 …
+    let (t, root) = story();
+    let r = hook(&root, t.path(), true, &[("MELLANOX_VISIBLE_DEVICES", "0,2")], "");
+    assert_eq!(r.fstab, format!("{}{}{}", bind("uverbs0"), bind("uverbs4"), bind("rdma_cm")));
+    assert!(r.environ.starts_with("NCCL_IB_HCA=\"=mlx5_0:1,mlx5_4:1\"\n"), "{}", r.environ);
+    // the same, set in the image's environment rather than the job's (the stock hook reads both)
+    let r2 = hook(&root, t.path(), true, &[], "MELLANOX_VISIBLE_DEVICES=0,2\n");
+    assert_eq!(r2.fstab, r.fstab);
+}
+
+#[test]
+fn mellanox_all_exposes_every_node_but_nccl_gets_only_healthy_ones() {
+    let (t, root) = story();
+    let r = hook(&root, t.path(), true, &[("MELLANOX_VISIBLE_DEVICES", "all")], "");
+    assert!(r.fstab.contains(&bind("uverbs1")), "all means all, bond included");
+    assert_eq!(r.fstab.lines().count(), 10);
+    assert!(r.environ.starts_with(&format!("NCCL_IB_HCA=\"{HCA}\"\n")), "{}", r.environ);
+}
+
+#[test]
+fn none_and_void_expose_nothing_and_warn() {
+    let (t, root) = story();
+    for v in ["none", "void"] {
+        let r = hook(&root, t.path(), true, &[("MELLANOX_VISIBLE_DEVICES", v)], "");
+        assert_eq!(r.rc, 0);
+        assert_eq!(r.fstab, "");
+        assert!(!r.environ.contains("NCCL_IB_HCA"));
+        assert!(r.stderr.contains("no healthy HCA is exposed; NCCL will use TCP sockets"), "{}", r.stderr);
+    }
+}
+
+#[test]
+fn ibwire_visible_devices_names_pci_and_hostile_entries() {
+    let (t, root) = story();
+    let r = hook(
+        &root,
+        t.path(),
+        true,
+        &[("IBWIRE_VISIBLE_DEVICES", "../../etc,mlx5_3,0000:db:00.0,$(reboot),mlx5_3")],
+        "",
+    );
+    assert_eq!(r.rc, 0);
+    assert_eq!(r.fstab, format!("{}{}{}", bind("uverbs3"), bind("uverbs9"), bind("rdma_cm")));
+    assert!(
+        r.stderr.starts_with(
+            "ibwire-hook: warning: IBWIRE_VISIBLE_DEVICES: no such device here: \"../../etc\", \"$(reboot)\""
+        ),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().count(), 1);
+    assert!(r.environ.starts_with("NCCL_IB_HCA=\"=mlx5_3:1,mlx5_9:1\"\n"));
+}
+
+#[test]
+fn user_values_in_image_or_job_win() {
+    let (t, root) = story();
+    let before = "NCCL_IB_HCA=mlx5_0\nGLOO_SOCKET_IFNAME='bond0.2102'";
+    let r = hook(&root, t.path(), false, &[("NCCL_SOCKET_IFNAME", "=bond0.2102")], before);
+    assert_eq!(
+        r.environ,
+        format!("{before}\nCUDA_DEVICE_ORDER=\"PCI_BUS_ID\"\n"),
+        "no NCCL_IB_HCA, NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME (nor a family for the user's interface) from us; \
+         the unterminated last line is not glued"
+    );
+}
+
+#[test]
+fn master_from_slurm_picks_the_routed_interface() {
+    let (t, root) = story();
+    let r = hook(&root, t.path(), false, &[("SLURM_JOB_NODELIST", "198.21.3.[5-6]")], "");
+    assert!(r.environ.contains("NCCL_SOCKET_IFNAME=\"=bond0.2102\""), "{}", r.environ);
+    let r = hook(&root, t.path(), false, &[("SLURM_JOB_NODELIST", "gpu-[001")], "");
+    assert_eq!(r.rc, 0);
+    assert!(r.stderr.contains("malformed node list"), "{}", r.stderr);
+    assert!(r.environ.contains("NCCL_SOCKET_IFNAME=\"=eno8303\""));
+}
+
+#[test]
+fn errors_warn_and_start_unless_strict() {
+    let (t, root) = story();
+    // ENROOT_MOUNTS is a directory: cannot append
+    let d = t.path().join("mounts-dir");
+    fs::create_dir_all(&d).unwrap();
+    for strict in [false, true] {
+        let mut c = Command::new(bin());
+        c.arg("hook").env_clear().env("HOME", t.path()).env("IBWIRE_ROOT", &root);
+        c.env("ENROOT_RESTRICT_DEV", "y").env("ENROOT_MOUNTS", &d).env("ENROOT_ENVIRON", t.path().join("e"));
+        if strict {
+            c.env("IBWIRE_STRICT", "1");
+        }
+        let o = c.output().unwrap();
+        let e = stderr(&o);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        if strict {
+            assert_eq!(o.status.code(), Some(1));
+            assert!(e.starts_with("ibwire-hook: error: cannot append to"), "{e}");
+        } else {
+            assert_eq!(o.status.code(), Some(0));
+            assert!(e.starts_with("ibwire-hook: warning: cannot append to"), "{e}");
+        }
+    }
+    // not run by enroot at all
+    let o = Command::new(bin()).arg("hook").env_clear().env("IBWIRE_ROOT", &root).output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("ENROOT_MOUNTS is not set"));
+}
+
+#[test]
+fn hide_sysfs_binds_masks_holding_only_selected_devices() {
+    let (t, root) = story();
+    let cfg = t.path().join("ibwire.yaml");
+    fs::write(&cfg, "hook:\n  hide_sysfs: true\n").unwrap();
+    let rt = t.path().join("runtime");
+    fs::create_dir_all(&rt).unwrap();
+    let r = hook(
+        &root,
+        t.path(),
+        true,
+        &[
+            ("IBWIRE_CONFIG", cfg.to_str().unwrap()),
+            ("ENROOT_RUNTIME_PATH", rt.to_str().unwrap()),
+            ("IBWIRE_VISIBLE_DEVICES", "mlx5_0"),
+        ],
+        "",
+    );
+    assert_eq!(r.rc, 0, "{}", r.stderr);
+    let mask = rt.join("ibwire-sysfs/infiniband");
+    let names: Vec<String> =
+        fs::read_dir(&mask).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(names, vec!["mlx5_0"]);
+    let target = fs::read_link(mask.join("mlx5_0")).unwrap();
+    assert!(target.starts_with("/sys/devices/pci0000:15/"), "{}", target.display());
+    assert!(r
+        .fstab
+        .contains(&format!("{} /sys/class/infiniband none bind,ro,nosuid,noexec,nodev 0 0", mask.display())));
+}
+
+#[test]
+fn shim_never_breaks_a_start_when_the_binary_is_missing() {
+    let t = tempfile::tempdir().unwrap();
+    let shim = t.path().join("90-ibwire.sh");
+    let text = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks/90-ibwire.sh")).unwrap();
+    fs::write(&shim, text.replace("@IBWIRE@", "/nonexistent/ibwire")).unwrap();
+    let o = Command::new("sh").arg(&shim).output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("not found"));
+    let o = Command::new("sh").arg(&shim).env("IBWIRE_STRICT", "1").output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+}

@@ -1,0 +1,40 @@
+//! System tests: root, mount and network namespaces, real torchrun and Slurm. A plain
+//! `cargo test` lists them as ignored with the reason; `.ci/run` runs them as root with
+//! `cargo test --test system -- --ignored`. Each is a script in tests/system/ under a time limit.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+fn script(name: &str, limit: Duration) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    assert!(nix::unistd::Uid::effective().is_root(), "system tests need root (run them from .ci/run)");
+    let gen = build_gen_tree(dir);
+    let mut c = Command::new("timeout");
+    c.arg("--kill-after=10").arg(limit.as_secs().to_string()).arg(dir.join("tests/system").join(name));
+    c.env("IBWIRE", env!("CARGO_BIN_EXE_ibwire")).env("GEN_TREE", gen).current_dir(dir);
+    let o = c.output().unwrap();
+    let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{name} failed ({:?}):\n{out}", o.status.code());
+    println!("{out}");
+}
+
+fn build_gen_tree(dir: &Path) -> PathBuf {
+    let st =
+        Command::new(env!("CARGO")).args(["build", "-q", "--example", "gen_tree"]).current_dir(dir).status().unwrap();
+    assert!(st.success());
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| dir.join("target"));
+    target.join("debug/examples/gen_tree")
+}
+
+#[test]
+#[ignore = "system test: needs root (mount namespace, bind mounts, mknod); run by .ci/run"]
+fn hook_binds_devices_into_a_restricted_dev() {
+    script("hook.sh", Duration::from_secs(120));
+}
+
+#[test]
+#[ignore = "system test: builds a release binary and installs into a staging DESTDIR; run by .ci/run"]
+fn install_script_is_idempotent_and_uninstalls() {
+    script("install.sh", Duration::from_secs(900));
+}
