@@ -102,6 +102,25 @@ enum Cmd {
         #[command(flatten)]
         node: NodeArgs,
     },
+    /// Start torchrun for this node (bare, or in `enroot start`), decided and checked, via exec.
+    ///
+    /// Run once per node, e.g. from an sbatch script:
+    ///   srun --ntasks-per-node=1 ibwire launch --container pytorch -- train.py --lr 3e-4
+    /// The cluster shape comes from Slurm (SLURM_JOB_NODELIST, SLURM_NODEID, SLURM_JOB_ID);
+    /// flags override it. The decided NCCL/GLOO/CUDA settings and your own NCCL_*, TORCH_*,
+    /// PYTORCH_*, CUDA_*, OMP_NUM_THREADS reach the job (as enroot -e flags in a container).
+    /// Preflight refuses (exit 1, with the fix) a start that would silently run on TCP sockets.
+    ///
+    /// Examples:
+    ///   ibwire launch --dry-run -- train.py        the one command line that would run
+    ///   ibwire launch --nnodes 2 --node-rank 1 --master-addr 10.0.0.1 -- train.py
+    #[command(verbatim_doc_comment)]
+    Launch {
+        #[command(flatten)]
+        node: NodeArgs,
+        #[command(flatten)]
+        args: cmd::launch::Args,
+    },
     /// The GPU↔NIC PCIe matrix (PIX/PXB/PHB/NODE/SYS) from sysfs, as nvidia-smi topo -m.
     ///
     /// Computed from the PCIe tree alone, so it works in containers without NVML and on
@@ -160,6 +179,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             print!("{}", cmd::probe::render(&node, json, yaml)?);
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Launch { node, args } => cmd::launch::run(&source(&node, false).load()?, &args),
         Cmd::Hook { node } => Ok(cmd::hook::run(&cmd::job_env(), &source(&node, false))),
         Cmd::Topo { node, all_nics, json, no_nvidia_smi } => {
             let n = source(&node, !no_nvidia_smi).load()?;

@@ -38,3 +38,9 @@ fn hook_binds_devices_into_a_restricted_dev() {
 fn install_script_is_idempotent_and_uninstalls() {
     script("install.sh", Duration::from_secs(900));
 }
+
+#[test]
+#[ignore = "system test: needs root (network namespaces) and torch from PyPI; run by .ci/run"]
+fn launch_two_nodes_in_network_namespaces_with_real_torchrun() {
+    script("launch-netns.sh", Duration::from_secs(1500));
+}

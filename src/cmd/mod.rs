@@ -2,6 +2,7 @@
 
 pub mod env;
 pub mod hook;
+pub mod launch;
 pub mod probe;
 pub mod topo;
 

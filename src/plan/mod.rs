@@ -6,6 +6,7 @@
 pub mod bootstrap_if;
 pub mod gpus;
 pub mod hca;
+pub mod launch;
 pub mod topo;
 pub mod visible;
 

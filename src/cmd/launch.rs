@@ -1,0 +1,188 @@
+//! `ibwire launch`: gather the job's shape, decide, preflight, then exec torchrun (bare or in
+//! `enroot start`) as this process, so Slurm's signals reach it directly.
+
+use crate::plan::launch::{self, Container, Input, Rdzv};
+use crate::plan::{self, Intent, Master};
+use crate::probe::Node;
+use anyhow::{bail, Context, Result};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// Number of nodes (default: Slurm's node count, else 1).
+    #[arg(long)]
+    pub nnodes: Option<usize>,
+    /// This node's rank (default: SLURM_NODEID, else 0).
+    #[arg(long)]
+    pub node_rank: Option<usize>,
+    /// Rendezvous host (default: the first node of the Slurm job, else 127.0.0.1). Resolved to
+    /// an IP here: the rendezvous must not depend on names only some nodes resolve.
+    #[arg(long, value_name = "HOST")]
+    pub master_addr: Option<String>,
+    /// Rendezvous port (default: from SLURM_JOB_ID, outside the ephemeral range; else 29500).
+    #[arg(long)]
+    pub master_port: Option<u16>,
+    /// Processes per node (default: the number of GPUs decided for CUDA_VISIBLE_DEVICES, or 1).
+    #[arg(long)]
+    pub nproc_per_node: Option<usize>,
+    /// Rendezvous: static (--master-addr/--master-port) or c10d.
+    #[arg(long, value_enum)]
+    pub rdzv: Option<Rdzv>,
+    /// Extra torchrun arguments, split like a shell would ("--max-restarts 3").
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    pub torchrun_args: Option<String>,
+    /// Set or pass a variable: NAME=VALUE, or NAME to copy it from this environment.
+    #[arg(long = "env", value_name = "NAME[=VALUE]")]
+    pub env: Vec<String>,
+    /// Run inside `enroot start NAME|IMAGE.sqsh`.
+    #[arg(long, value_name = "NAME|IMAGE")]
+    pub container: Option<String>,
+    /// enroot mount SRC:DST (repeatable).
+    #[arg(long = "mount", value_name = "SRC:DST", requires = "container")]
+    pub mounts: Vec<String>,
+    /// enroot --rw.
+    #[arg(long, requires = "container")]
+    pub rw: bool,
+    /// enroot --root (remap the user to root in the container).
+    #[arg(long, requires = "container")]
+    pub remap_root: bool,
+    /// Start even if the job would run on TCP sockets while the node has healthy HCAs.
+    #[arg(long)]
+    pub allow_socket_fallback: bool,
+    /// Print the one command line that would run, and exit 0.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the decisions to stderr first.
+    #[arg(long)]
+    pub explain: bool,
+    /// Configuration file.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Pin the bootstrap interface.
+    #[arg(long, value_name = "IFACE")]
+    pub bootstrap_if: Option<String>,
+    /// The training script and its arguments (after --).
+    #[arg(last = true, required = true, value_name = "SCRIPT [ARGS]...")]
+    pub script: Vec<String>,
+}
+
+/// Is ibwire's hook in one of enroot's system hook directories?
+fn hook_installed(env: &std::collections::BTreeMap<String, String>) -> bool {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Some(d) = env.get("ENROOT_SYSCONF_PATH") {
+        dirs.push(PathBuf::from(d));
+    }
+    dirs.push("/etc/enroot".into());
+    dirs.push("/usr/local/etc/enroot".into());
+    dirs.iter().any(|d| d.join("hooks.d/90-ibwire.sh").exists())
+}
+
+pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
+    let env = super::job_env();
+    let job = crate::slurm::from_env(&env)?;
+    let mut cfg = crate::config::load(a.config.as_deref())?;
+    if let Some(b) = &a.bootstrap_if {
+        cfg.bootstrap_interface = Some(b.clone());
+    }
+    let nnodes = a.nnodes.or(job.as_ref().map(|j| j.nodes.len())).unwrap_or(1);
+    let node_rank = a.node_rank.or(job.as_ref().and_then(|j| j.node_rank)).unwrap_or(0);
+    if nnodes == 0 || node_rank >= nnodes {
+        bail!("node rank {node_rank} is not below the node count {nnodes}");
+    }
+    let master_name = a
+        .master_addr
+        .clone()
+        .or_else(|| job.as_ref().and_then(|j| j.nodes.first().cloned()))
+        .unwrap_or_else(|| "127.0.0.1".into());
+    let ip = crate::resolve::resolve(&master_name, Duration::from_secs(5)).with_context(|| {
+        format!("master address {master_name} does not resolve here; give --master-addr with an IP address")
+    })?;
+    let master_port = a
+        .master_port
+        .or(cfg.launch.master_port)
+        .or(job.as_ref().and_then(|j| j.job_id).map(crate::slurm::port_for_job))
+        .unwrap_or(29500);
+    let rdzv = a.rdzv.or(match cfg.launch.rdzv.as_deref() {
+        Some("c10d") => Some(Rdzv::C10d),
+        Some("static") | None => None,
+        Some(o) => bail!("config launch.rdzv: {o:?} is not static or c10d"),
+    });
+    let allow = a.allow_socket_fallback || cfg.launch.allow_socket_fallback.unwrap_or(false);
+    // One node talking to itself over loopback needs no routed bootstrap interface.
+    let master = if nnodes == 1 && ip.is_loopback() { None } else { Some(Master { name: master_name.clone(), ip }) };
+    let intent = Intent { master, config: cfg, env: env.clone() };
+    let p = plan::decide(node, &intent);
+    if a.explain {
+        eprint!("{}", crate::render::explain(&p));
+    }
+    let missing: Vec<String> = p
+        .hcas
+        .iter()
+        .filter_map(|(d, _)| node.rdma_device(d))
+        .filter(|d| !d.uverbs_node_present)
+        .map(|d| format!("{} ({})", d.name, d.uverbs.as_deref().unwrap_or("no uverbs")))
+        .collect();
+    let torchrun_args = match &a.torchrun_args {
+        Some(s) => shell_words::split(s).context("--torchrun-args")?,
+        None => Vec::new(),
+    };
+    // Bare: torchrun from PATH (plain name when absent: a dry run on a login node). In a
+    // container torchrun comes from the image.
+    let torchrun = if a.container.is_some() {
+        "torchrun".to_string()
+    } else {
+        which::which("torchrun").map(|p| p.display().to_string()).unwrap_or_else(|_| "torchrun".into())
+    };
+    let enroot = which::which("enroot").map(|p| p.display().to_string()).unwrap_or_else(|_| "enroot".into());
+    let input = Input {
+        nnodes,
+        node_rank,
+        master_ip: ip.to_string(),
+        master_port,
+        nproc_per_node: a.nproc_per_node.unwrap_or(p.nproc_per_node),
+        rdzv: rdzv.unwrap_or(Rdzv::Static),
+        rdzv_id: job.as_ref().and_then(|j| j.job_id).map(|i| i.to_string()).unwrap_or_else(|| "ibwire".into()),
+        torchrun,
+        torchrun_args,
+        script: a.script.clone(),
+        env,
+        extra_env: a.env.clone(),
+        container: a.container.as_ref().map(|image| Container {
+            image: image.clone(),
+            mounts: a.mounts.clone(),
+            rw: a.rw,
+            remap_root: a.remap_root,
+        }),
+        enroot,
+        host_dev_infiniband: Path::new("/dev/infiniband").is_dir() || !node.host.dev_infiniband.is_empty(),
+        hook_installed: hook_installed(&super::job_env()),
+        allow_socket_fallback: allow,
+    };
+    for e in &a.env {
+        let name = e.split('=').next().unwrap_or("");
+        if !crate::render::valid_name(name) {
+            bail!("--env {e:?}: {name:?} is not a variable name");
+        }
+    }
+    let l = match launch::build(&p, &missing, &input) {
+        Ok(l) => l,
+        Err(r) => {
+            eprintln!("ibwire: launch refused: {}; fix: {}", r.reason, r.fix);
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if a.dry_run {
+        println!("{}", l.shell_line(a.container.is_some()));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut cmd = std::process::Command::new(&l.argv[0]);
+    cmd.args(&l.argv[1..]);
+    if a.container.is_none() {
+        cmd.envs(l.env.iter().map(|(k, v)| (k, v)));
+    }
+    let err = cmd.exec();
+    bail!("cannot run {}: {err}", l.argv[0])
+}
