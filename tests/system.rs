@@ -44,3 +44,9 @@ fn install_script_is_idempotent_and_uninstalls() {
 fn launch_two_nodes_in_network_namespaces_with_real_torchrun() {
     script("launch-netns.sh", Duration::from_secs(1500));
 }
+
+#[test]
+#[ignore = "system test: needs root, Debian's slurmctld/slurmd/munge and torch from PyPI; run by .ci/run"]
+fn slurm_cluster_runs_the_baremetal_example_on_two_nodes() {
+    script("slurm.sh", Duration::from_secs(1500));
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# System test (root): a real Slurm 22.05 cluster from Debian packages — slurmctld and two slurmd
+# "nodes" in network namespaces, munge, fake GPU GRES — runs examples/train-baremetal.sbatch:
+# `srun ibwire launch -- examples/allreduce.py` on 2 nodes, real torchrun (gloo), to completion.
+# Recipe and pitfalls: shared/spec/ci-recipes.md §1. Bounded by sbatch --time and timeouts.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+REPO=$PWD
+B=${IBWIRE:?}; VENV=$(tests/system/setup-torch.sh)
+for c in slurmctld slurmd sbatch munged mungekey; do command -v $c >/dev/null || { echo "FAIL: $c missing (apt-get install slurmctld slurmd slurm-client munge)"; exit 1; }; done
+. tests/system/netns-lib.sh
+W=$(mktemp -d /tmp/ibwire-slurm-XXXX)
+cleanup() {
+  for d in slurmd.node1 slurmd.node2 slurmctld munged; do [ -f "$W/$d.pid" ] && kill "$(cat "$W/$d.pid")" 2>/dev/null || true; done
+  sleep 0.5; netns_down; rm -rf "$W"
+}
+trap cleanup EXIT
+netns_up
+mkdir -p "$W"/{munge,log,state,spool/node1,spool/node2,gpu,jobs,etc} /run/munge
+chmod 700 "$W/munge"
+mungekey -c -k "$W/munge/munge.key" 2>/dev/null || mungekey -c -f -k "$W/munge/munge.key"
+munged -F --key-file="$W/munge/munge.key" --socket=/run/munge/munge.socket.2 --pid-file="$W/munge/munged.pid" \
+  --seed-file="$W/munge/seed" > "$W/log/munged.log" 2>&1 < /dev/null &
+echo $! > "$W/munged.pid"
+for _ in $(seq 50); do munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.1; done
+for i in 0 1 2 3 4 5 6 7; do mknod "$W/gpu/nvidia$i" c 195 $i; done
+cat > "$W/etc/slurm.conf" <<CONF
+ClusterName=ci
+SlurmctldHost=node1(10.77.0.1)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+StateSaveLocation=$W/state
+SlurmdSpoolDir=$W/spool/%n
+SlurmctldPidFile=$W/slurmctld.pidfile
+SlurmdPidFile=$W/slurmd.%n.pidfile
+SlurmctldLogFile=$W/log/slurmctld.log
+SlurmdLogFile=$W/log/slurmd.%n.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+SwitchType=switch/none
+ReturnToService=2
+GresTypes=gpu
+NodeName=node[1-2] CPUs=2 RealMemory=1000 Gres=gpu:8 State=UNKNOWN
+PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+CONF
+printf 'AutoDetect=off\nNodeName=node[1-2] Name=gpu File=%s/gpu/nvidia[0-7]\n' "$W" > "$W/etc/gres.conf"
+export SLURM_CONF=$W/etc/slurm.conf
+in_node() {   # NS HOSTNAME LOGNAME CMD...
+  local ns=$1 h=$2 log=$3; shift 3
+  ip netns exec "$ns" unshare --uts sh -c 'mount -t tmpfs cgroup_root /sys/fs/cgroup &&
+    mkdir /sys/fs/cgroup/systemd && mount -t cgroup -o none,name=systemd cgroup /sys/fs/cgroup/systemd &&
+    hostname "$0" && exec "$@"' "$h" "$@" > "$W/log/$log.out" 2>&1 < /dev/null &
+  echo $! > "$W/$log.pid"
+}
+in_node ibw-n1 node1 slurmctld slurmctld -D -f "$SLURM_CONF"; sleep 1
+in_node ibw-n1 node1 slurmd.node1 slurmd -D -N node1 -f "$SLURM_CONF"
+in_node ibw-n2 node2 slurmd.node2 slurmd -D -N node2 -f "$SLURM_CONF"
+for _ in $(seq 120); do
+  [ "$(ip netns exec ibw-n1 sinfo -h -o %t 2>/dev/null)" = idle ] && break; sleep 0.5
+done
+[ "$(ip netns exec ibw-n1 sinfo -h -o %t 2>/dev/null)" = idle ] || { echo "FAIL: nodes not idle"; tail -20 "$W"/log/*; exit 1; }
+mkdir -p "$W/bin"; ln -s "$B" "$W/bin/ibwire"
+jid=$(ip netns exec ibw-n1 env PATH="$W/bin:$VENV/bin:$PATH" PYTHONWARNINGS=ignore PG_TIMEOUT=60 \
+  IBWIRE_LAUNCH_ARGS=--explain \
+  sbatch --parsable --time=3 --chdir="$REPO" -o "$W/jobs/train-%j.out" examples/train-baremetal.sbatch)
+for _ in $(seq 400); do
+  ip netns exec ibw-n1 squeue -h -j "$jid" 2>/dev/null | grep -q . || break; sleep 0.5
+done
+state=$(ip netns exec ibw-n1 scontrol show job "$jid" | grep -o 'JobState=[A-Z]*' || true)
+out="$W/jobs/train-$jid.out"
+[ "$state" = JobState=COMPLETED ] || { echo "FAIL: job $jid $state"; cat "$out"; tail -20 "$W"/log/slurmd.node*.log; exit 1; }
+[ "$(grep -c 'allreduce_sum=3.0 expected=3.0' "$out")" = 2 ] || { echo "FAIL: output"; cat "$out"; exit 1; }
+[ "$(grep -c '^GLOO_SOCKET_IFNAME=eno8303$' "$out")" = 2 ] || { echo "FAIL: interface"; cat "$out"; exit 1; }
+echo "ok: sbatch examples/train-baremetal.sbatch (job $jid) COMPLETED on node[1-2]; both ranks allreduce_sum=3.0 over eno8303"
