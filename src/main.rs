@@ -121,6 +121,24 @@ enum Cmd {
         #[command(flatten)]
         args: cmd::launch::Args,
     },
+    /// Prove the job runs on InfiniBand with GPUDirect RDMA, and how close to the ceiling.
+    ///
+    /// Runs a short all-reduce the way `launch` would (all_reduce_perf when on PATH for one
+    /// node, else examples/allreduce.py via torchrun) with NCCL_DEBUG=INFO, reads NCCL's log,
+    /// and compares the transport with what this node should give and the bus bandwidth with
+    /// the ceiling (NVLink in one node; healthy HCAs × link rate across nodes, and that
+    /// × 2(n−1)/n for hierarchical algorithms). Exit 1 when not on the expected transport.
+    ///
+    /// Examples:
+    ///   srun --ntasks-per-node=1 ibwire verify
+    ///   ibwire verify --from-log nccl.log all_reduce_perf.out --json
+    #[command(verbatim_doc_comment)]
+    Verify {
+        #[command(flatten)]
+        node: NodeArgs,
+        #[command(flatten)]
+        args: cmd::verify::Args,
+    },
     /// The GPU↔NIC PCIe matrix (PIX/PXB/PHB/NODE/SYS) from sysfs, as nvidia-smi topo -m.
     ///
     /// Computed from the PCIe tree alone, so it works in containers without NVML and on
@@ -179,6 +197,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             print!("{}", cmd::probe::render(&node, json, yaml)?);
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Verify { node, args } => cmd::verify::run(&source(&node, false).load()?, &args),
         Cmd::Launch { node, args } => cmd::launch::run(&source(&node, false).load()?, &args),
         Cmd::Hook { node } => Ok(cmd::hook::run(&cmd::job_env(), &source(&node, false))),
         Cmd::Topo { node, all_nics, json, no_nvidia_smi } => {

@@ -80,8 +80,13 @@ fn hook_installed(env: &std::collections::BTreeMap<String, String>) -> bool {
     dirs.iter().any(|d| d.join("hooks.d/90-ibwire.sh").exists())
 }
 
-pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
-    let env = super::job_env();
+/// What launch decided: the plan and the command, or why it refuses.
+pub struct Prepared {
+    pub plan: plan::Plan,
+    pub launch: Result<launch::Launch, launch::Refusal>,
+}
+
+pub fn prepare(node: &Node, a: &Args, env: std::collections::BTreeMap<String, String>) -> Result<Prepared> {
     let job = crate::slurm::from_env(&env)?;
     let mut cfg = crate::config::load(a.config.as_deref())?;
     if let Some(b) = &a.bootstrap_if {
@@ -125,6 +130,7 @@ pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
         .filter(|d| !d.uverbs_node_present)
         .map(|d| format!("{} ({})", d.name, d.uverbs.as_deref().unwrap_or("no uverbs")))
         .collect();
+    let input_env = env.clone();
     let torchrun_args = match &a.torchrun_args {
         Some(s) => shell_words::split(s).context("--torchrun-args")?,
         None => Vec::new(),
@@ -158,7 +164,7 @@ pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
         }),
         enroot,
         host_dev_infiniband: Path::new("/dev/infiniband").is_dir() || !node.host.dev_infiniband.is_empty(),
-        hook_installed: hook_installed(&super::job_env()),
+        hook_installed: hook_installed(&input_env),
         allow_socket_fallback: allow,
     };
     for e in &a.env {
@@ -167,7 +173,12 @@ pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
             bail!("--env {e:?}: {name:?} is not a variable name");
         }
     }
-    let l = match launch::build(&p, &missing, &input) {
+    let built = launch::build(&p, &missing, &input);
+    Ok(Prepared { plan: p, launch: built })
+}
+
+pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
+    let l = match prepare(node, a, super::job_env())?.launch {
         Ok(l) => l,
         Err(r) => {
             eprintln!("ibwire: launch refused: {}; fix: {}", r.reason, r.fix);

@@ -5,6 +5,7 @@ pub mod hook;
 pub mod launch;
 pub mod probe;
 pub mod topo;
+pub mod verify;
 
 use crate::probe::{Node, ProbeOptions};
 use anyhow::Result;

@@ -8,6 +8,7 @@ pub mod gpus;
 pub mod hca;
 pub mod launch;
 pub mod topo;
+pub mod verify;
 pub mod visible;
 
 use crate::config::{Config, EmptyPolicy};

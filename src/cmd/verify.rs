@@ -1,0 +1,246 @@
+//! `ibwire verify`: run a short all-reduce through launch's path (or read existing logs), then
+//! say whether the job is on the expected transport, with GPUDirect RDMA, and how close to the
+//! hardware's ceiling it runs.
+
+use crate::nccl::{log, tests_output};
+use crate::plan::verify::{judge, CeilingInputs, Measured, Report};
+use crate::plan::{self, Intent};
+use crate::probe::Node;
+use anyhow::{bail, Context, Result};
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+use std::time::Duration;
+
+const ALLREDUCE_PY: &str = include_str!("../../examples/allreduce.py");
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// Analyse existing NCCL_DEBUG=INFO logs and/or nccl-tests output instead of running.
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub from_log: Vec<PathBuf>,
+    /// Print {"network","gdr","hcas","bootstrap_if","busbw_gbps","ring_ceiling_gbps",
+    /// "hierarchical_ceiling_gbps","verdict","causes",…} as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// HCAs per node for the ceiling (default: those NCCL listed, else the healthy set).
+    #[arg(long, value_name = "N")]
+    pub hcas: Option<usize>,
+    /// Link rate of each HCA in Gb/s for the ceiling (default: the probed rate).
+    #[arg(long, value_name = "GBIT")]
+    pub hca_gbit: Option<f64>,
+    /// Nodes in the job, when the log does not show them.
+    #[arg(long, value_name = "N")]
+    pub nodes: Option<usize>,
+    /// Message size of the measured all-reduce, in MB.
+    #[arg(long, default_value_t = 256.0)]
+    pub size_mb: f64,
+    /// Give up on the benchmark after this many seconds.
+    #[arg(long, default_value_t = 300)]
+    pub timeout: u64,
+    /// Keep the benchmark's full output (NCCL's log) in FILE.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Rendezvous host (default: Slurm's first node, else 127.0.0.1).
+    #[arg(long, value_name = "HOST")]
+    pub master_addr: Option<String>,
+    /// Configuration file.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// `# ibwire-allreduce size=… busbw_gbps=380.5 world=8` from examples/allreduce.py.
+fn allreduce_line(text: &str) -> Option<(f64, usize)> {
+    text.lines().filter_map(|l| l.split_once("# ibwire-allreduce ").map(|(_, r)| r)).last().and_then(|r| {
+        let get = |k: &str| r.split_whitespace().find_map(|w| w.strip_prefix(k));
+        Some((get("busbw_gbps=")?.parse().ok()?, get("world=")?.parse().ok()?))
+    })
+}
+
+pub fn analyse(node: &Node, plan: &plan::Plan, text: &str, a: &Args) -> (Report, log::LogFacts) {
+    let facts = log::analyse(text);
+    let tests = tests_output::parse(text);
+    let measured = if let Some(b) = tests.peak_busbw() {
+        Some(Measured {
+            busbw_gbps: b,
+            nranks: if tests.ranks > 0 { tests.ranks } else { facts.nranks.unwrap_or(0) },
+            nodes: a.nodes.unwrap_or(tests.hosts.len().max(facts.hosts.len())),
+            gpu_model: tests.devices.first().cloned(),
+        })
+    } else {
+        allreduce_line(text).map(|(b, w)| Measured {
+            busbw_gbps: b,
+            nranks: w,
+            nodes: a.nodes.unwrap_or(facts.hosts.len()),
+            gpu_model: None,
+        })
+    };
+    let ci = CeilingInputs { hcas: a.hcas, hca_gbit: a.hca_gbit };
+    let mut facts_for_judge = facts.clone();
+    if let Some(n) = a.nodes {
+        // More hosts than the excerpt shows: make the judgement multi-node.
+        while facts_for_judge.hosts.len() < n {
+            facts_for_judge.hosts.push(format!("node{}", facts_for_judge.hosts.len()));
+        }
+    }
+    (judge(node, plan, &facts_for_judge, measured.as_ref(), &ci), facts)
+}
+
+pub fn render(r: &Report, facts: &log::LogFacts, json: bool) -> Result<String> {
+    if json {
+        let mut v = serde_json::to_value(r)?;
+        v["log"] = serde_json::to_value(facts)?;
+        return Ok(serde_json::to_string_pretty(&v)? + "\n");
+    }
+    let mut s = String::new();
+    s.push_str(&format!("{}\n", r.verdict));
+    let f = |o: Option<f64>| o.map(|v| format!("{v:.1} GB/s")).unwrap_or_else(|| "-".into());
+    s.push_str(&format!(
+        "  network: {} (expected {})   GPUDirect RDMA: {}   NCCL {}\n",
+        r.network.as_deref().unwrap_or("unknown"),
+        r.expected_network,
+        match r.gdr {
+            Some(true) => "yes",
+            Some(false) => "no",
+            None => "-",
+        },
+        facts.version.as_deref().unwrap_or("?")
+    ));
+    if !r.hcas.is_empty() {
+        s.push_str(&format!("  HCAs: {}\n", r.hcas.join(" ")));
+    }
+    s.push_str(&format!(
+        "  bootstrap: {}   OOB: {}\n",
+        r.bootstrap_if.as_deref().unwrap_or("-"),
+        facts.oob_if.as_deref().unwrap_or("-")
+    ));
+    s.push_str(&format!(
+        "  channels: NET/IB {} (GDRDMA {})  NET/Socket {}  P2P {}  SHM {}\n",
+        facts.channels.net_ib,
+        facts.channels.net_ib_gdr,
+        facts.channels.net_socket,
+        facts.channels.p2p,
+        facts.channels.shm
+    ));
+    s.push_str(&format!(
+        "  busbw: {}   ring ceiling: {}   hierarchical ceiling: {}{}\n",
+        f(r.busbw_gbps),
+        f(r.ring_ceiling_gbps),
+        f(r.hierarchical_ceiling_gbps),
+        r.nvlink_ceiling_gbps.map(|n| format!("   NVLink: {n:.0} GB/s")).unwrap_or_default()
+    ));
+    for w in facts.warns.iter().take(5) {
+        s.push_str(&format!("  NCCL WARN {w}\n"));
+    }
+    if !r.causes.is_empty() {
+        s.push_str("Probable causes, most likely first:\n");
+        for (i, c) in r.causes.iter().enumerate() {
+            s.push_str(&format!("  {}. {c}\n", i + 1));
+        }
+    }
+    Ok(s)
+}
+
+fn read_logs(files: &[PathBuf]) -> Result<String> {
+    let mut all = String::new();
+    for f in files {
+        let b = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
+        all.push_str(&String::from_utf8_lossy(&b));
+        all.push('\n');
+    }
+    Ok(all)
+}
+
+pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
+    let env = super::job_env();
+    let text = if !a.from_log.is_empty() { read_logs(&a.from_log)? } else { benchmark(node, a, env.clone())? };
+    let mut cfg = crate::config::load(a.config.as_deref())?;
+    cfg.hca.on_empty = None;
+    let master = crate::cmd::env::master(a.master_addr.as_deref(), &env).ok().flatten();
+    let p = plan::decide(node, &Intent { master, config: cfg, env });
+    let (r, facts) = analyse(node, &p, &text, a);
+    if facts.lines == 0 {
+        bail!("no NCCL log or nccl-tests output in the input");
+    }
+    print!("{}", render(&r, &facts, a.json)?);
+    Ok(if r.ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// all_reduce_perf when it is on PATH and the job is one node; else examples/allreduce.py via
+/// torchrun, prepared exactly as `ibwire launch` would.
+fn benchmark(node: &Node, a: &Args, env: std::collections::BTreeMap<String, String>) -> Result<String> {
+    let dir = std::env::temp_dir().join(format!("ibwire-verify-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let script = dir.join("allreduce.py");
+    std::fs::write(&script, ALLREDUCE_PY).with_context(|| format!("cannot write {}", script.display()))?;
+    let largs = crate::cmd::launch::Args {
+        nnodes: None,
+        node_rank: None,
+        master_addr: a.master_addr.clone(),
+        master_port: None,
+        nproc_per_node: None,
+        rdzv: None,
+        torchrun_args: None,
+        env: vec![],
+        container: None,
+        mounts: vec![],
+        rw: false,
+        remap_root: false,
+        allow_socket_fallback: true,
+        dry_run: false,
+        explain: false,
+        config: a.config.clone(),
+        bootstrap_if: None,
+        script: vec![script.display().to_string(), "--size-mb".into(), a.size_mb.to_string()],
+    };
+    let prepared = crate::cmd::launch::prepare(node, &largs, env.clone())?;
+    let l = prepared.launch.map_err(|r| anyhow::anyhow!("{}; fix: {}", r.reason, r.fix))?;
+    let single = !l.argv.iter().any(|x| x.starts_with("--nnodes=") && x != "--nnodes=1");
+    let mut cmd = match which::which("all_reduce_perf") {
+        Ok(p) if single && !node.gpus.is_empty() => {
+            let mut c = Command::new(p);
+            c.args([
+                "-b",
+                "8M",
+                "-e",
+                &format!("{}M", a.size_mb as u64),
+                "-f",
+                "4",
+                "-g",
+                &prepared.plan.nproc_per_node.to_string(),
+            ]);
+            c
+        }
+        _ => {
+            if which::which(&l.argv[0]).is_err() && !std::path::Path::new(&l.argv[0]).exists() {
+                bail!(
+                    "{} not found: install PyTorch (torchrun) or nccl-tests (all_reduce_perf), or use --from-log",
+                    l.argv[0]
+                );
+            }
+            let mut c = Command::new(&l.argv[0]);
+            c.args(&l.argv[1..]);
+            c
+        }
+    };
+    cmd.envs(l.env.iter().map(|(k, v)| (k, v)));
+    cmd.env("NCCL_DEBUG", "INFO").env("NCCL_DEBUG_SUBSYS", "INIT,NET,ENV,BOOTSTRAP,GRAPH");
+    let pb = indicatif::ProgressBar::new_spinner();
+    pb.set_message(format!("running {} (NCCL_DEBUG=INFO)…", cmd.get_program().to_string_lossy()));
+    pb.enable_steady_tick(Duration::from_millis(120));
+    let out = crate::subprocess::run(cmd, Duration::from_secs(a.timeout));
+    pb.finish_and_clear();
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = out?;
+    let text = format!("{}\n{}", out.stdout, out.stderr);
+    if let Some(p) = &a.log {
+        std::fs::write(p, &text).with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    if out.status != Some(0) {
+        let tail: Vec<&str> = text.lines().rev().take(5).collect();
+        eprintln!("ibwire: the benchmark exited with {:?}; last lines:", out.status);
+        for l in tail.iter().rev() {
+            eprintln!("  {l}");
+        }
+    }
+    Ok(text)
+}

@@ -1,0 +1,113 @@
+//! nccl-tests output (`all_reduce_perf` and friends): header, rank lines, the table, the footer.
+
+use super::{is_added_header, unwrap_line};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Block {
+    pub time_us: f64,
+    pub algbw: f64,
+    pub busbw: f64,
+    /// None when `N/A` (no check) or cut off.
+    pub wrong: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    pub size: u64,
+    pub count: u64,
+    pub dtype: String,
+    pub redop: String,
+    pub root: i64,
+    pub out_of_place: Block,
+    pub in_place: Option<Block>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TestsOutput {
+    pub ranks: usize,
+    pub hosts: Vec<String>,
+    pub devices: Vec<String>,
+    pub rows: Vec<Row>,
+    pub avg_busbw: Option<f64>,
+    /// Rows whose in-place block is incomplete (a cut-off last line).
+    pub truncated_rows: usize,
+    pub wrong_total: u64,
+}
+
+impl TestsOutput {
+    /// The best bus bandwidth of the sweep, in or out of place (what a ceiling is compared with).
+    pub fn peak_busbw(&self) -> Option<f64> {
+        self.rows
+            .iter()
+            .flat_map(|r| std::iter::once(r.out_of_place.busbw).chain(r.in_place.as_ref().map(|b| b.busbw)))
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+    }
+}
+
+fn num(s: &str) -> Option<f64> {
+    let v: f64 = s.parse().ok()?;
+    v.is_finite().then_some(v)
+}
+
+fn block(f: &[&str]) -> Option<Block> {
+    if f.len() < 3 {
+        return None;
+    }
+    Some(Block {
+        time_us: num(f[0])?,
+        algbw: num(f[1])?,
+        busbw: num(f[2])?,
+        wrong: f.get(3).and_then(|w| w.parse().ok()),
+    })
+}
+
+pub fn parse(text: &str) -> TestsOutput {
+    let mut t = TestsOutput::default();
+    for raw in text.lines() {
+        if is_added_header(raw) {
+            continue;
+        }
+        let l = unwrap_line(raw);
+        if let Some(rest) = l.strip_prefix("#  Rank").or_else(|| l.strip_prefix("# Rank")) {
+            t.ranks += 1;
+            let w: Vec<&str> = rest.split_whitespace().collect();
+            if let Some(i) = w.iter().position(|x| *x == "on") {
+                if let Some(h) = w.get(i + 1) {
+                    if !t.hosts.iter().any(|x| x == h) {
+                        t.hosts.push(h.to_string());
+                    }
+                }
+            }
+            if let Some(i) = rest.find(']') {
+                let d = rest[i + 1..].trim().to_string();
+                if !d.is_empty() && !t.devices.contains(&d) {
+                    t.devices.push(d);
+                }
+            }
+            continue;
+        }
+        if let Some(v) = l.strip_prefix("# Avg bus bandwidth") {
+            t.avg_busbw = v.trim_start_matches([' ', ':']).split_whitespace().next().and_then(num);
+            continue;
+        }
+        if l.starts_with('#') {
+            continue;
+        }
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() < 8 {
+            continue;
+        }
+        let (Ok(size), Ok(count), Ok(root)) = (f[0].parse::<u64>(), f[1].parse::<u64>(), f[4].parse::<i64>()) else {
+            continue;
+        };
+        let Some(oop) = block(&f[5..]) else { continue };
+        let ip = if f.len() >= 12 { block(&f[9..]) } else { None };
+        if f.len() < 13 {
+            t.truncated_rows += 1;
+        }
+        t.wrong_total += oop.wrong.unwrap_or(0) + ip.as_ref().and_then(|b| b.wrong).unwrap_or(0);
+        t.rows.push(Row { size, count, dtype: f[2].into(), redop: f[3].into(), root, out_of_place: oop, in_place: ip });
+    }
+    t
+}

@@ -1,0 +1,166 @@
+//! Every NCCL log and nccl-tests output in shared/fixtures gives the facts written next to it in
+//! tests/fixtures/expected/<file>.json (reviewed by hand against the log; regenerate a missing
+//! one with IBWIRE_BLESS=1 and review it before committing).
+
+mod common;
+use common::*;
+use ibwire::nccl::{log, tests_output};
+use serde_json::{json, Value};
+use std::path::Path;
+
+fn facts(text: &str) -> Value {
+    let f = log::analyse(text);
+    let t = tests_output::parse(text);
+    json!({
+        "version": f.version,
+        "network": f.network,
+        "networks_seen": f.networks_seen,
+        "ib_devices": f.ib_devices.iter().map(|d| format!("{}:{}/{}", d.name, d.port, d.link)).collect::<Vec<_>>(),
+        "ib_no_device": f.ib_no_device,
+        "oob_if": f.oob_if,
+        "bootstrap_ifs": f.bootstrap_ifs,
+        "socket_ifs": f.socket_ifs,
+        "env_set": f.env_set,
+        "channels": f.channels,
+        "gdr": f.gdr,
+        "modify_qp_errnos": f.modify_qp_errnos,
+        "warn_count": f.warns.len(),
+        "errors": f.errors,
+        "hosts": f.hosts,
+        "tests": {
+            "ranks": t.ranks,
+            "hosts": t.hosts,
+            "devices": t.devices,
+            "rows": t.rows.len(),
+            "peak_busbw": t.peak_busbw(),
+            "avg_busbw": t.avg_busbw,
+            "truncated_rows": t.truncated_rows,
+            "wrong_total": t.wrong_total,
+        }
+    })
+}
+
+#[test]
+fn every_fixture_gives_its_expected_facts() {
+    let exp_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/expected");
+    let mut n = 0;
+    for dir in ["nccl-logs", "nccl-tests"] {
+        let mut files: Vec<_> =
+            std::fs::read_dir(shared().join("fixtures").join(dir)).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        for f in files {
+            let got = facts(&std::fs::read_to_string(&f).unwrap());
+            let name = f.file_name().unwrap().to_string_lossy().into_owned();
+            let exp = exp_dir.join(format!("{name}.json"));
+            if std::env::var_os("IBWIRE_BLESS").is_some() && !exp.exists() {
+                std::fs::write(&exp, serde_json::to_string_pretty(&got).unwrap() + "\n").unwrap();
+            }
+            let want: Value =
+                serde_json::from_str(&std::fs::read_to_string(&exp).unwrap_or_else(|_| panic!("no {}", exp.display())))
+                    .unwrap();
+            assert_eq!(got, want, "{name}");
+            n += 1;
+        }
+    }
+    assert_eq!(n, 11, "all fixtures checked");
+}
+
+#[test]
+fn verdicts_on_fixtures() {
+    let t = tempfile::tempdir().unwrap();
+    ibwire::fixture::plain(t.path());
+    let root = t.path().to_str().unwrap();
+    let fx = |d: &str, f: &str| shared().join("fixtures").join(d).join(f);
+    let run = |args: &[&str]| {
+        let o = ibwire(&[&["verify", "--root", root, "--json"], args].concat());
+        (o.status.code(), serde_json::from_slice::<Value>(&o.stdout).unwrap_or(Value::Null), stderr(&o))
+    };
+    // Socket between nodes: not on RDMA, exit 1, the container cause first.
+    let (rc, v, _) =
+        run(&["--from-log", fx("nccl-logs", "net-socket-channels-and-failure-nccl-952.excerpt.log").to_str().unwrap()]);
+    assert_eq!(rc, Some(1));
+    assert!(v["verdict"].as_str().unwrap().starts_with("NOT ON RDMA: NCCL used Socket between nodes"), "{v}");
+    // RoCE with GDRDMA on every inter-node channel: OK.
+    let (rc, v, _) = run(&[
+        "--from-log",
+        fx("nccl-logs", "h100-roce-2node-tpgds-aihub0008-aws-ofi-plugin-fallback-to-ib.log").to_str().unwrap(),
+    ]);
+    assert_eq!((rc, v["gdr"].as_bool()), (Some(0), Some(true)), "{v}");
+    assert_eq!(v["hcas"].as_array().unwrap().len(), 8);
+    assert_eq!(v["bootstrap_if"], "enp25s0np0");
+    // IB without GDRDMA (GID index 0 forced): flagged with the forced GID index as a cause.
+    let (rc, v, _) =
+        run(&["--from-log", fx("nccl-logs", "net-ib-without-gdrdma-gid0-nccl-1657.excerpt.log").to_str().unwrap()]);
+    assert_eq!(rc, Some(1));
+    assert!(v["causes"].to_string().contains("NCCL_IB_GID_INDEX=0 is forced"), "{v}");
+    // Rail-only fabric timeout.
+    let (rc, v, _) = run(&[
+        "--from-log",
+        fx("nccl-logs", "hgx-ibv_modify_qp-110-timeout-rail-cross-nic-nccl-2013.excerpt.log").to_str().unwrap(),
+    ]);
+    assert_eq!(rc, Some(1));
+    assert!(v["causes"][0].as_str().unwrap().contains("NCCL_CROSS_NIC=0"));
+    // Non-existent NCCL_SOCKET_IFNAME (2.27.7's garbage family).
+    let (rc, v, _) =
+        run(&["--from-log", fx("nccl-logs", "socket-ifname-not-found-nccl-1837.excerpt.log").to_str().unwrap()]);
+    assert_eq!(rc, Some(1));
+    assert!(v["causes"][0].as_str().unwrap().contains("NCCL_SOCKET_IFNAME=eth2 names no interface"), "{v}");
+    // Ranks that disagree.
+    let (rc, v, _) =
+        run(&["--from-log", fx("nccl-logs", "mixed-ib-socket-fallback-nccl-tests-188.excerpt.log").to_str().unwrap()]);
+    assert_eq!((rc, v["network"].as_str()), (Some(1), Some("mixed")));
+    // DGX H100 2×8 with 8 NDR HCAs: 472.35 GB/s against the NVLink-bound hierarchical 482.1.
+    let (rc, v, _) = run(&[
+        "--from-log",
+        fx("nccl-tests", "dgx-h100-2node-allreduce-g8-dgx06-dgx07.txt").to_str().unwrap(),
+        "--hcas",
+        "8",
+        "--hca-gbit",
+        "400",
+    ]);
+    assert_eq!(rc, Some(0), "{v}");
+    assert_eq!(v["ring_ceiling_gbps"], 400.0);
+    assert_eq!(format!("{:.1}", v["ratio"].as_f64().unwrap() * 100.0), "98.0");
+}
+
+#[test]
+fn the_real_h200_log_on_its_own_node() {
+    // Captured on the device: one GPU, no RDMA. The verdict must say NET/IB found no device
+    // and Socket is what NCCL initialised, and that this is expected there.
+    let t = tempfile::tempdir().unwrap();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200-1gpu");
+    assert!(std::process::Command::new("tar")
+        .arg("-xzf")
+        .arg(dir.join("capture.tgz"))
+        .arg("-C")
+        .arg(t.path())
+        .status()
+        .unwrap()
+        .success());
+    let o = ibwire(&[
+        "verify",
+        "--root",
+        t.path().join("capture").to_str().unwrap(),
+        "--from-log",
+        dir.join("nccl-allreduce-1gpu.log").to_str().unwrap(),
+    ]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(
+        out.starts_with(
+            "single node: NCCL initialised Socket (NET/IB : No device found); this node has no healthy HCA"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn empty_or_unrelated_input_is_one_line() {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("empty.log");
+    std::fs::write(&f, "").unwrap();
+    ibwire::fixture::plain(&t.path().join("n"));
+    let o = ibwire(&["verify", "--root", t.path().join("n").to_str().unwrap(), "--from-log", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1);
+}
