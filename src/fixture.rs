@@ -441,6 +441,8 @@ pub fn story(root: &Path) -> Tree {
     lo.operstate = "unknown";
     t.netdev(&lo, None);
     t.w("sys/module/nvidia_peermem/version", "550.54.15");
+    t.w("usr/lib/x86_64-linux-gnu/libibverbs.so.1", "");
+    t.w("usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav34.so", "");
     t.finish();
     t
 }

@@ -139,6 +139,23 @@ enum Cmd {
         #[command(flatten)]
         args: cmd::verify::Args,
     },
+    /// Lint the environment and the node: what matters, what harms, what does nothing, and the fix.
+    ///
+    /// Reads the environment and /etc/nccl.conf, ~/.nccl.conf or $NCCL_CONF_FILE (the
+    /// environment wins, as in NCCL), and checks the node: device nodes for the healthy HCAs
+    /// (inside a container, the usual reason NCCL silently uses sockets), rdma-core libraries,
+    /// memlock, nvidia_peermem, GPU–HCA distance, link rates, PCIe link widths, ports.
+    /// Exit 1 when any error is found.
+    #[command(verbatim_doc_comment)]
+    Doctor {
+        #[command(flatten)]
+        node: NodeArgs,
+        #[command(flatten)]
+        decide: DecideArgs,
+        /// Print {"findings": [{"severity","subject","message","fix"}]} as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// The GPU↔NIC PCIe matrix (PIX/PXB/PHB/NODE/SYS) from sysfs, as nvidia-smi topo -m.
     ///
     /// Computed from the PCIe tree alone, so it works in containers without NVML and on
@@ -196,6 +213,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             print!("{}", cmd::probe::render(&node, json, yaml)?);
             Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Doctor { node, decide, json } => {
+            let n = source(&node, false).load()?;
+            let intent = cmd::env::intent(
+                decide.master_addr.as_deref(),
+                decide.config.as_deref(),
+                decide.bootstrap_if.as_deref(),
+            )?;
+            let root = node.root.clone().unwrap_or_else(|| PathBuf::from("/"));
+            cmd::doctor::run(&n, &intent, &root, json)
         }
         Cmd::Verify { node, args } => cmd::verify::run(&source(&node, false).load()?, &args),
         Cmd::Launch { node, args } => cmd::launch::run(&source(&node, false).load()?, &args),

@@ -2,6 +2,7 @@
 //! §7–8). Both readers accept what is seen in the field: optional timestamps, `srun` rank
 //! prefixes (`0: `), markdown indentation, several ranks interleaved, truncated last lines.
 
+pub mod filter;
 pub mod log;
 pub mod tests_output;
 

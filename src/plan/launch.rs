@@ -240,6 +240,8 @@ mod tests {
             findings: vec![],
             hcas: if hcas { vec![("mlx5_0".into(), 1)] } else { vec![] },
             bootstrap_if: Some("eno8303".into()),
+            bootstrap_reason: None,
+            bootstrap_from_master: false,
             nproc_per_node: 4,
         }
     }

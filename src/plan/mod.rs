@@ -4,6 +4,7 @@
 //! is testable from snapshots and the same rules serve env, hook, launch, doctor and verify.
 
 pub mod bootstrap_if;
+pub mod doctor;
 pub mod gpus;
 pub mod hca;
 pub mod launch;
@@ -92,6 +93,9 @@ pub struct Plan {
     /// The healthy HCA ports chosen, `(device, port)`, in NCCL_IB_HCA order.
     pub hcas: Vec<(String, u32)>,
     pub bootstrap_if: Option<String>,
+    /// The rule and evidence behind bootstrap_if, and whether a master address decided it.
+    pub bootstrap_reason: Option<String>,
+    pub bootstrap_from_master: bool,
     /// Number of processes torchrun should start on this node.
     pub nproc_per_node: usize,
 }
@@ -240,6 +244,8 @@ pub fn decide(node: &Node, intent: &Intent) -> Plan {
         excluded: hca.excluded,
         findings,
         hcas: hca.selected,
+        bootstrap_reason: boot.as_ref().ok().map(|b| b.reason.clone()),
+        bootstrap_from_master: intent.master.is_some() && boot.is_ok(),
         bootstrap_if: boot.ok().map(|b| b.iface),
         nproc_per_node: g.count.max(1),
     }

@@ -1,0 +1,90 @@
+//! `ibwire doctor`: lint the environment, nccl.conf files and the node; exit 1 on any error.
+
+use crate::plan::doctor::{lint, Var};
+use crate::plan::{self, Finding, Intent, Severity};
+use crate::probe::Node;
+use anyhow::Result;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// `KEY=VALUE` lines of an nccl.conf (comments and blanks skipped).
+pub fn parse_conf(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .filter_map(|l| l.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
+        .filter(|(k, _)| crate::render::valid_name(k))
+        .collect()
+}
+
+/// The variables NCCL would see: nccl.conf files first (system, then user or NCCL_CONF_FILE),
+/// the environment over them. Conflicts are findings.
+pub fn gather(env: &BTreeMap<String, String>, root: &Path) -> (BTreeMap<String, Var>, Vec<Finding>) {
+    let mut vars: BTreeMap<String, Var> = BTreeMap::new();
+    let mut notes = Vec::new();
+    let mut files: Vec<PathBuf> = vec![root.join("etc/nccl.conf")];
+    match env.get("NCCL_CONF_FILE") {
+        Some(f) => files.push(PathBuf::from(f)),
+        None => {
+            if let Some(h) = env.get("HOME") {
+                files.push(Path::new(h).join(".nccl.conf"));
+            }
+        }
+    }
+    for file in files {
+        let Ok(text) = std::fs::read_to_string(&file) else { continue };
+        for (k, v) in parse_conf(&text) {
+            vars.insert(k, Var { value: v, origin: file.display().to_string() });
+        }
+    }
+    for (k, v) in env {
+        if let Some(c) = vars.get(k) {
+            if &c.value != v {
+                notes.push(Finding::new(
+                    Severity::Info,
+                    k,
+                    format!("{k}={v} from the environment overrides {}={} in {}", k, c.value, c.origin),
+                ));
+            }
+        }
+        vars.insert(k.clone(), Var { value: v.clone(), origin: "environment".into() });
+    }
+    (vars, notes)
+}
+
+pub fn run(node: &Node, intent: &Intent, root: &Path, json: bool) -> Result<ExitCode> {
+    let p = plan::decide(node, intent);
+    let (vars, mut findings) = gather(&intent.env, root);
+    findings.extend(lint(node, &p, &vars));
+    findings.extend(p.findings.iter().cloned());
+    findings.sort_by(|a, b| b.severity.cmp(&a.severity));
+    findings.dedup();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "findings": findings }))?);
+    } else {
+        print!("{}", report(&findings, node.host.in_container));
+    }
+    Ok(if findings.iter().any(|f| f.severity == Severity::Error) { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+pub fn report(findings: &[Finding], inside: bool) -> String {
+    let mut s = format!("ibwire doctor ({})\n", if inside { "inside a container" } else { "on the host" });
+    for (sev, title) in [(Severity::Error, "Errors"), (Severity::Warning, "Warnings"), (Severity::Info, "Notes")] {
+        let group: Vec<&Finding> = findings.iter().filter(|f| f.severity == sev).collect();
+        if group.is_empty() {
+            continue;
+        }
+        s.push_str(&format!("\n{title} ({}):\n", group.len()));
+        for f in group {
+            s.push_str(&format!("  {}: {}\n", f.subject, f.message));
+            if let Some(fix) = &f.fix {
+                s.push_str(&format!("      fix: {fix}\n"));
+            }
+        }
+    }
+    if findings.is_empty() {
+        s.push_str("\nNothing to report.\n");
+    }
+    s
+}

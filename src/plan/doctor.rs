@@ -1,0 +1,447 @@
+//! Lint the job's environment (and nccl.conf files) and the node: which settings matter, which
+//! are harmful, which do nothing, what is wrong with the node — each with the fix.
+
+use super::topo::{classify, PathType};
+use super::{Finding, Plan, Severity};
+use crate::nccl::filter;
+use crate::probe::Node;
+use std::collections::BTreeMap;
+
+/// Where a variable's value came from, for the message.
+#[derive(Debug, Clone)]
+pub struct Var {
+    pub value: String,
+    pub origin: String,
+}
+
+fn f(sev: Severity, subject: &str, msg: String, fix: &str) -> Finding {
+    Finding::new(sev, subject, msg).fix(fix)
+}
+
+/// `vars`: NAME → value and origin (the environment wins over nccl.conf, as in NCCL).
+pub fn lint(node: &Node, plan: &Plan, vars: &BTreeMap<String, Var>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let inside = node.host.in_container;
+    let get = |k: &str| vars.get(k);
+    let healthy: Vec<&str> = plan.hcas.iter().map(|(d, _)| d.as_str()).collect();
+
+    for (k, v) in vars {
+        if k.starts_with("PMIX_MCA_") {
+            out.push(f(
+                Severity::Info,
+                k,
+                format!(
+                    "{k}={} only matters to PMIx launches (srun --mpi=pmix, mpirun); torchrun and NCCL never read it",
+                    v.value
+                ),
+                "keep it only in MPI job scripts",
+            ));
+        } else if k == "UCX_NET_DEVICES" || (k.starts_with("UCX_") && k != "UCX_HOME") {
+            let plugin = vars.get("NCCL_NET").map(|n| n.value.to_ascii_lowercase().contains("ucx")).unwrap_or(false)
+                || vars.get("NCCL_NET_PLUGIN").map(|n| n.value.contains("ucx")).unwrap_or(false);
+            if !plugin {
+                out.push(f(Severity::Warning, k, format!("{k}={} does nothing for NCCL: its IB transport uses verbs directly, not UCX; the knob that selects HCAs is NCCL_IB_HCA", v.value), "unset it; `ibwire env` sets NCCL_IB_HCA"));
+            }
+        } else if k == "NCCL_IB_DISABLE" && v.value != "0" && !v.value.is_empty() {
+            let sev = if healthy.is_empty() { Severity::Info } else { Severity::Error };
+            out.push(f(
+                sev,
+                k,
+                format!("NCCL_IB_DISABLE={} ({}) turns InfiniBand off: NCCL runs on TCP sockets", v.value, v.origin),
+                "unset NCCL_IB_DISABLE",
+            ));
+        } else if k == "NCCL_P2P_DISABLE" && v.value != "0" {
+            out.push(f(
+                Severity::Warning,
+                k,
+                format!(
+                    "NCCL_P2P_DISABLE={} forces intra-node traffic through host memory instead of NVLink/PCIe P2P",
+                    v.value
+                ),
+                "unset NCCL_P2P_DISABLE",
+            ));
+        } else if k == "NCCL_SHM_DISABLE" && v.value != "0" {
+            out.push(f(
+                Severity::Warning,
+                k,
+                format!("NCCL_SHM_DISABLE={} removes the shared-memory fallback", v.value),
+                "unset NCCL_SHM_DISABLE",
+            ));
+        } else if k == "NCCL_NET_GDR_LEVEL" && matches!(v.value.as_str(), "LOC" | "0") {
+            out.push(f(
+                Severity::Warning,
+                k,
+                "NCCL_NET_GDR_LEVEL=LOC disables GPUDirect RDMA: every transfer is staged through host memory".into(),
+                "unset NCCL_NET_GDR_LEVEL",
+            ));
+        } else if k == "NCCL_ALGO" || k == "NCCL_PROTO" {
+            out.push(f(
+                Severity::Warning,
+                k,
+                format!(
+                    "{k}={} forces an algorithm/protocol; NCCL's tuner picks per message size and usually does better",
+                    v.value
+                ),
+                &format!("unset {k} unless you measured that it helps"),
+            ));
+        } else if k == "NCCL_IB_GID_INDEX" {
+            out.push(f(Severity::Warning, k, format!("NCCL_IB_GID_INDEX={} is forced: NCCL ≥ 2.21 selects the RoCE v2 IPv4 GID itself, and on InfiniBand the variable is ignored since 2.22; a wrong index gives ibv_modify_qp EINVAL or no GPUDirect", v.value), "unset NCCL_IB_GID_INDEX"));
+        } else if k == "NCCL_COMM_ID" {
+            out.push(f(Severity::Warning, k, format!("NCCL_COMM_ID={} overrides the interface choice (NCCL_SOCKET_IFNAME is ignored for bootstrap) and PyTorch does not need it", v.value), "unset NCCL_COMM_ID"));
+        } else if k == "NCCL_DEBUG" && matches!(v.value.to_ascii_uppercase().as_str(), "INFO" | "TRACE") {
+            out.push(f(
+                Severity::Info,
+                k,
+                format!(
+                    "NCCL_DEBUG={} left on: verbose logs on every rank (fine for `ibwire verify`, noise in production)",
+                    v.value
+                ),
+                "unset NCCL_DEBUG or set it to WARN",
+            ));
+        } else if k == "NCCL_NET" && v.value.eq_ignore_ascii_case("socket") && !healthy.is_empty() {
+            out.push(f(
+                Severity::Error,
+                k,
+                "NCCL_NET=Socket forces TCP sockets although the node has healthy HCAs".into(),
+                "unset NCCL_NET",
+            ));
+        }
+    }
+
+    if let Some(v) = get("MELLANOX_VISIBLE_DEVICES") {
+        let val = v.value.trim();
+        let names = !val.is_empty()
+            && !matches!(val, "all" | "none" | "void")
+            && val.split(',').any(|e| e.trim().parse::<u32>().is_err());
+        if names {
+            out.push(f(Severity::Error, "MELLANOX_VISIBLE_DEVICES", format!("MELLANOX_VISIBLE_DEVICES={val}: enroot's 99-mellanox.sh takes indices in PCI order (0,1,…), not names; the container start fails with 'Unknown MELLANOX device id'"), "use indices, or ibwire's IBWIRE_VISIBLE_DEVICES which takes names"));
+        } else if inside {
+            out.push(f(Severity::Warning, "MELLANOX_VISIBLE_DEVICES", format!("MELLANOX_VISIBLE_DEVICES={val} inside a running container does nothing: only the enroot hook reads it, at container start"), "set it in the job environment before the container starts (or rely on ibwire's hook)"));
+        } else {
+            let bond = if val == "all" {
+                node.rdma
+                    .iter()
+                    .filter(|d| !healthy.contains(&d.name.as_str()))
+                    .map(|d| d.name.clone())
+                    .collect::<Vec<_>>()
+            } else {
+                vec![]
+            };
+            out.push(f(Severity::Info, "MELLANOX_VISIBLE_DEVICES", format!(
+                "MELLANOX_VISIBLE_DEVICES={val} is read by enroot's hook at container start (indices in PCI order){}",
+                if bond.is_empty() { String::new() } else { format!("; `all` also exposes {}, which NCCL must not use", bond.join(", ")) }
+            ), "nothing to do when ibwire's hook is installed; it also sets NCCL_IB_HCA to the healthy ones"));
+        }
+    }
+
+    if let Some(v) = get("NCCL_IB_HCA") {
+        lint_ib_hca(node, plan, v, &mut out);
+    }
+    if let Some(v) = get("NCCL_SOCKET_IFNAME") {
+        lint_socket_ifname(node, plan, v, &mut out);
+    }
+    lint_node(node, plan, &mut out);
+    out.sort_by(|a, b| b.severity.cmp(&a.severity));
+    out
+}
+
+fn lint_ib_hca(node: &Node, plan: &Plan, v: &Var, out: &mut Vec<Finding>) {
+    let (flt, problems) = filter::parse(&v.value);
+    for p in problems {
+        out.push(f(
+            Severity::Error,
+            "NCCL_IB_HCA",
+            format!("NCCL_IB_HCA={}: {p}", v.value),
+            "use the exact form `ibwire env` prints, e.g. =mlx5_0:1,mlx5_3:1",
+        ));
+    }
+    let mut selected: Vec<(String, u32)> = Vec::new();
+    for d in &node.rdma {
+        for p in &d.ports {
+            if flt.selects(&d.name, p.port) {
+                selected.push((d.name.clone(), p.port));
+            }
+        }
+    }
+    if !flt.exact && !flt.exclude {
+        for e in &flt.entries {
+            let hits: Vec<&str> = node
+                .rdma
+                .iter()
+                .filter(|d| d.name.starts_with(&e.name) && d.name != e.name)
+                .map(|d| d.name.as_str())
+                .collect();
+            if !hits.is_empty() {
+                out.push(f(
+                    Severity::Warning,
+                    "NCCL_IB_HCA",
+                    format!("entry {:?} is a prefix: it also selects {}", e.name, hits.join(", ")),
+                    "prefix the list with `=` for exact names",
+                ));
+            }
+        }
+    }
+    for e in &flt.entries {
+        if !node.rdma.is_empty()
+            && !node.rdma.iter().any(|d| if flt.exact { d.name == e.name } else { d.name.starts_with(&e.name) })
+        {
+            out.push(f(
+                Severity::Warning,
+                "NCCL_IB_HCA",
+                format!("entry {:?} names no RDMA device on this node", e.name),
+                "list the devices `ibwire env` reports",
+            ));
+        }
+    }
+    for (d, p) in &selected {
+        if let Some(x) = plan.excluded.iter().find(|x| &x.device == d && x.port == Some(*p)) {
+            out.push(f(
+                Severity::Error,
+                "NCCL_IB_HCA",
+                format!("NCCL_IB_HCA={} selects {d} port {p}: {}", v.value, x.reason),
+                "use `ibwire env`'s NCCL_IB_HCA, which leaves it out",
+            ));
+        }
+    }
+    if !node.rdma.is_empty() && selected.is_empty() {
+        out.push(f(
+            Severity::Error,
+            "NCCL_IB_HCA",
+            format!(
+                "NCCL_IB_HCA={} selects no port on this node: NET/IB : No device found, NCCL falls back to TCP sockets",
+                v.value
+            ),
+            "use `ibwire env`'s value",
+        ));
+    }
+    let mut want = plan.hcas.clone();
+    want.sort();
+    let mut got = selected.clone();
+    got.sort();
+    if !want.is_empty() && got == want {
+        out.push(f(
+            Severity::Info,
+            "NCCL_IB_HCA",
+            format!(
+                "NCCL_IB_HCA={} selects exactly the {} healthy ports{}",
+                v.value,
+                want.len(),
+                if flt.exact {
+                    String::new()
+                } else {
+                    " (the prefix form happens to work here; `=` makes it exact)".into()
+                }
+            ),
+            "nothing to do",
+        ));
+    }
+}
+
+fn lint_socket_ifname(node: &Node, plan: &Plan, v: &Var, out: &mut Vec<Finding>) {
+    let s = "NCCL_SOCKET_IFNAME";
+    if v.value.len() <= 1 {
+        out.push(f(
+            Severity::Warning,
+            s,
+            format!("{s}={:?}: NCCL ignores values of one character", v.value),
+            "name the interface, e.g. =eno8303",
+        ));
+        return;
+    }
+    let (flt, problems) = filter::parse(&v.value);
+    for p in problems {
+        out.push(f(Severity::Error, s, format!("{s}={}: {p}", v.value), "name one interface exactly, e.g. =eno8303"));
+    }
+    let matched: Vec<&crate::probe::NetIf> = node.net.iter().filter(|i| flt.selects(&i.name, 0)).collect();
+    if matched.is_empty() {
+        out.push(f(Severity::Error, s, format!("{s}={} matches no interface on this node: bootstrap fails (NCCL 2.27 reports a garbage address family)", v.value), "use `ibwire env`'s value"));
+        return;
+    }
+    if matched.len() > 1 && !flt.exclude {
+        out.push(f(
+            Severity::Warning,
+            s,
+            format!(
+                "{s}={} matches {} interfaces ({}); bootstrap takes the first, the Socket transport all of them",
+                v.value,
+                matched.len(),
+                matched.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+            "prefix it with `=` and name one interface",
+        ));
+    }
+    let first = matched[0];
+    if !first.is_running() {
+        out.push(f(
+            Severity::Error,
+            s,
+            format!("{} is not up (operstate {})", first.name, first.operstate.as_deref().unwrap_or("?")),
+            "choose an interface that is up",
+        ));
+    } else if first.routable_addr(true).is_none() && first.routable_addr(false).is_none() {
+        out.push(f(
+            Severity::Error,
+            s,
+            format!("{} has no address that is not link-local", first.name),
+            "choose an interface with an IPv4 address",
+        ));
+    }
+    if let Some(b) = &plan.bootstrap_if {
+        if &first.name != b {
+            let why = plan.bootstrap_reason.clone().unwrap_or_default();
+            let fix = format!("set NCCL_SOCKET_IFNAME=={b}, or unset it and use `ibwire env`");
+            if plan.bootstrap_from_master {
+                out.push(f(
+                    Severity::Error,
+                    s,
+                    format!(
+                        "{s}={} uses {}, which does not carry the route to the master; ibwire uses {b}: {why}",
+                        v.value, first.name
+                    ),
+                    &fix,
+                ));
+            } else {
+                out.push(f(Severity::Warning, s, format!("{s}={} uses {}; without a master address ibwire would use {b} ({why}); it must reach every other node", v.value, first.name), &fix));
+            }
+        }
+    }
+    if first.if_type == crate::probe::IfType::Infiniband && first.kind != crate::probe::IfKind::Physical {
+        let kind = format!("{:?}", first.kind).to_lowercase();
+        out.push(f(Severity::Info, s, format!("{} is an IPoIB {kind} interface: fine for bootstrap if every node reaches its subnet; NCCL's data still goes over NCCL_IB_HCA, not this interface", first.name), "nothing to do if it routes between all nodes"));
+    }
+}
+
+fn lint_node(node: &Node, plan: &Plan, out: &mut Vec<Finding>) {
+    let inside = node.host.in_container;
+    if node.rdma.is_empty() {
+        return;
+    }
+    let missing: Vec<String> = plan
+        .hcas
+        .iter()
+        .filter_map(|(d, _)| node.rdma_device(d))
+        .filter(|d| !d.uverbs_node_present)
+        .map(|d| format!("{} ({})", d.name, d.uverbs.as_deref().unwrap_or("no uverbs")))
+        .collect();
+    if !missing.is_empty() {
+        let msg = if inside {
+            format!("/dev/infiniband is missing inside this container for {}: NCCL will say 'NET/IB : No device found' and silently use TCP sockets", missing.join(", "))
+        } else {
+            format!("no /dev/infiniband node for {}", missing.join(", "))
+        };
+        let fix = if inside {
+            "start the container with /dev/infiniband (ibwire's enroot hook, or enroot start -m /dev/infiniband)"
+        } else {
+            "modprobe ib_uverbs (rdma-core's udev rules create the nodes)"
+        };
+        out.push(f(Severity::Error, "/dev/infiniband", msg, fix));
+    }
+    if !plan.hcas.is_empty() && !node.host.dev_infiniband.iter().any(|n| n == "rdma_cm") {
+        out.push(f(
+            Severity::Warning,
+            "/dev/infiniband/rdma_cm",
+            "rdma_cm is missing (NCCL does not need it; some RDMA tools and MPI do)".into(),
+            "modprobe rdma_ucm",
+        ));
+    }
+    if !plan.hcas.is_empty() && node.host.libibverbs.is_none() {
+        out.push(f(
+            Severity::Error,
+            "libibverbs",
+            "libibverbs.so.1 not found: NCCL cannot load its IB transport and uses TCP sockets".into(),
+            "install rdma-core (libibverbs1 ibverbs-providers) in the image",
+        ));
+    } else if !plan.hcas.is_empty()
+        && node.host.mlx5_provider.is_none()
+        && node.rdma.iter().any(|d| d.name.starts_with("mlx5"))
+    {
+        out.push(f(
+            Severity::Warning,
+            "libmlx5",
+            "no mlx5 verbs provider found (libmlx5-rdmav*.so): the HCAs will not open".into(),
+            "install ibverbs-providers (or MOFED) in the image",
+        ));
+    }
+    if let (Some(false), Some(b)) = (node.host.memlock_unlimited, node.host.memlock_bytes) {
+        if !plan.hcas.is_empty() {
+            out.push(f(
+                Severity::Warning,
+                "memlock",
+                format!("memlock limit is {} KiB: ibv_reg_mr may fail when NCCL registers its buffers", b / 1024),
+                "ulimit -l unlimited (in Slurm: PropagateResourceLimits, or a limits.d entry)",
+            ));
+        }
+    }
+    if !node.gpus.is_empty() && !plan.hcas.is_empty() && node.host.peermem.is_none() {
+        out.push(f(Severity::Warning, "nvidia_peermem", "nvidia_peermem is not loaded: GPUDirect RDMA then needs DMA-BUF (recent kernel, driver and NCCL); otherwise data is staged through host memory".into(), "modprobe nvidia_peermem"));
+    }
+    for g in &node.gpus {
+        let near = plan
+            .hcas
+            .iter()
+            .filter_map(|(d, _)| node.rdma_device(d))
+            .filter_map(|d| d.pci.as_ref())
+            .any(|p| classify(&g.pci, p) <= PathType::PXB);
+        if !plan.hcas.is_empty() && !near {
+            out.push(f(Severity::Warning, &format!("GPU {}", g.pci.bdf), format!("GPU {} has no healthy HCA at PIX/PXB distance: no GPUDirect RDMA for it under NCCL's default NCCL_NET_GDR_LEVEL", g.pci.bdf), "see `ibwire topo`; this is the board's layout, not a setting"));
+        }
+    }
+    let rates: Vec<(String, f64)> = plan
+        .hcas
+        .iter()
+        .filter_map(|(d, p)| Some((d.clone(), node.rdma_device(d)?.ports.iter().find(|x| x.port == *p)?.rate_gbps?)))
+        .collect();
+    if let Some(max) = rates.iter().map(|r| r.1).reduce(f64::max) {
+        for (d, r) in rates.iter().filter(|r| r.1 < max) {
+            out.push(f(Severity::Warning, d, format!("{d} links at {r} Gb/s while the others reach {max} Gb/s: one slow HCA bounds every ring through it"), "check the cable and switch port (ibstat, mlxlink)"));
+        }
+    }
+    for d in node.rdma.iter().filter(|d| plan.hcas.iter().any(|(n, _)| n == &d.name)) {
+        if let Some(p) = &d.pci {
+            if let (Some(c), Some(m)) = (p.link.current_width, p.link.max_width) {
+                if c < m {
+                    out.push(f(
+                        Severity::Warning,
+                        &d.name,
+                        format!("{} PCIe link runs at x{c} of x{m}", d.name),
+                        "reseat the card or check the slot",
+                    ));
+                }
+            }
+            if let (Some(c), Some(m)) = (&p.link.current_speed, &p.link.max_speed) {
+                if c != m {
+                    out.push(f(
+                        Severity::Warning,
+                        &d.name,
+                        format!("{} PCIe link runs at {c} of {m}", d.name),
+                        "check the slot and BIOS PCIe settings",
+                    ));
+                }
+            }
+        }
+    }
+    for g in &node.gpus {
+        // GPUs lower their link speed when idle; only the width is a fault.
+        if let (Some(c), Some(m)) = (g.pci.link.current_width, g.pci.link.max_width) {
+            if c < m {
+                out.push(f(
+                    Severity::Warning,
+                    &format!("GPU {}", g.pci.bdf),
+                    format!("GPU {} PCIe link runs at x{c} of x{m}", g.pci.bdf),
+                    "reseat the GPU or check the riser",
+                ));
+            }
+        }
+    }
+    for e in &plan.excluded {
+        if e.reason.contains("not ACTIVE") || e.reason.contains("LID") || e.reason.contains("not LinkUp") {
+            let port = e.port.map(|p| format!(" port {p}")).unwrap_or_default();
+            out.push(f(
+                Severity::Warning,
+                &e.device,
+                format!("{}{port}: {}", e.device, e.reason),
+                "left out of NCCL_IB_HCA by ibwire; fix the port or keep it out",
+            ));
+        }
+    }
+}
