@@ -224,7 +224,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let root = node.root.clone().unwrap_or_else(|| PathBuf::from("/"));
             cmd::doctor::run(&n, &intent, &root, json)
         }
-        Cmd::Verify { node, args } => cmd::verify::run(&source(&node, false).load()?, &args),
+        Cmd::Verify { node, args } => {
+            // Live: nvidia-smi gives the NVLink counts the intra-node ceiling needs.
+            let live = node.root.is_none() && node.snapshot.is_none() && args.from_log.is_empty();
+            cmd::verify::run(&source(&node, live).load()?, &args)
+        }
         Cmd::Launch { node, args } => cmd::launch::run(&source(&node, false).load()?, &args),
         Cmd::Hook { node } => Ok(cmd::hook::run(&cmd::job_env(), &source(&node, false))),
         Cmd::Topo { node, all_nics, json, no_nvidia_smi } => {

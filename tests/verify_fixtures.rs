@@ -164,3 +164,53 @@ fn empty_or_unrelated_input_is_one_line() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(stderr(&o).lines().count(), 1);
 }
+
+#[test]
+fn the_real_two_h200_run() {
+    // tests/fixtures/h200-2gpu: `ibwire verify --size-mb 1024` on the 2×H200 device machine
+    // (NV18, NCCL 2.28.9, NCCL_NVLS_ENABLE=0 as that machine requires). Judged with the node's
+    // own snapshot (which carries nvidia-smi's NV18).
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200-2gpu");
+    let o = ibwire(&[
+        "verify",
+        "--snapshot",
+        dir.join("ibwire-probe.json").to_str().unwrap(),
+        "--from-log",
+        dir.join("verify-2gpu-nccl.log").to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["log"]["channels"]["p2p"], 48, "{v}");
+    assert_eq!(v["log"]["channels"]["net_ib"], 0);
+    assert_eq!(v["busbw_gbps"], 326.31);
+    assert_eq!(v["nvlink_ceiling_gbps"], 450.0);
+    assert_eq!(v["nccl_nvlink_model_gbps"], 360.0);
+    assert_eq!(format!("{:.1}", v["ratio"].as_f64().unwrap() * 100.0), "90.6");
+    assert!(v["causes"][0].as_str().unwrap().contains("72.5% of the 450 GB/s NVLink figure"));
+    // The 1-GPU run on the same machine: Socket after NET/IB : No device found, said so.
+    let o = ibwire(&[
+        "verify",
+        "--snapshot",
+        dir.join("ibwire-probe.json").to_str().unwrap(),
+        "--from-log",
+        dir.join("verify-1gpu-nccl.log").to_str().unwrap(),
+    ]);
+    assert!(
+        stdout(&o).starts_with("single node: NCCL initialised Socket (NET/IB : No device found)"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn topo_equals_nvidia_smi_on_the_two_h200_machine() {
+    // nvidia-smi topo -m and ibwire topo there, both kept: same matrix, NV18, same affinity.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200-2gpu");
+    let real = ibwire::nvsmi::parse_topo(&std::fs::read_to_string(dir.join("nvidia-smi-topo-m.txt")).unwrap());
+    let o = ibwire(&["topo", "--snapshot", dir.join("ibwire-probe.json").to_str().unwrap()]);
+    let ours = ibwire::nvsmi::parse_topo(&stdout(&o));
+    assert_eq!(ours.columns, real.columns);
+    assert_eq!(ours.rows, real.rows);
+    assert_eq!(ours.affinity, real.affinity);
+}

@@ -20,6 +20,9 @@ pub fn build(node: &Node, all_nics: bool) -> Matrix {
 }
 
 fn cpus(node: &Node, numa: Option<i32>) -> (String, String) {
+    // A device without a NUMA node (numa_node -1, common in VMs) on a machine with a single
+    // NUMA node belongs to that node: nvidia-smi prints it so (seen on the H200 VMs).
+    let numa = numa.or_else(|| (node.numa.len() == 1).then(|| node.numa[0].id as i32));
     match numa {
         Some(n) => (
             node.numa.iter().find(|x| x.id as i32 == n).and_then(|x| x.cpulist.clone()).unwrap_or_else(|| "N/A".into()),

@@ -126,13 +126,17 @@ pub fn render(r: &Report, facts: &log::LogFacts, json: bool) -> Result<String> {
         f(r.busbw_gbps),
         f(r.ring_ceiling_gbps),
         f(r.hierarchical_ceiling_gbps),
-        r.nvlink_ceiling_gbps.map(|n| format!("   NVLink: {n:.0} GB/s")).unwrap_or_default()
+        match (r.nvlink_ceiling_gbps, r.nccl_nvlink_model_gbps) {
+            (Some(n), Some(m)) => format!("   NVLink: {n:.0} GB/s (NCCL's model without NVLS: {m:.0} GB/s)"),
+            (Some(n), None) => format!("   NVLink: {n:.0} GB/s"),
+            _ => String::new(),
+        }
     ));
     for w in facts.warns.iter().take(5) {
         s.push_str(&format!("  NCCL WARN {w}\n"));
     }
     if !r.causes.is_empty() {
-        s.push_str("Probable causes, most likely first:\n");
+        s.push_str(if r.ok { "Notes:\n" } else { "Probable causes, most likely first:\n" });
         for (i, c) in r.causes.iter().enumerate() {
             s.push_str(&format!("  {}. {c}\n", i + 1));
         }

@@ -75,6 +75,10 @@ impl LogFacts {
         let c = &self.channels;
         c.net_ib + c.net_socket + c.net_other > 0
     }
+    /// NVLink SHARP was turned off (NCCL_NVLS_ENABLE=0).
+    pub fn nvls_off(&self) -> bool {
+        self.env("NCCL_NVLS_ENABLE") == Some("0")
+    }
     pub fn env(&self, k: &str) -> Option<&str> {
         self.env_set.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str())
     }

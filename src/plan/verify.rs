@@ -28,6 +28,14 @@ pub fn nvlink_gbps(model: &str) -> Option<f64> {
     }
 }
 
+/// NCCL's own model of one NVLink's usable bandwidth (GB/s) when it drives it with copies and
+/// kernels, not NVLink SHARP: `SM80_NVLINK_BW`/`SM90_NVLINK_BW` = 20.0 in nccl src/graph/topo.h.
+pub fn nccl_nvlink_per_link(model: &str) -> Option<f64> {
+    let m = model.to_ascii_uppercase();
+    (m.contains("H100") || m.contains("H200") || m.contains("H800") || m.contains("A100") || m.contains("A800"))
+        .then_some(20.0)
+}
+
 pub fn ring_ceiling(hcas: usize, rate_gbit: f64) -> f64 {
     hcas as f64 * rate_gbit / 8.0
 }
@@ -60,6 +68,8 @@ pub struct Report {
     pub ring_ceiling_gbps: Option<f64>,
     pub hierarchical_ceiling_gbps: Option<f64>,
     pub nvlink_ceiling_gbps: Option<f64>,
+    /// Without NVLS: NVLink links × NCCL's per-link model, the bound NCCL itself plans with.
+    pub nccl_nvlink_model_gbps: Option<f64>,
     pub ratio: Option<f64>,
     pub ok: bool,
     pub verdict: String,
@@ -147,13 +157,33 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
         }
         _ => (None, None),
     };
-    let busbw = measured.map(|m| m.busbw_gbps);
-    let ratio = match (busbw, ring, hier, nvl) {
+    // One rank moves nothing: its "busbw" is 0 by definition, not a measurement.
+    let busbw = measured.filter(|m| m.nranks != 1).map(|m| m.busbw_gbps);
+    let links = node.nvlinks.iter().filter(|l| l.a == 0 || l.b == 0).map(|l| l.links).max();
+    let model_name = measured.and_then(|m| m.gpu_model.clone()).or_else(|| node.gpus.first().map(|g| g.model.clone()));
+    let nccl_model = match (links, model_name.as_deref().and_then(nccl_nvlink_per_link)) {
+        (Some(l), Some(per)) if log.nvls_off() || !multi => Some(l as f64 * per),
+        _ => None,
+    };
+    let intra = match (nvl, nccl_model) {
+        (Some(n), Some(m)) if log.nvls_off() => Some(n.min(m)),
+        (n, _) => n,
+    };
+    let ratio = match (busbw, ring, hier, intra) {
         (Some(b), Some(r), Some(h), _) => Some(if b > r { b / h } else { b / r }),
         (Some(b), Some(r), None, _) if b <= r => Some(b / r),
         (Some(b), None, None, Some(n)) if nodes == Some(1) && nranks > 1 => Some(b / n),
         _ => None,
     };
+    if let (Some(b), Some(n), Some(m), Some(l)) = (busbw, nvl, nccl_model, links) {
+        if !multi && log.nvls_off() && b < 0.8 * n {
+            causes.push(format!(
+                "NVLS is off (NCCL_NVLS_ENABLE=0): NCCL then drives each NVLink at its modelled 20 GB/s (SM90_NVLINK_BW), {l} links = {m:.0} GB/s; measured {b:.1} GB/s is {:.1}% of that and {:.1}% of the {n:.0} GB/s NVLink figure",
+                b / m * 100.0,
+                b / n * 100.0
+            ));
+        }
+    }
 
     let observed = log.observed();
     if log.network.as_deref() == Some("mixed") {
@@ -312,8 +342,14 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
             ""
         };
         format!(
-            "single node: NCCL initialised {}{why}{hcas}; nothing crossed a network{bw}",
-            observed.as_deref().unwrap_or("?")
+            "single node: NCCL initialised {}{why}{hcas}; nothing crossed a network{}{bw}",
+            observed.as_deref().unwrap_or("?"),
+            match (log.channels.p2p, log.channels.shm) {
+                (0, 0) => String::new(),
+                (p, 0) => format!("; GPUs talk over P2P ({p} channel connections)"),
+                (0, s) => format!("; GPUs talk over SHM ({s} channel connections, no P2P)"),
+                (p, s) => format!("; GPUs talk over P2P ({p}) and SHM ({s})"),
+            }
         )
     } else if log.on_rdma() {
         let g = match log.gdr {
@@ -336,6 +372,7 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
         ring_ceiling_gbps: ring,
         hierarchical_ceiling_gbps: hier,
         nvlink_ceiling_gbps: if multi { None } else { nvl },
+        nccl_nvlink_model_gbps: if multi { None } else { nccl_model },
         ratio,
         ok,
         verdict,
