@@ -10,7 +10,16 @@ pub struct Job {
     pub job_id: Option<u64>,
 }
 
-/// Expand `gpu-[001-004,010],login1` into host names, in order.
+/// Hosts one node list may expand to: far beyond any cluster, small enough that a hostile
+/// `n[0-999999999]` cannot exhaust memory.
+const MAX_HOSTS: usize = 100_000;
+
+/// Expand `gpu-[001-004,010],login1` into host names, in order, as Slurm does: a range takes the
+/// width of its lower bound (`[096-100]` → 096 … 100, `[9-11]` → 9 10 11), several bracket groups
+/// in one name multiply out. Whitespace, nesting, empty or inverted ranges are errors.
+///
+/// (Written here rather than taken from the hostlist-parser crate, which expands `a[096-100]`
+/// to `a96`… and drops repeated names; found by tests/properties.rs.)
 pub fn expand_hostlist(s: &str) -> Result<Vec<String>> {
     let s = s.trim();
     if s.is_empty() {
@@ -19,16 +28,99 @@ pub fn expand_hostlist(s: &str) -> Result<Vec<String>> {
     if s.chars().any(|c| c.is_whitespace() || c.is_control()) {
         bail!("node list {s:?} contains whitespace or control characters");
     }
-    let hosts =
-        hostlist_parser::parse(s).map_err(|e| anyhow!("malformed node list {s:?}: {}", one_line(&e.to_string())))?;
-    if hosts.is_empty() {
-        bail!("node list {s:?} names no host");
+    let mut out = Vec::new();
+    for item in split_top(s).map_err(|e| anyhow!("malformed node list {s:?}: {e}"))? {
+        let hosts = expand_item(item).map_err(|e| anyhow!("malformed node list {s:?}: {e}"))?;
+        if out.len() + hosts.len() > MAX_HOSTS {
+            bail!("node list {s:?} expands to more than {MAX_HOSTS} hosts");
+        }
+        out.extend(hosts);
     }
-    Ok(hosts)
+    Ok(out)
 }
 
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+/// Split on commas outside brackets.
+fn split_top(s: &str) -> std::result::Result<Vec<&str>, String> {
+    let (mut depth, mut start, mut items) = (0i32, 0usize, Vec::new());
+    for (i, c) in s.char_indices() {
+        match c {
+            '[' => {
+                depth += 1;
+                if depth > 1 {
+                    return Err(format!("nested '[' at {i}"));
+                }
+            }
+            ']' => {
+                depth -= 1;
+                if depth < 0 {
+                    return Err(format!("unmatched ']' at {i}"));
+                }
+            }
+            ',' if depth == 0 => {
+                items.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if depth != 0 {
+        return Err("unclosed '['".into());
+    }
+    items.push(&s[start..]);
+    if items.iter().any(|i| i.is_empty()) {
+        return Err("empty host name".into());
+    }
+    Ok(items)
+}
+
+fn expand_item(item: &str) -> std::result::Result<Vec<String>, String> {
+    let mut acc = vec![String::new()];
+    let mut rest = item;
+    while !rest.is_empty() {
+        match rest.find('[') {
+            None => {
+                for a in &mut acc {
+                    a.push_str(rest);
+                }
+                break;
+            }
+            Some(i) => {
+                let lit = &rest[..i];
+                let close = rest[i..].find(']').ok_or("unclosed '['")? + i;
+                let values = expand_range_list(&rest[i + 1..close])?;
+                if acc.len().saturating_mul(values.len()) > MAX_HOSTS {
+                    return Err(format!("expands to more than {MAX_HOSTS} hosts"));
+                }
+                acc = acc.iter().flat_map(|a| values.iter().map(move |v| format!("{a}{lit}{v}"))).collect();
+                rest = &rest[close + 1..];
+            }
+        }
+    }
+    Ok(acc)
+}
+
+fn expand_range_list(body: &str) -> std::result::Result<Vec<String>, String> {
+    if body.is_empty() {
+        return Err("empty brackets".into());
+    }
+    let mut out = Vec::new();
+    for part in body.split(',') {
+        let (lo, hi) = part.split_once('-').unwrap_or((part, part));
+        let digits = |x: &str| !x.is_empty() && x.len() <= 18 && x.bytes().all(|b| b.is_ascii_digit());
+        if !digits(lo) || !digits(hi) {
+            return Err(format!("{part:?} is not a number or a range of numbers"));
+        }
+        let (a, b): (u64, u64) = (lo.parse().unwrap(), hi.parse().unwrap());
+        if a > b {
+            return Err(format!("range {part:?} runs backwards"));
+        }
+        if (b - a) as usize >= MAX_HOSTS {
+            return Err(format!("range {part:?} is larger than {MAX_HOSTS} hosts"));
+        }
+        let width = lo.len();
+        out.extend((a..=b).map(|n| format!("{n:0width$}")));
+    }
+    Ok(out)
 }
 
 /// Read the job from Slurm's variables; None outside Slurm.
@@ -65,9 +157,12 @@ mod tests {
             ["gpu-001", "gpu-002", "gpu-003", "gpu-004", "gpu-010", "login1"]
         );
         assert_eq!(expand_hostlist("n[9-11]").unwrap(), ["n9", "n10", "n11"]);
-        assert_eq!(expand_hostlist("a[1-2]b[3-4]").unwrap().len(), 4);
+        assert_eq!(expand_hostlist("a[1-2]b[3-4]").unwrap(), ["a1b3", "a1b4", "a2b3", "a2b4"]);
+        assert_eq!(expand_hostlist("gpu-[096-100]").unwrap(), ["gpu-096", "gpu-097", "gpu-098", "gpu-099", "gpu-100"]);
+        assert_eq!(expand_hostlist("a[0-1],a[1-2]").unwrap(), ["a0", "a1", "a1", "a2"]);
+        assert!(expand_hostlist("n[0-999999999]").is_err(), "bounded");
         assert_eq!(expand_hostlist("single").unwrap(), ["single"]);
-        for bad in ["gpu-[001-", "gpu-[]", "", "a b", "x[3-1]x]"] {
+        for bad in ["gpu-[001-", "gpu-[]", "", "a b", "x[3-1]x]", "a[[1]]", "a]", "a,,b", "a[x-y]", "a[1-]"] {
             assert!(expand_hostlist(bad).is_err(), "{bad:?} should be rejected");
         }
     }

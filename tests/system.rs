@@ -50,3 +50,9 @@ fn launch_two_nodes_in_network_namespaces_with_real_torchrun() {
 fn slurm_cluster_runs_the_baremetal_example_on_two_nodes() {
     script("slurm.sh", Duration::from_secs(1500));
 }
+
+#[test]
+#[ignore = "system test: needs root (a size-limited tmpfs in a mount namespace); run by .ci/run"]
+fn capture_into_a_full_disk_is_one_line() {
+    script("capture-full-disk.sh", Duration::from_secs(120));
+}

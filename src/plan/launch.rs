@@ -204,7 +204,9 @@ impl Launch {
 /// POSIX quoting, except words holding control characters (a newline would break the one-line
 /// promise): those use bash's `$'…'` with escapes.
 pub fn quote_word(w: &str) -> String {
-    if !w.chars().any(|c| c.is_control()) {
+    // Only ASCII controls need $'…': C1 controls (U+0080–U+009F) are safe in single quotes,
+    // and \xHH would turn them into raw bytes (found by tests/properties.rs).
+    if !w.chars().any(|c| c.is_ascii_control()) {
         return shell_words::quote(w).into_owned();
     }
     let mut s = String::from("$'");
@@ -214,7 +216,7 @@ pub fn quote_word(w: &str) -> String {
             '\t' => s.push_str("\\t"),
             '\\' => s.push_str("\\\\"),
             '\'' => s.push_str("\\'"),
-            c if c.is_control() => s.push_str(&format!("\\x{:02x}", c as u32)),
+            c if c.is_ascii_control() => s.push_str(&format!("\\x{:02x}", c as u32)),
             c => s.push(c),
         }
     }

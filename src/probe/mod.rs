@@ -54,7 +54,11 @@ pub fn probe_with(sys: &SysRoot, opts: &ProbeOptions) -> Node {
         notes: Vec::new(),
     };
     if opts.nvidia_smi && sys.is_live() && !node.gpus.is_empty() {
-        nvidia_smi(&mut node, opts.nvidia_smi_timeout, &|m| sys.note(m));
+        if let Ok(path) = which::which("nvidia-smi") {
+            for n in nvidia_smi(&mut node, &path, opts.nvidia_smi_timeout) {
+                sys.note(n);
+            }
+        }
     }
     node.notes = sys.take_notes();
     node
@@ -84,12 +88,13 @@ fn link_bonds(rdma: &mut [RdmaDevice], net: &[NetIf]) {
     }
 }
 
-/// UUIDs and NVLink counts from nvidia-smi, matched to probed GPUs by bus id.
-fn nvidia_smi(node: &mut Node, limit: Duration, note: &dyn Fn(String)) {
-    let Ok(path) = which::which("nvidia-smi") else {
-        return;
-    };
-    let mut c = Command::new(&path);
+/// UUIDs and NVLink counts from `program` (nvidia-smi), matched to probed GPUs by bus id, each
+/// call bounded by `limit`. Returns notes; a hang, a failure or garbage leaves the facts unknown.
+pub fn nvidia_smi(node: &mut Node, program: &Path, limit: Duration) -> Vec<String> {
+    let mut notes = Vec::new();
+    let mut note = |m: String| notes.push(m);
+    let path = program;
+    let mut c = Command::new(path);
     c.args(["--query-gpu=pci.bus_id,uuid,name", "--format=csv,noheader"]);
     match crate::subprocess::run(c, limit) {
         Ok(out) if out.status == Some(0) => {
@@ -108,16 +113,17 @@ fn nvidia_smi(node: &mut Node, limit: Duration, note: &dyn Fn(String)) {
         Ok(out) => note(format!("nvidia-smi exited with {:?}: {}", out.status, sysroot::clip(out.stderr.trim()))),
         Err(e) => {
             note(format!("nvidia-smi: {e}"));
-            return;
+            return notes;
         }
     }
-    let mut c = Command::new(&path);
+    let mut c = Command::new(path);
     c.args(["topo", "-m"]);
     match crate::subprocess::run(c, limit) {
         Ok(out) if out.status == Some(0) => node.nvlinks = crate::nvsmi::parse_topo(&out.stdout).nvlinks(),
         Ok(_) => note("nvidia-smi topo -m failed; NVLink cells unknown".into()),
         Err(e) => note(format!("nvidia-smi topo -m: {e}")),
     }
+    notes
 }
 
 /// `00000000:18:00.0` → `0000:18:00.0`.
