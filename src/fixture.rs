@@ -203,7 +203,10 @@ impl Tree {
     }
 
     pub fn gpu(&self, chain: &[String], numa: i32, device_id: u16) -> PathBuf {
-        self.pci(chain, 0x10de, device_id, 0x030200, numa)
+        let dir = self.pci(chain, 0x10de, device_id, 0x030200, numa);
+        // bound to the nvidia driver, as on a node with the driver loaded
+        self.link(format!("sys/bus/pci/drivers/nvidia/{}", chain.last().unwrap()), &dir);
+        dir
     }
 
     /// An RDMA device on the PCI function at `chain`, with a uverbs node and `/dev` entry.

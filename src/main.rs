@@ -193,7 +193,7 @@ struct DecideArgs {
 }
 
 fn source(n: &NodeArgs, nvidia_smi: bool) -> NodeSource {
-    NodeSource { root: n.root.clone(), snapshot: n.snapshot.clone(), nvidia_smi }
+    NodeSource { root: n.root.clone(), snapshot: n.snapshot.clone(), nvidia_smi, decisions_only: false }
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
@@ -230,9 +230,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             cmd::verify::run(&source(&node, live).load()?, &args)
         }
         Cmd::Launch { node, args } => cmd::launch::run(&source(&node, false).load()?, &args),
-        Cmd::Hook { node } => Ok(cmd::hook::run(&cmd::job_env(), &source(&node, false))),
+        Cmd::Hook { node } => {
+            // Every container start pays for this probe: read only what the decisions use.
+            let src = NodeSource { decisions_only: true, ..source(&node, false) };
+            Ok(cmd::hook::run(&cmd::job_env(), &src))
+        }
         Cmd::Topo { node, all_nics, json, no_nvidia_smi } => {
-            let n = source(&node, !no_nvidia_smi).load()?;
+            // The matrix needs paths, NUMA nodes and models, not firmware or link speeds.
+            let n = NodeSource { decisions_only: true, ..source(&node, !no_nvidia_smi) }.load()?;
             let m = cmd::topo::build(&n, all_nics);
             if json {
                 println!("{}", serde_json::to_string_pretty(&cmd::topo::json(&m))?);

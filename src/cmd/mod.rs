@@ -18,6 +18,7 @@ pub struct NodeSource {
     pub root: Option<PathBuf>,
     pub snapshot: Option<PathBuf>,
     pub nvidia_smi: bool,
+    pub decisions_only: bool,
 }
 
 impl NodeSource {
@@ -31,6 +32,7 @@ impl NodeSource {
         }
         let mut o = ProbeOptions::at(&root);
         o.nvidia_smi = self.nvidia_smi;
+        o.decisions_only = self.decisions_only;
         Ok(crate::probe::probe(&o))
     }
 }

@@ -20,7 +20,14 @@ const MODELS: &[(u32, &str)] = &[
 
 pub fn read(sys: &SysRoot) -> Vec<Gpu> {
     let bus = PathBuf::from("sys/bus/pci/devices");
-    let all = sys.list(&bus);
+    // The driver lists the GPUs it bound; reading the vendor of every PCI function (hundreds on
+    // a real node) is the fallback for nodes without the driver (captures, containers).
+    let bound: Vec<String> = ["proc/driver/nvidia/gpus", "sys/bus/pci/drivers/nvidia"]
+        .iter()
+        .map(|d| sys.list(Path::new(d)).into_iter().filter(|n| super::pci::is_bdf(n)).collect::<Vec<_>>())
+        .find(|v| !v.is_empty())
+        .unwrap_or_default();
+    let all = if bound.is_empty() { sys.list(&bus) } else { bound };
     // Cheap filter first: only the vendor and class of the hundreds of functions on a node.
     let candidates = super::sysroot::par_map(&all, |bdf| {
         let dir = bus.join(bdf);
@@ -41,9 +48,11 @@ pub fn read(sys: &SysRoot) -> Vec<Gpu> {
                 t.lines().find_map(|l| l.strip_prefix(k).map(|v| v.trim_start_matches(':').trim().to_string()))
             })
         };
+        // Without the full read the id is not in `f`; the model needs it (NVLink ceilings).
+        let device = f.device.or_else(|| sys.parse(&dir.join("device"), "a hex device id", super::sysroot::parse_hex));
         let model = field("Model")
-            .or_else(|| f.device.and_then(|d| MODELS.iter().find(|m| m.0 == d)).map(|m| m.1.to_string()))
-            .unwrap_or_else(|| format!("NVIDIA device 10de:{:04x}", f.device.unwrap_or(0)));
+            .or_else(|| device.and_then(|d| MODELS.iter().find(|m| m.0 == d)).map(|m| m.1.to_string()))
+            .unwrap_or_else(|| format!("NVIDIA device 10de:{:04x}", device.unwrap_or(0)));
         gpus.push(Gpu {
             model,
             uuid: field("GPU UUID"),

@@ -8,6 +8,9 @@ const LIB_DIRS: &[&str] =
     &["usr/lib/x86_64-linux-gnu", "usr/lib/aarch64-linux-gnu", "usr/lib64", "usr/lib", "lib/x86_64-linux-gnu", "lib64"];
 
 pub fn read(sys: &SysRoot) -> HostFacts {
+    if !sys.full() {
+        return HostFacts { dev_infiniband: sys.list(Path::new("dev/infiniband")), ..Default::default() };
+    }
     let peermem = if sys.exists(Path::new("sys/module/nvidia_peermem")) {
         Some("nvidia_peermem".to_string())
     } else if sys.exists(Path::new("sys/kernel/mm/memory_peers/nv_mem/version")) {

@@ -23,16 +23,24 @@ pub struct ProbeOptions {
     /// path: it costs 100 ms or more and may hang with a wedged driver.
     pub nvidia_smi: bool,
     pub nvidia_smi_timeout: Duration,
+    /// Only what decisions use (the enroot hook's fast path); see SysRoot::decisions_only.
+    pub decisions_only: bool,
 }
 
 impl ProbeOptions {
     pub fn at(root: &Path) -> ProbeOptions {
-        ProbeOptions { root: root.to_path_buf(), nvidia_smi: false, nvidia_smi_timeout: Duration::from_secs(5) }
+        ProbeOptions {
+            root: root.to_path_buf(),
+            nvidia_smi: false,
+            nvidia_smi_timeout: Duration::from_secs(5),
+            decisions_only: false,
+        }
     }
 }
 
 pub fn probe(opts: &ProbeOptions) -> Node {
     let sys = SysRoot::new(&opts.root);
+    let sys = if opts.decisions_only { sys.decisions_only() } else { sys };
     probe_with(&sys, opts)
 }
 

@@ -39,6 +39,10 @@ pub fn read_function(sys: &SysRoot, dir: &Path) -> Option<PciFunction> {
         sys.parse(&dir.join("numa_node"), "a NUMA node number", |s| parse_num(s).map(|v| v as i32)).filter(|n| *n >= 0);
     let physfn =
         sys.read_link(&dir.join("physfn")).and_then(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()));
+    if !sys.full() {
+        // Decisions need the path and the NUMA node; ids and link speeds are descriptive.
+        return Some(PciFunction { bdf, root, bridges, numa_node, physfn, ..Default::default() });
+    }
     Some(PciFunction {
         bdf,
         root,

@@ -13,7 +13,8 @@ const IB_GID_SCAN: usize = 16;
 pub fn read(sys: &SysRoot) -> Vec<RdmaDevice> {
     let class = Path::new("sys/class/infiniband");
     let verbs = verbs_nodes(sys);
-    let mads = mad_nodes(sys);
+    let full = sys.full();
+    let mads = if full { mad_nodes(sys) } else { BTreeMap::new() };
     let dev_nodes = sys.list(Path::new("dev/infiniband"));
     let names = sys.list(class);
     let devices = super::sysroot::par_map(&names, |name| {
@@ -42,12 +43,12 @@ pub fn read(sys: &SysRoot) -> Vec<RdmaDevice> {
             is_bond: name.contains("_bond"),
             name: name.clone(),
             pci,
-            node_type: sys.read(&dir.join("node_type")),
-            node_guid: sys.read(&dir.join("node_guid")),
-            sys_image_guid: sys.read(&dir.join("sys_image_guid")),
-            fw_ver: sys.read(&dir.join("fw_ver")),
-            board_id: sys.read(&dir.join("board_id")),
-            hca_type: sys.read(&dir.join("hca_type")),
+            node_type: full.then(|| sys.read(&dir.join("node_type"))).flatten(),
+            node_guid: full.then(|| sys.read(&dir.join("node_guid"))).flatten(),
+            sys_image_guid: full.then(|| sys.read(&dir.join("sys_image_guid"))).flatten(),
+            fw_ver: full.then(|| sys.read(&dir.join("fw_ver"))).flatten(),
+            board_id: full.then(|| sys.read(&dir.join("board_id"))).flatten(),
+            hca_type: full.then(|| sys.read(&dir.join("hca_type"))).flatten(),
             ports,
             uverbs,
             uverbs_dev,

@@ -25,6 +25,9 @@ pub struct SysRoot {
     /// Resolved form of every prefix seen: devices share long sysfs prefixes, and lstat-ing
     /// each of them once instead of once per device is most of the probe's speed.
     resolved: Mutex<HashMap<String, Option<PathBuf>>>,
+    /// Read descriptive attributes too (firmware, GUIDs, link speeds…), not only what decisions
+    /// use. Off for the enroot hook, which runs on every container start.
+    full: bool,
 }
 
 impl SysRoot {
@@ -36,6 +39,7 @@ impl SysRoot {
             notes: Mutex::new(Vec::new()),
             recorder: None,
             resolved: Mutex::new(HashMap::new()),
+            full: true,
         }
     }
 
@@ -44,6 +48,16 @@ impl SysRoot {
         let mut r = SysRoot::new(root);
         r.recorder = Some(Mutex::new(BTreeSet::new()));
         r
+    }
+
+    /// A root that reads only what the decisions need.
+    pub fn decisions_only(mut self) -> SysRoot {
+        self.full = false;
+        self
+    }
+
+    pub fn full(&self) -> bool {
+        self.full
     }
 
     pub fn is_live(&self) -> bool {
