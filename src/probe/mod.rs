@@ -45,8 +45,14 @@ pub fn probe(opts: &ProbeOptions) -> Node {
 }
 
 pub fn probe_with(sys: &SysRoot, opts: &ProbeOptions) -> Node {
-    let mut rdma = rdma::read(sys);
-    let (net, routes) = net::read(sys);
+    // The three sections are independent: read them side by side (notes are sorted, so the
+    // snapshot does not depend on the interleaving).
+    let (mut rdma, (net, routes), gpus) = std::thread::scope(|s| {
+        let n = s.spawn(|| net::read(sys));
+        let g = s.spawn(|| gpu::read(sys));
+        let r = rdma::read(sys);
+        (r, join(n), join(g))
+    });
     link_bonds(&mut rdma, &net);
     let mut node = Node {
         schema: SCHEMA,
@@ -55,7 +61,7 @@ pub fn probe_with(sys: &SysRoot, opts: &ProbeOptions) -> Node {
         rdma,
         net,
         routes,
-        gpus: gpu::read(sys),
+        gpus,
         numa: host::numa(sys),
         host: host::read(sys),
         nvlinks: Vec::new(),
@@ -70,6 +76,12 @@ pub fn probe_with(sys: &SysRoot, opts: &ProbeOptions) -> Node {
     }
     node.notes = sys.take_notes();
     node
+}
+
+/// A section thread's result; its panic goes on up (the hook catches it) instead of becoming an
+/// empty section.
+fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
 }
 
 /// A bond device (`mlx5_bond_0`) sits on its first port's PCI function; the functions behind it
