@@ -192,6 +192,10 @@ struct DecideArgs {
     bootstrap_if: Option<String>,
 }
 
+fn intent(d: &DecideArgs) -> Result<ibwire::plan::Intent> {
+    cmd::env::intent(d.master_addr.as_deref(), d.config.as_deref(), d.bootstrap_if.as_deref())
+}
+
 fn source(n: &NodeArgs, nvidia_smi: bool) -> NodeSource {
     NodeSource { root: n.root.clone(), snapshot: n.snapshot.clone(), nvidia_smi, decisions_only: false }
 }
@@ -216,13 +220,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Cmd::Doctor { node, decide, json } => {
             let n = source(&node, false).load()?;
-            let intent = cmd::env::intent(
-                decide.master_addr.as_deref(),
-                decide.config.as_deref(),
-                decide.bootstrap_if.as_deref(),
-            )?;
             let root = node.root.clone().unwrap_or_else(|| PathBuf::from("/"));
-            cmd::doctor::run(&n, &intent, &root, json)
+            cmd::doctor::run(&n, &intent(&decide)?, &root, json)
         }
         Cmd::Verify { node, args } => {
             // Live: nvidia-smi gives the NVLink counts the intra-node ceiling needs.
@@ -248,12 +247,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Cmd::Env { node, decide, format, explain } => {
             let n = source(&node, false).load()?;
-            let intent = cmd::env::intent(
-                decide.master_addr.as_deref(),
-                decide.config.as_deref(),
-                decide.bootstrap_if.as_deref(),
-            )?;
-            cmd::env::run(&n, &intent, format, explain)
+            cmd::env::run(&n, &intent(&decide)?, format, explain)
         }
     }
 }

@@ -59,7 +59,7 @@ fn compare(root: &Path, fixture: &str, nic_name: &dyn Fn(&str, &ibwire::nvsmi::T
 #[test]
 fn dgx_a100_nps4_twelve_nics() {
     let t = tempfile::tempdir().unwrap();
-    let mut tree = Tree::new(t.path());
+    let tree = Tree::new(t.path());
     for (n, cpus) in [
         (0, "0-15,128-143"),
         (1, "16-31,144-159"),
@@ -124,7 +124,7 @@ fn dgx_a100_nps4_twelve_nics() {
 #[test]
 fn h100_eight_ib_plus_five_ethernet() {
     let t = tempfile::tempdir().unwrap();
-    let mut tree = Tree::new(t.path());
+    let tree = Tree::new(t.path());
     tree.numa(0, "0-55,112-167");
     tree.numa(1, "56-111,168-223");
     // Per pair: L1 switch with two L2 switches, each holding one GPU and its own NIC.

@@ -58,7 +58,7 @@ pub fn run(node: &Node, intent: &Intent, root: &Path, json: bool) -> Result<Exit
     let (vars, mut findings) = gather(&intent.env, root);
     findings.extend(lint(node, &p, &vars));
     findings.extend(p.findings.iter().cloned());
-    findings.sort_by(|a, b| b.severity.cmp(&a.severity));
+    findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
     findings.dedup();
     if json {
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "findings": findings }))?);

@@ -123,13 +123,7 @@ pub fn prepare(node: &Node, a: &Args, env: std::collections::BTreeMap<String, St
     if a.explain {
         eprint!("{}", crate::render::explain(&p));
     }
-    let missing: Vec<String> = p
-        .hcas
-        .iter()
-        .filter_map(|(d, _)| node.rdma_device(d))
-        .filter(|d| !d.uverbs_node_present)
-        .map(|d| format!("{} ({})", d.name, d.uverbs.as_deref().unwrap_or("no uverbs")))
-        .collect();
+    let missing = p.missing_device_nodes(node);
     let input_env = env.clone();
     let torchrun_args = match &a.torchrun_args {
         Some(s) => shell_words::split(s).context("--torchrun-args")?,

@@ -50,7 +50,7 @@ pub struct Args {
 
 /// `# ibwire-allreduce size=… busbw_gbps=380.5 world=8` from examples/allreduce.py.
 fn allreduce_line(text: &str) -> Option<(f64, usize)> {
-    text.lines().filter_map(|l| l.split_once("# ibwire-allreduce ").map(|(_, r)| r)).last().and_then(|r| {
+    text.lines().filter_map(|l| l.split_once("# ibwire-allreduce ").map(|(_, r)| r)).next_back().and_then(|r| {
         let get = |k: &str| r.split_whitespace().find_map(|w| w.strip_prefix(k));
         Some((get("busbw_gbps=")?.parse().ok()?, get("world=")?.parse().ok()?))
     })

@@ -18,7 +18,7 @@ pub struct Choice {
 }
 
 /// The route this node would use to reach `ip`: longest prefix, then lowest metric.
-pub fn route_to<'a>(node: &'a Node, ip: IpAddr) -> Option<(&'a str, String)> {
+pub fn route_to(node: &Node, ip: IpAddr) -> Option<(&str, String)> {
     if let Some(i) = node.net.iter().find(|i| i.addrs.iter().any(|a| a.addr() == ip)) {
         return Some((i.name.as_str(), format!("{ip} is this node's own address on {}", i.name)));
     }

@@ -141,7 +141,7 @@ pub fn lint(node: &Node, plan: &Plan, vars: &BTreeMap<String, Var>) -> Vec<Findi
         lint_socket_ifname(node, plan, v, &mut out);
     }
     lint_node(node, plan, &mut out);
-    out.sort_by(|a, b| b.severity.cmp(&a.severity));
+    out.sort_by_key(|f| std::cmp::Reverse(f.severity));
     out
 }
 
@@ -316,13 +316,7 @@ fn lint_node(node: &Node, plan: &Plan, out: &mut Vec<Finding>) {
     if node.rdma.is_empty() {
         return;
     }
-    let missing: Vec<String> = plan
-        .hcas
-        .iter()
-        .filter_map(|(d, _)| node.rdma_device(d))
-        .filter(|d| !d.uverbs_node_present)
-        .map(|d| format!("{} ({})", d.name, d.uverbs.as_deref().unwrap_or("no uverbs")))
-        .collect();
+    let missing = plan.missing_device_nodes(node);
     if !missing.is_empty() {
         let msg = if inside {
             format!("/dev/infiniband is missing inside this container for {}: NCCL will say 'NET/IB : No device found' and silently use TCP sockets", missing.join(", "))

@@ -132,12 +132,11 @@ pub fn select(node: &Node, policy: &Policy) -> Decision {
                 Some(r)
             } else if let Some(pf) = d.pci.as_ref().and_then(|x| x.physfn.as_deref()).and_then(|b| pf_of.get(b)) {
                 Some(format!("SR-IOV virtual function of {pf}; the physical function is used"))
-            } else if let Some(bond) =
-                (!d.is_bond).then(|| d.pci.as_ref().and_then(|x| bond_members.get(x.bdf.as_str()))).flatten()
-            {
-                Some(format!("member of the bond device {bond}"))
             } else {
-                None
+                (!d.is_bond)
+                    .then(|| d.pci.as_ref().and_then(|x| bond_members.get(x.bdf.as_str())))
+                    .flatten()
+                    .map(|bond| format!("member of the bond device {bond}"))
             };
             match reason {
                 Some(r) => dec.excluded.push(Exclusion { device: d.name.clone(), port: Some(p.port), reason: r }),

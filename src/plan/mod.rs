@@ -104,6 +104,17 @@ impl Plan {
     pub fn get(&self, name: &str) -> Option<&Setting> {
         self.settings.iter().find(|s| s.name == name)
     }
+    /// Healthy HCAs whose /dev/infiniband/uverbsN node is absent, as `mlx5_0 (uverbs0)`: the
+    /// silent socket fallback of our story, seen from the node.
+    pub fn missing_device_nodes(&self, node: &Node) -> Vec<String> {
+        self.hcas
+            .iter()
+            .filter_map(|(d, _)| node.rdma_device(d))
+            .filter(|d| !d.uverbs_node_present)
+            .map(|d| format!("{} ({})", d.name, d.uverbs.as_deref().unwrap_or("no uverbs")))
+            .collect()
+    }
+
     pub fn has_errors(&self) -> bool {
         self.findings.iter().any(|f| f.severity == Severity::Error)
     }

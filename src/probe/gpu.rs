@@ -60,7 +60,7 @@ pub fn read(sys: &SysRoot) -> Vec<Gpu> {
             pci: f,
         });
     }
-    gpus.sort_by(|a, b| bus_key(&a.pci.bdf).cmp(&bus_key(&b.pci.bdf)));
+    gpus.sort_by_key(|a| bus_key(&a.pci.bdf));
     gpus
 }
 
