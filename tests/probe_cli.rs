@@ -187,3 +187,22 @@ fn assert_same(a: &probe::Node, b: &probe::Node) {
     let d = ja.lines().zip(jb.lines()).enumerate().find(|(_, (x, y))| x != y);
     panic!("snapshots differ at JSON line {:?}", d);
 }
+
+#[test]
+fn thirty_two_bit_pci_domain_devices() {
+    // VMD and Hyper-V put devices in domains above 0xffff: `10000:01:00.0` under `pci10000:00`.
+    let t = tempfile::tempdir().unwrap();
+    let tree = ibwire::fixture::Tree::new(t.path());
+    let chain: Vec<String> = ["pci10000:00", "10000:00:04.0", "10000:01:00.0"].iter().map(|s| s.to_string()).collect();
+    tree.gpu(&chain, 0, 0x2335);
+    let nic: Vec<String> = ["pci10000:00", "10000:00:05.0", "10000:02:00.0"].iter().map(|s| s.to_string()).collect();
+    tree.hca("mlx5_0", &nic, 0, &[ibwire::fixture::Port::ib(1, 7)], 0);
+    tree.finish();
+    let n = probe::probe(&ProbeOptions::at(t.path()));
+    assert!(n.notes.is_empty(), "{:?}", n.notes);
+    assert_eq!(n.gpus[0].pci.bdf, "10000:01:00.0");
+    assert_eq!(n.gpus[0].pci.root, "pci10000:00");
+    assert_eq!(n.rdma[0].pci.as_ref().unwrap().bdf, "10000:02:00.0");
+    let m = ibwire::plan::topo::matrix(&n, false);
+    assert_eq!(m.gpu_nic[0][0], ibwire::plan::topo::PathType::PHB, "same root complex, different root ports");
+}
