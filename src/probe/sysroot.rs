@@ -246,12 +246,22 @@ impl SysRoot {
                             Ok(_) => match fs::read_link(self.abs(&next)) {
                                 Err(_) => None,
                                 Ok(target) => {
-                                    // `base` holds no symlinks, so a relative target continues from it.
+                                    // `base` holds no symlinks, so a relative target continues from it
+                                    // and its `..` can be applied at once: the keys of shared prefixes
+                                    // (`sys/devices/pci0000:37/…`) are then the same for every device.
                                     let mut t: Vec<String> = Vec::new();
                                     if !target.is_absolute() {
                                         push_components(&mut t, &base);
                                     }
-                                    push_components(&mut t, &target);
+                                    let mut rel: Vec<String> = Vec::new();
+                                    push_components(&mut rel, &target);
+                                    for c in rel {
+                                        if c == ".." {
+                                            t.pop();
+                                        } else {
+                                            t.push(c);
+                                        }
+                                    }
                                     self.resolve_comps(&t, depth + 1)
                                 }
                             },
