@@ -77,6 +77,29 @@ fn story_node_restricted_dev() {
 }
 
 #[test]
+fn enroot_reads_restrict_dev_0_as_true() {
+    // enroot unsets only n/no/f/false spellings; `0` restricts /dev like `y` (spec §1.4).
+    let (t, root) = story();
+    for (v, restricted) in [("0", true), ("y", true), ("no", false), ("FALSE", false)] {
+        let r = hook(&root, t.path(), false, &[("ENROOT_RESTRICT_DEV", v)], "");
+        assert_eq!(r.fstab.contains("uverbs0"), restricted, "ENROOT_RESTRICT_DEV={v}");
+    }
+    // ibwire's own switch: IBWIRE_STRICT=0 is off
+    let d = t.path().join("mounts-dir");
+    fs::create_dir_all(&d).unwrap();
+    let o = Command::new(bin())
+        .arg("hook")
+        .env_clear()
+        .env("IBWIRE_ROOT", &root)
+        .env("ENROOT_MOUNTS", &d)
+        .env("ENROOT_ENVIRON", t.path().join("e"))
+        .env("IBWIRE_STRICT", "0")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
 fn story_node_host_dev_writes_no_dev_lines() {
     // Without ENROOT_RESTRICT_DEV the rootfs /dev here is on the same filesystem as the tree's
     // /dev, i.e. "the host's own": an x-create under it would create files on the host.

@@ -27,12 +27,18 @@ pub struct Outcome {
     pub devices: Vec<String>,
 }
 
-fn truthy(v: Option<&String>) -> bool {
-    // enroot's own rule for its flags: set and non-empty is true, except n/no/f/false.
+/// enroot's rule for its ENROOT_* flags (spec §1.4): set and non-empty is true, `0` included;
+/// only n/no/f/false in their spellings are unset by enroot's configuration loader.
+fn enroot_flag(v: Option<&String>) -> bool {
     match v.map(|s| s.trim()) {
         None | Some("") => false,
-        Some(s) => !matches!(s, "n" | "no" | "N" | "No" | "NO" | "f" | "F" | "false" | "False" | "FALSE" | "0"),
+        Some(s) => !matches!(s, "n" | "no" | "N" | "No" | "NO" | "f" | "F" | "false" | "False" | "FALSE"),
     }
+}
+
+/// ibwire's own switches (IBWIRE_STRICT, IBWIRE_DEBUG): `0` means off, as users write it.
+fn truthy(v: Option<&String>) -> bool {
+    enroot_flag(v) && v.map(|s| s.trim() != "0").unwrap_or(false)
 }
 
 pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode {
@@ -89,7 +95,7 @@ fn lookup(env: &BTreeMap<String, String>, file: &BTreeMap<String, String>, k: &s
 
 /// Is the container's /dev its own (restricted by 10-devices.sh), or the host's?
 fn dev_restricted(env: &BTreeMap<String, String>, rootfs: Option<&Path>, root: &Path) -> bool {
-    if truthy(env.get("ENROOT_RESTRICT_DEV")) || truthy(env.get("ENROOT_UNSHARE_IPC")) {
+    if enroot_flag(env.get("ENROOT_RESTRICT_DEV")) || enroot_flag(env.get("ENROOT_UNSHARE_IPC")) {
         return true;
     }
     match (rootfs.map(|r| std::fs::metadata(r.join("dev"))), std::fs::metadata(root.join("dev"))) {
@@ -229,7 +235,7 @@ fn is_node_name(s: &str, prefix: &str) -> bool {
 
 /// umad/issm nodes only for real root, as the stock hook: the uid map's outside uid is 0.
 fn real_root(env: &BTreeMap<String, String>) -> bool {
-    truthy(env.get("ENROOT_ALLOW_SUPERUSER"))
+    enroot_flag(env.get("ENROOT_ALLOW_SUPERUSER"))
         && std::fs::read_to_string("/proc/self/uid_map")
             .map(|m| m.split_whitespace().nth(1) == Some("0"))
             .unwrap_or(false)
