@@ -149,3 +149,19 @@ fn human_report_groups_by_severity() {
     assert!(out.starts_with("ibwire doctor (on the host)\n\nWarnings ("), "{out}");
     assert!(out.contains("      fix: unset it; `ibwire env` sets NCCL_IB_HCA"));
 }
+
+#[test]
+fn narrow_links_and_unhealthy_ports_from_the_shared_rules() {
+    let t = tempfile::tempdir().unwrap();
+    ibwire::fixture::story(t.path());
+    // GPU0 trained at x8, mlx5_3 at x4, mlx5_9's port went down; a VF-style policy exclusion
+    // (none here) would not be reported as a port fault.
+    std::fs::write(t.path().join("sys/bus/pci/devices/0000:18:00.0/current_link_width"), "8\n").unwrap();
+    std::fs::write(t.path().join("sys/class/infiniband/mlx5_3/device/current_link_width"), "4\n").unwrap();
+    std::fs::write(t.path().join("sys/class/infiniband/mlx5_9/ports/1/state"), "1: DOWN\n").unwrap();
+    let (_, fs, _) = doctor(t.path(), &[], &[]);
+    assert_eq!(find(&fs, "GPU 0000:18:00.0", "x8 of x16")["severity"], "warning");
+    assert_eq!(find(&fs, "mlx5_3", "x4 of x16")["severity"], "warning");
+    assert!(find(&fs, "mlx5_9", "port 1: port state DOWN")["fix"].as_str().unwrap().contains("NCCL_IB_HCA"));
+    assert!(find(&fs, "mlx5_bond_0", "port 1: InfiniBand link layer with LID 0x0")["message"].is_string());
+}

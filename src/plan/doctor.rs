@@ -392,15 +392,13 @@ fn lint_node(node: &Node, plan: &Plan, out: &mut Vec<Finding>) {
     }
     for d in node.rdma.iter().filter(|d| plan.hcas.iter().any(|(n, _)| n == &d.name)) {
         if let Some(p) = &d.pci {
-            if let (Some(c), Some(m)) = (p.link.current_width, p.link.max_width) {
-                if c < m {
-                    out.push(f(
-                        Severity::Warning,
-                        &d.name,
-                        format!("{} PCIe link runs at x{c} of x{m}", d.name),
-                        "reseat the card or check the slot",
-                    ));
-                }
+            if let Some((c, m)) = p.link.narrower() {
+                out.push(f(
+                    Severity::Warning,
+                    &d.name,
+                    format!("{} PCIe link runs at x{c} of x{m}", d.name),
+                    "reseat the card or check the slot",
+                ));
             }
             if let (Some(c), Some(m)) = (&p.link.current_speed, &p.link.max_speed) {
                 if c != m {
@@ -416,26 +414,27 @@ fn lint_node(node: &Node, plan: &Plan, out: &mut Vec<Finding>) {
     }
     for g in &node.gpus {
         // GPUs lower their link speed when idle; only the width is a fault.
-        if let (Some(c), Some(m)) = (g.pci.link.current_width, g.pci.link.max_width) {
-            if c < m {
-                out.push(f(
-                    Severity::Warning,
-                    &format!("GPU {}", g.pci.bdf),
-                    format!("GPU {} PCIe link runs at x{c} of x{m}", g.pci.bdf),
-                    "reseat the GPU or check the riser",
-                ));
-            }
-        }
-    }
-    for e in &plan.excluded {
-        if e.reason.contains("not ACTIVE") || e.reason.contains("LID") || e.reason.contains("not LinkUp") {
-            let port = e.port.map(|p| format!(" port {p}")).unwrap_or_default();
+        if let Some((c, m)) = g.pci.link.narrower() {
             out.push(f(
                 Severity::Warning,
-                &e.device,
-                format!("{}{port}: {}", e.device, e.reason),
-                "left out of NCCL_IB_HCA by ibwire; fix the port or keep it out",
+                &format!("GPU {}", g.pci.bdf),
+                format!("GPU {} PCIe link runs at x{c} of x{m}", g.pci.bdf),
+                "reseat the GPU or check the riser",
             ));
+        }
+    }
+    // Port health from the same rule that builds NCCL_IB_HCA (not from its excluded-list wording):
+    // policy exclusions (VFs, bond members, the management NIC) are not faults of the node.
+    for d in &node.rdma {
+        for p in &d.ports {
+            if let Some(problem) = super::hca::port_problem(node, d, p) {
+                out.push(f(
+                    Severity::Warning,
+                    &d.name,
+                    format!("{} port {}: {problem}", d.name, p.port),
+                    "left out of NCCL_IB_HCA by ibwire; fix the port or keep it out",
+                ));
+            }
         }
     }
 }

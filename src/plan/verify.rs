@@ -302,7 +302,7 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
                     .iter()
                     .map(|g| (g.pci.bdf.clone(), &g.pci.link))
                     .chain(node.rdma.iter().filter_map(|d| d.pci.as_ref().map(|p| (d.name.clone(), &p.link))))
-                    .filter(|(_, l)| l.current_width.is_some() && l.current_width < l.max_width)
+                    .filter(|(_, l)| l.narrower().is_some())
                     .map(|(n, _)| n)
                     .collect();
                 if !down.is_empty() {

@@ -64,6 +64,17 @@ pub struct PciLink {
     pub max_width: Option<u32>,
 }
 
+impl PciLink {
+    /// `(current, max)` lanes when the link trained narrower than it can run. Speed is left out:
+    /// GPUs lower it when idle, so only the width is a fault on every device.
+    pub fn narrower(&self) -> Option<(u32, u32)> {
+        match (self.current_width, self.max_width) {
+            (Some(c), Some(m)) if c < m => Some((c, m)),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct RdmaDevice {
