@@ -214,3 +214,21 @@ fn topo_equals_nvidia_smi_on_the_two_h200_machine() {
     assert_eq!(ours.rows, real.rows);
     assert_eq!(ours.affinity, real.affinity);
 }
+
+#[test]
+fn node_count_override_for_excerpts_without_hosts() {
+    // The AWS excerpt shows no rank or host lines: --nodes makes it a 2-node judgement without
+    // inventing host names, and the ring bound from --hcas/--hca-gbit is reported.
+    let t = tempfile::tempdir().unwrap();
+    ibwire::fixture::plain(t.path());
+    let f = shared().join("fixtures/nccl-tests/aws-p5.48xlarge-2node-allreduce-efa-srun-prefixed.txt");
+    let args = ["verify", "--root", t.path().to_str().unwrap(), "--from-log", f.to_str().unwrap(), "--json"];
+    let o = ibwire(&[&args[..], &["--nodes", "2", "--hcas", "32", "--hca-gbit", "100"]].concat());
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["ring_ceiling_gbps"], 400.0);
+    assert_eq!(v["log"]["hosts"], json!([]), "no invented hosts");
+    assert_eq!(v["verdict"], "OK: AWS Libfabric; busbw 487.3 GB/s, above the 400 GB/s ring bound (the hierarchical bound needs the rank count)");
+    let o = ibwire(&args);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["verdict"].as_str().unwrap().contains("node count unknown"), "{v}");
+}

@@ -63,26 +63,19 @@ pub fn analyse(node: &Node, plan: &plan::Plan, text: &str, a: &Args) -> (Report,
         Some(Measured {
             busbw_gbps: b,
             nranks: if tests.ranks > 0 { tests.ranks } else { facts.nranks.unwrap_or(0) },
-            nodes: a.nodes.unwrap_or(tests.hosts.len().max(facts.hosts.len())),
+            nodes: tests.hosts.len().max(facts.hosts.len()),
             gpu_model: tests.devices.first().cloned(),
         })
     } else {
         allreduce_line(text).map(|(b, w)| Measured {
             busbw_gbps: b,
             nranks: w,
-            nodes: a.nodes.unwrap_or(facts.hosts.len()),
+            nodes: facts.hosts.len(),
             gpu_model: None,
         })
     };
-    let ci = CeilingInputs { hcas: a.hcas, hca_gbit: a.hca_gbit };
-    let mut facts_for_judge = facts.clone();
-    if let Some(n) = a.nodes {
-        // More hosts than the excerpt shows: make the judgement multi-node.
-        while facts_for_judge.hosts.len() < n {
-            facts_for_judge.hosts.push(format!("node{}", facts_for_judge.hosts.len()));
-        }
-    }
-    (judge(node, plan, &facts_for_judge, measured.as_ref(), &ci), facts)
+    let ci = CeilingInputs { hcas: a.hcas, hca_gbit: a.hca_gbit, nodes: a.nodes };
+    (judge(node, plan, &facts, measured.as_ref(), &ci), facts)
 }
 
 pub fn render(r: &Report, facts: &log::LogFacts, json: bool) -> Result<String> {

@@ -81,6 +81,8 @@ pub struct Report {
 pub struct CeilingInputs {
     pub hcas: Option<usize>,
     pub hca_gbit: Option<f64>,
+    /// Nodes in the job, when the input does not show them all.
+    pub nodes: Option<usize>,
 }
 
 /// The bound on busbw a hierarchical all-reduce can reach: the network term (each byte crosses
@@ -105,8 +107,9 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
         .as_ref()
         .map(|h| log.hosts.iter().any(|x| x == h || x.starts_with(&format!("{h}."))))
         .unwrap_or(false);
-    let nodes: Option<usize> = measured
-        .map(|m| m.nodes)
+    let nodes: Option<usize> = ci
+        .nodes
+        .or(measured.map(|m| m.nodes))
         .filter(|n| *n > 0)
         .or_else(|| (!log.hosts.is_empty()).then_some(log.hosts.len()))
         .map(|n| if log.crossed_network() { n.max(2) } else { n })
@@ -318,9 +321,14 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
         (None, Some(b)) if nodes.is_none() => {
             format!("; busbw {b:.1} GB/s (node count unknown: pass --nodes to judge it)")
         }
-        (None, Some(b)) if multi => {
-            format!("; busbw {b:.1} GB/s (ceiling unknown: pass --hcas N --hca-gbit RATE for a log from another node)")
-        }
+        (None, Some(b)) if multi => match ring {
+            Some(r) => format!(
+                "; busbw {b:.1} GB/s, above the {r:.0} GB/s ring bound (the hierarchical bound needs the rank count)"
+            ),
+            None => format!(
+                "; busbw {b:.1} GB/s (ceiling unknown: pass --hcas N --hca-gbit RATE for a log from another node)"
+            ),
+        },
         (None, Some(b)) => format!("; busbw {b:.1} GB/s"),
         _ => String::new(),
     };
@@ -357,7 +365,11 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
             Some(false) => " without GPUDirect RDMA",
             None => "",
         };
-        format!("OK: {}{g} over {} HCA(s){bw}", observed.as_deref().unwrap_or("IB"), log.ib_devices.len())
+        let over = match log.ib_devices.len() {
+            0 => String::new(),
+            n => format!(" over {n} HCA(s)"),
+        };
+        format!("OK: {}{g}{over}{bw}", observed.as_deref().unwrap_or("IB"))
     } else {
         format!("OK: {} as expected (no healthy HCA on this node){bw}", observed.as_deref().unwrap_or("Socket"))
     };
