@@ -237,7 +237,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Cmd::Topo { node, all_nics, json, no_nvidia_smi } => {
             // The matrix needs paths, NUMA nodes and models, not firmware or link speeds.
             let n = NodeSource { decisions_only: true, ..source(&node, !no_nvidia_smi) }.load()?;
-            let m = cmd::topo::build(&n, all_nics);
+            let m = ibwire::plan::topo::matrix(&n, all_nics);
             if json {
                 println!("{}", serde_json::to_string_pretty(&cmd::topo::json(&m))?);
             } else {

@@ -21,7 +21,7 @@ pub enum Format {
 }
 
 /// The master address: the flag, else Slurm's first node, else MASTER_ADDR.
-pub fn master(flag: Option<&str>, env: &BTreeMap<String, String>) -> Result<Option<Master>> {
+pub fn master(flag: Option<&str>, env: &BTreeMap<String, String>, limit: Duration) -> Result<Option<Master>> {
     let name = match flag {
         Some(m) => Some(m.to_string()),
         None => match crate::slurm::from_env(env)? {
@@ -30,7 +30,7 @@ pub fn master(flag: Option<&str>, env: &BTreeMap<String, String>) -> Result<Opti
         },
     };
     let Some(name) = name else { return Ok(None) };
-    let ip = crate::resolve::resolve(&name, Duration::from_secs(5)).with_context(|| {
+    let ip = crate::resolve::resolve(&name, limit).with_context(|| {
         format!("master address {name}: the rendezvous must not depend on a name only some nodes resolve")
     })?;
     Ok(Some(Master { name, ip }))
@@ -42,7 +42,7 @@ pub fn intent(master_flag: Option<&str>, config: Option<&Path>, bootstrap_if: Op
     if let Some(b) = bootstrap_if {
         cfg.bootstrap_interface = Some(b.to_string());
     }
-    Ok(Intent { master: master(master_flag, &env)?, config: cfg, env })
+    Ok(Intent { master: master(master_flag, &env, Duration::from_secs(5))?, config: cfg, env })
 }
 
 pub fn run(node: &Node, intent: &Intent, format: Format, explain: bool) -> Result<ExitCode> {

@@ -104,23 +104,20 @@ fn dev_restricted(env: &BTreeMap<String, String>, rootfs: Option<&Path>, root: &
     }
 }
 
+/// The master address as launch and env find it (Slurm's first node, else MASTER_ADDR), from the
+/// hook's environment over the container's environ file; any failure falls back to the default
+/// route with a warning. The deadline is short: this is every container start.
 fn master(
     env: &BTreeMap<String, String>,
     file: &BTreeMap<String, String>,
     warnings: &mut Vec<String>,
 ) -> Option<Master> {
-    let name = match crate::slurm::from_env(env) {
-        Ok(Some(job)) => job.nodes.first().cloned(),
-        Ok(None) => lookup(env, file, "MASTER_ADDR").filter(|v| !v.is_empty()),
+    let mut merged = file.clone();
+    merged.extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    match super::env::master(None, &merged, Duration::from_secs(2)) {
+        Ok(m) => m,
         Err(e) => {
             warnings.push(format!("{e:#}; bootstrap interface from the default route"));
-            None
-        }
-    }?;
-    match crate::resolve::resolve(&name, Duration::from_secs(2)) {
-        Ok(ip) => Some(Master { name, ip }),
-        Err(e) => {
-            warnings.push(format!("master {name}: {e:#}; bootstrap interface from the default route"));
             None
         }
     }

@@ -1,6 +1,6 @@
 //! `ibwire topo`: the GPU↔NIC PCIe matrix laid out like `nvidia-smi topo -m`, and verdicts.
 
-use crate::plan::topo::{matrix, Matrix};
+use crate::plan::topo::Matrix;
 use crate::probe::Node;
 use std::fmt::Write;
 
@@ -14,10 +14,6 @@ const LEGEND: &str = "Legend:
   PIX  = Connection traversing at most a single PCIe bridge
   NV#  = Connection traversing a bonded set of # NVLinks
 ";
-
-pub fn build(node: &Node, all_nics: bool) -> Matrix {
-    matrix(node, all_nics)
-}
 
 fn cpus(node: &Node, numa: Option<i32>) -> (String, String) {
     // A device without a NUMA node (numa_node -1, common in VMs) on a machine with a single

@@ -152,7 +152,7 @@ pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
     let text = if !a.from_log.is_empty() { read_logs(&a.from_log)? } else { benchmark(node, a, env.clone())? };
     let mut cfg = crate::config::load(a.config.as_deref())?;
     cfg.hca.on_empty = None;
-    let master = crate::cmd::env::master(a.master_addr.as_deref(), &env).ok().flatten();
+    let master = crate::cmd::env::master(a.master_addr.as_deref(), &env, Duration::from_secs(5)).ok().flatten();
     let p = plan::decide(node, &Intent { master, config: cfg, env });
     let (r, facts) = analyse(node, &p, &text, a);
     if facts.lines == 0 {
