@@ -7,7 +7,7 @@
 
 use crate::config::Config;
 use crate::enroot::{environ, fstab};
-use crate::plan::{self, visible, Intent, Master, Source};
+use crate::plan::{self, hook, visible, Intent, Master};
 use crate::probe::Node;
 use crate::render;
 use anyhow::{bail, Context, Result};
@@ -142,47 +142,15 @@ pub fn decide_and_write(node: &Node, env: &BTreeMap<String, String>, cfg: &Confi
     let intent = Intent { master: master(env, &file_env, &mut out.warnings), config: cfg.clone(), env: env.clone() };
     let p = plan::decide(node, &intent);
     let healthy: Vec<String> = p.hcas.iter().map(|(d, _)| d.clone()).collect();
-
-    let (var, value, mellanox) = if let Some(v) = lookup(env, &file_env, "IBWIRE_VISIBLE_DEVICES") {
-        ("IBWIRE_VISIBLE_DEVICES", v, false)
-    } else if let Some(v) = lookup(env, &file_env, "MELLANOX_VISIBLE_DEVICES") {
-        ("MELLANOX_VISIBLE_DEVICES", v, true)
-    } else {
-        ("hook.visible_devices", cfg.hook.visible_devices.clone().unwrap_or_else(|| "auto".into()), false)
-    };
+    let (var, value, mellanox) = hook::visibility(|k| lookup(env, &file_env, k), cfg.hook.visible_devices.as_deref());
     let sel = visible::select(node, var, &value, mellanox, &healthy);
-    if !sel.unknown.is_empty() {
-        out.warnings.push(format!(
-            "{var}: no such device here: {} (known: {})",
-            sel.unknown.iter().map(|u| format!("{u:?}")).collect::<Vec<_>>().join(", "),
-            visible::pci_order(node).iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ")
-        ));
-    }
-    out.devices = sel.devices.clone();
-
-    if dev_restricted(env, rootfs.as_deref(), root) {
-        for name in &sel.devices {
-            let Some(d) = node.rdma_device(name) else { continue };
-            let Some(u) = d.uverbs.as_deref().filter(|u| is_node_name(u, "uverbs")) else {
-                out.warnings.push(format!("{name} has no uverbs device; not exposed"));
-                continue;
-            };
-            if !d.uverbs_node_present {
-                out.warnings.push(format!("/dev/infiniband/{u} ({name}) is missing on the host; not exposed"));
-                continue;
-            }
-            out.mounts.push(fstab::device_bind(&format!("/dev/infiniband/{u}"))?);
-            if cfg.hook.mad.unwrap_or(false) && real_root(env) {
-                for m in d.mad.iter().filter(|m| is_node_name(m, "umad") || is_node_name(m, "issm")) {
-                    if node.host.dev_infiniband.contains(m) {
-                        out.mounts.push(fstab::device_bind(&format!("/dev/infiniband/{m}"))?);
-                    }
-                }
-            }
-        }
-        if !sel.devices.is_empty() && node.host.dev_infiniband.iter().any(|n| n == "rdma_cm") {
-            out.mounts.push(fstab::device_bind("/dev/infiniband/rdma_cm")?);
-        }
+    let restricted = dev_restricted(env, rootfs.as_deref(), root);
+    let mad = cfg.hook.mad.unwrap_or(false) && real_root(env);
+    let d = hook::decide(node, &p, &sel, restricted, mad, |k| env.contains_key(k) || file_env.contains_key(k));
+    out.devices = d.devices;
+    out.warnings.extend(d.warnings);
+    for b in &d.binds {
+        out.mounts.push(fstab::device_bind(b)?);
     }
     if cfg.hook.hide_sysfs.unwrap_or(false) {
         let runtime = env
@@ -192,31 +160,8 @@ pub fn decide_and_write(node: &Node, env: &BTreeMap<String, String>, cfg: &Confi
             .context("no ENROOT_RUNTIME_PATH for the sysfs mask")?;
         out.mounts.extend(sysfs_mask(node, &sel.devices, &runtime.join("ibwire-sysfs"), root)?);
     }
-
-    // Environment: only what the container needs, only where the user has not spoken.
-    let exposed: Vec<String> =
-        p.hcas.iter().filter(|(d, _)| sel.devices.contains(d)).map(|(d, port)| format!("{d}:{port}")).collect();
-    let mut vars: Vec<(String, String)> = Vec::new();
-    if !exposed.is_empty() {
-        vars.push(("NCCL_IB_HCA".into(), format!("={}", exposed.join(","))));
-    } else if !healthy.is_empty() {
-        out.warnings.push(format!("{}: no healthy HCA is exposed; NCCL will use TCP sockets", sel.source));
-    }
-    for s in &p.settings {
-        if s.source == Source::Decided
-            && matches!(
-                s.name.as_str(),
-                "NCCL_SOCKET_IFNAME" | "NCCL_SOCKET_FAMILY" | "GLOO_SOCKET_IFNAME" | "CUDA_DEVICE_ORDER"
-            )
-        {
-            vars.push((s.name.clone(), s.value.clone()));
-        }
-    }
-    for (k, v) in vars {
-        if env.contains_key(&k) || file_env.contains_key(&k) {
-            continue; // the user's value (job environment, image, -e) wins
-        }
-        match render::environ_line(&k, &v) {
+    for (k, v) in &d.env {
+        match render::environ_line(k, v) {
             Ok(l) => out.environ.push(l),
             Err(e) => out.warnings.push(format!("{e:#}")),
         }
@@ -224,10 +169,6 @@ pub fn decide_and_write(node: &Node, env: &BTreeMap<String, String>, cfg: &Confi
     append(&mounts_path, &out.mounts)?;
     append(&environ_path, &out.environ)?;
     Ok(out)
-}
-
-fn is_node_name(s: &str, prefix: &str) -> bool {
-    s.strip_prefix(prefix).map(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit())).unwrap_or(false)
 }
 
 /// umad/issm nodes only for real root, as the stock hook: the uid map's outside uid is 0.

@@ -7,6 +7,7 @@ pub mod bootstrap_if;
 pub mod doctor;
 pub mod gpus;
 pub mod hca;
+pub mod hook;
 pub mod launch;
 pub mod topo;
 pub mod verify;

@@ -9,6 +9,8 @@ use crate::probe::{gpu::bus_key, Node, RdmaDevice};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Selection {
+    /// The variable that selected them (IBWIRE_VISIBLE_DEVICES, MELLANOX_VISIBLE_DEVICES, …).
+    pub var: String,
     /// Device names, in PCI order.
     pub devices: Vec<String>,
     /// Which variable decided, and how.
@@ -34,8 +36,12 @@ pub fn select(node: &Node, var: &str, value: &str, mellanox: bool, healthy: &[St
     let order = pci_order(node);
     let v = value.trim();
     let all = || order.iter().map(|d| d.name.clone()).collect::<Vec<_>>();
-    let mk =
-        |devices: Vec<String>, how: &str| Selection { devices, source: format!("{var}={v} ({how})"), unknown: vec![] };
+    let mk = |devices: Vec<String>, how: &str| Selection {
+        var: var.to_string(),
+        devices,
+        source: format!("{var}={v} ({how})"),
+        unknown: vec![],
+    };
     match v {
         "" | "none" | "void" => return mk(vec![], "no device"),
         "all" => return mk(all(), "every verbs device"),
@@ -69,5 +75,5 @@ pub fn select(node: &Node, var: &str, value: &str, mellanox: bool, healthy: &[St
     }
     let mut devices: Vec<String> = order.iter().filter(|d| picked.contains(&d.name)).map(|d| d.name.clone()).collect();
     devices.dedup();
-    Selection { devices, source: format!("{var}={v}"), unknown }
+    Selection { var: var.to_string(), devices, source: format!("{var}={v}"), unknown }
 }

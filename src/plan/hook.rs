@@ -1,0 +1,154 @@
+//! What the enroot hook exposes and injects, decided purely from the plan, the device
+//! selection and three facts the hook gathers (is /dev restricted, may mad nodes be bound, which
+//! variables did the user already set). `cmd::hook` renders this as fstab and environ lines.
+
+use super::visible::{self, Selection};
+use super::{Plan, Source};
+use crate::probe::Node;
+
+/// Variables the container needs besides NCCL_IB_HCA (CUDA_VISIBLE_DEVICES belongs to the GPU
+/// hooks and Slurm, not to us).
+const COMPANIONS: [&str; 4] = ["NCCL_SOCKET_IFNAME", "NCCL_SOCKET_FAMILY", "GLOO_SOCKET_IFNAME", "CUDA_DEVICE_ORDER"];
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Decision {
+    /// Host device nodes to bind at the same path: `/dev/infiniband/uverbs3`, …
+    pub binds: Vec<String>,
+    /// Variables to append to the container's environment.
+    pub env: Vec<(String, String)>,
+    pub devices: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+/// Which variable selects the devices: IBWIRE_VISIBLE_DEVICES, then MELLANOX_VISIBLE_DEVICES (read
+/// as the stock hook reads it), then the configured default, then `auto`. Returns the variable's
+/// name, its value, and whether it has the stock hook's index-only meaning.
+pub fn visibility(lookup: impl Fn(&str) -> Option<String>, configured: Option<&str>) -> (&'static str, String, bool) {
+    if let Some(v) = lookup("IBWIRE_VISIBLE_DEVICES") {
+        ("IBWIRE_VISIBLE_DEVICES", v, false)
+    } else if let Some(v) = lookup("MELLANOX_VISIBLE_DEVICES") {
+        ("MELLANOX_VISIBLE_DEVICES", v, true)
+    } else {
+        ("hook.visible_devices", configured.unwrap_or("auto").to_string(), false)
+    }
+}
+
+fn is_node_name(s: &str, prefix: &str) -> bool {
+    s.strip_prefix(prefix).map(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit())).unwrap_or(false)
+}
+
+pub fn decide(
+    node: &Node,
+    plan: &Plan,
+    sel: &Selection,
+    restricted: bool,
+    mad_permitted: bool,
+    user_set: impl Fn(&str) -> bool,
+) -> Decision {
+    let mut d = Decision { devices: sel.devices.clone(), ..Default::default() };
+    if !sel.unknown.is_empty() {
+        d.warnings.push(format!(
+            "{}: no such device here: {} (known: {})",
+            sel.var,
+            sel.unknown.iter().map(|u| format!("{u:?}")).collect::<Vec<_>>().join(", "),
+            visible::pci_order(node).iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    // Device nodes only into a /dev of the container's own: under the host's /dev they are
+    // already there, and x-create would create files on the host.
+    if restricted {
+        for name in &sel.devices {
+            let Some(dev) = node.rdma_device(name) else { continue };
+            let Some(u) = dev.uverbs.as_deref().filter(|u| is_node_name(u, "uverbs")) else {
+                d.warnings.push(format!("{name} has no uverbs device; not exposed"));
+                continue;
+            };
+            if !dev.uverbs_node_present {
+                d.warnings.push(format!("/dev/infiniband/{u} ({name}) is missing on the host; not exposed"));
+                continue;
+            }
+            d.binds.push(format!("/dev/infiniband/{u}"));
+            if mad_permitted {
+                for m in dev.mad.iter().filter(|m| is_node_name(m, "umad") || is_node_name(m, "issm")) {
+                    if node.host.dev_infiniband.contains(m) {
+                        d.binds.push(format!("/dev/infiniband/{m}"));
+                    }
+                }
+            }
+        }
+        if !sel.devices.is_empty() && node.host.dev_infiniband.iter().any(|n| n == "rdma_cm") {
+            d.binds.push("/dev/infiniband/rdma_cm".into());
+        }
+    }
+    // Environment: only what the container needs, only where the user has not spoken.
+    let exposed: Vec<String> = plan
+        .hcas
+        .iter()
+        .filter(|(dev, _)| sel.devices.contains(dev))
+        .map(|(dev, port)| format!("{dev}:{port}"))
+        .collect();
+    let mut vars: Vec<(String, String)> = Vec::new();
+    if !exposed.is_empty() {
+        vars.push(("NCCL_IB_HCA".into(), format!("={}", exposed.join(","))));
+    } else if !plan.hcas.is_empty() {
+        d.warnings.push(format!("{}: no healthy HCA is exposed; NCCL will use TCP sockets", sel.source));
+    }
+    vars.extend(
+        plan.settings
+            .iter()
+            .filter(|s| s.source == Source::Decided && COMPANIONS.contains(&s.name.as_str()))
+            .map(|s| (s.name.clone(), s.value.clone())),
+    );
+    d.env = vars.into_iter().filter(|(k, _)| !user_set(k)).collect();
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{self, Intent};
+
+    #[test]
+    fn binds_only_into_a_restricted_dev_and_leaves_user_keys_alone() {
+        let t = tempfile::tempdir().unwrap();
+        crate::fixture::story(t.path());
+        let node = crate::probe::probe(&crate::probe::ProbeOptions::at(t.path()));
+        let p = plan::decide(&node, &Intent::default());
+        let healthy: Vec<String> = p.hcas.iter().map(|(d, _)| d.clone()).collect();
+        let sel = visible::select(&node, "MELLANOX_VISIBLE_DEVICES", "3,0", true, &healthy);
+        assert_eq!(sel.devices, ["mlx5_0", "mlx5_bond_0"], "PCI order, the bond at index 3");
+
+        let d = decide(&node, &p, &sel, true, true, |k| k == "GLOO_SOCKET_IFNAME");
+        assert_eq!(
+            d.binds,
+            [
+                "/dev/infiniband/uverbs0",
+                "/dev/infiniband/umad0",
+                "/dev/infiniband/uverbs1",
+                "/dev/infiniband/umad1",
+                "/dev/infiniband/rdma_cm"
+            ]
+        );
+        assert_eq!(
+            d.env[0],
+            ("NCCL_IB_HCA".to_string(), "=mlx5_0:1".to_string()),
+            "the bond is exposed, never in NCCL"
+        );
+        assert!(!d.env.iter().any(|(k, _)| k == "GLOO_SOCKET_IFNAME"));
+
+        let host_dev = decide(&node, &p, &sel, false, true, |_| false);
+        assert!(host_dev.binds.is_empty());
+        assert_eq!(host_dev.env.len(), 5);
+    }
+
+    #[test]
+    fn visibility_precedence() {
+        let env = |k: &str| match k {
+            "MELLANOX_VISIBLE_DEVICES" => Some("0".to_string()),
+            _ => None,
+        };
+        assert_eq!(visibility(env, Some("all")), ("MELLANOX_VISIBLE_DEVICES", "0".into(), true));
+        assert_eq!(visibility(|_| None, Some("all")), ("hook.visible_devices", "all".into(), false));
+        assert_eq!(visibility(|_| None, None).1, "auto");
+    }
+}
