@@ -9,6 +9,66 @@ use std::io::Write;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
+/// `ports/N/counters/` as mlx5 has it (IB PMA counters).
+const PORT_COUNTERS: &[&str] = &[
+    "excessive_buffer_overrun_errors",
+    "link_downed",
+    "link_error_recovery",
+    "local_link_integrity_errors",
+    "multicast_rcv_packets",
+    "multicast_xmit_packets",
+    "port_rcv_constraint_errors",
+    "port_rcv_data",
+    "port_rcv_errors",
+    "port_rcv_packets",
+    "port_rcv_remote_physical_errors",
+    "port_rcv_switch_relay_errors",
+    "port_xmit_constraint_errors",
+    "port_xmit_data",
+    "port_xmit_discards",
+    "port_xmit_packets",
+    "port_xmit_wait",
+    "symbol_error",
+    "unicast_rcv_packets",
+    "unicast_xmit_packets",
+    "VL15_dropped",
+];
+
+/// `ports/N/hw_counters/` as mlx5 has it.
+const PORT_HW_COUNTERS: &[&str] = &[
+    "duplicate_request",
+    "implied_nak_seq_err",
+    "lifespan",
+    "local_ack_timeout_err",
+    "np_cnp_sent",
+    "np_ecn_marked_roce_packets",
+    "out_of_buffer",
+    "out_of_sequence",
+    "packet_seq_err",
+    "req_cqe_error",
+    "req_cqe_flush_error",
+    "req_remote_access_errors",
+    "req_remote_invalid_request",
+    "resp_cqe_error",
+    "resp_cqe_flush_error",
+    "resp_local_length_error",
+    "resp_remote_access_errors",
+    "rnr_nak_retry_err",
+    "roce_adp_retrans",
+    "roce_adp_retrans_to",
+    "roce_slow_restart",
+    "roce_slow_restart_cnps",
+    "roce_slow_restart_trans",
+    "rp_cnp_handled",
+    "rp_cnp_ignored",
+    "rx_atomic_requests",
+    "rx_dct_connect",
+    "rx_icrc_encapsulated",
+    "rx_read_requests",
+    "rx_write_requests",
+    "local_ack_timeout_err_qp",
+];
+
 pub struct Tree {
     pub root: PathBuf,
     addrs4: Vec<(String, String, u8)>,
@@ -16,6 +76,7 @@ pub struct Tree {
     routes: Vec<(String, String, u8, Option<String>, u32)>,
     vlans: Vec<(String, String)>,
     next_ifindex: u32,
+    dirs: std::cell::RefCell<std::collections::HashSet<PathBuf>>,
 }
 
 #[derive(Clone, Debug)]
@@ -27,9 +88,14 @@ pub struct Port {
     pub lid: u32,
     pub sm_lid: u32,
     pub rate: &'static str,
+    /// P_Keys in use, written from index 0; the rest of the table (`pkey_tbl_len`) is 0x0000.
     pub pkeys: Vec<u16>,
+    /// Entries in the port's P_Key table: 128 on a ConnectX InfiniBand port, 1 on Ethernet.
+    pub pkey_tbl_len: usize,
     /// (index, gid, type, netdev)
     pub gids: Vec<(u32, String, &'static str, String)>,
+    /// Entries in the GID table: 8 on InfiniBand (mlx5), 255 on RoCE; unused ones all-zero.
+    pub gid_tbl_len: usize,
 }
 
 impl Port {
@@ -43,7 +109,9 @@ impl Port {
             sm_lid: 1,
             rate: "400 Gb/sec (4X NDR)",
             pkeys: vec![0xffff],
+            pkey_tbl_len: 128,
             gids: vec![(0, format!("fe80:0000:0000:0000:a088:c203:00{:02x}:{:04x}", num, lid), "", String::new())],
+            gid_tbl_len: 8,
         }
     }
 
@@ -68,7 +136,9 @@ impl Port {
             sm_lid: 0,
             rate: "200 Gb/sec (4X HDR)",
             pkeys: vec![0xffff],
+            pkey_tbl_len: 1,
             gids,
+            gid_tbl_len: 255,
         }
     }
 
@@ -138,6 +208,7 @@ impl Tree {
             routes: vec![],
             vlans: vec![],
             next_ifindex: 2,
+            dirs: Default::default(),
         };
         t.w("proc/self/limits", "Limit                     Soft Limit           Hard Limit           Units\nMax locked memory         unlimited            unlimited            bytes\n");
         t.w("proc/sys/kernel/hostname", "node");
@@ -149,7 +220,11 @@ impl Tree {
 
     fn w(&self, rel: impl AsRef<Path>, content: &str) {
         let p = self.root.join(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        let parent = p.parent().unwrap();
+        // Real-sized trees have thousands of files in a few hundred directories.
+        if self.dirs.borrow_mut().insert(parent.to_path_buf()) {
+            fs::create_dir_all(parent).unwrap();
+        }
         let mut f = fs::File::create(&p).unwrap();
         writeln!(f, "{content}").unwrap();
     }
@@ -228,19 +303,33 @@ impl Tree {
             self.w(pd.join("lid"), &format!("0x{:x}", p.lid));
             self.w(pd.join("sm_lid"), &format!("0x{:x}", p.sm_lid));
             self.w(pd.join("rate"), p.rate);
-            for (i, k) in p.pkeys.iter().enumerate() {
-                self.w(pd.join("pkeys").join(i.to_string()), &format!("0x{k:04x}"));
+            self.w(pd.join("pkey_tbl_len"), &p.pkey_tbl_len.max(p.pkeys.len()).to_string());
+            for i in 0..p.pkey_tbl_len.max(p.pkeys.len()) {
+                self.w(
+                    pd.join("pkeys").join(i.to_string()),
+                    &format!("0x{:04x}", p.pkeys.get(i).copied().unwrap_or(0)),
+                );
             }
-            self.w(pd.join("pkeys").join(p.pkeys.len().to_string()), "0x0000");
-            for (i, g, ty, nd) in &p.gids {
+            let roce = p.link_layer == "Ethernet";
+            let n = p.gid_tbl_len.max(p.gids.iter().map(|g| g.0 as usize + 1).max().unwrap_or(0));
+            self.w(pd.join("gid_tbl_len"), &n.to_string());
+            for i in 0..n {
+                let used = p.gids.iter().find(|g| g.0 as usize == i);
+                let g = used.map(|g| g.1.as_str()).unwrap_or("0000:0000:0000:0000:0000:0000:0000:0000");
                 self.w(pd.join("gids").join(i.to_string()), g);
-                if !ty.is_empty() {
-                    self.w(pd.join("gid_attrs/types").join(i.to_string()), ty);
-                    self.w(pd.join("gid_attrs/ndevs").join(i.to_string()), nd);
+                if roce {
+                    // The kernel answers EINVAL for an unused entry's attributes; an empty file is
+                    // the closest a plain tree gets (the reader treats both as "no value").
+                    self.w(pd.join("gid_attrs/types").join(i.to_string()), used.map(|g| g.2).unwrap_or(""));
+                    self.w(pd.join("gid_attrs/ndevs").join(i.to_string()), used.map(|g| g.3.as_str()).unwrap_or(""));
                 }
             }
-            let n = p.gids.len();
-            self.w(pd.join("gids").join(n.to_string()), "0000:0000:0000:0000:0000:0000:0000:0000");
+            for c in PORT_COUNTERS {
+                self.w(pd.join("counters").join(c), "0");
+            }
+            for c in PORT_HW_COUNTERS {
+                self.w(pd.join("hw_counters").join(c), "0");
+            }
         }
         self.link(format!("sys/class/infiniband/{name}"), &dir);
         self.w(dir.join("uevent"), &format!("NAME={name}"));
@@ -287,6 +376,21 @@ impl Tree {
         }
         self.w(dir.join("mtu"), &n.mtu.to_string());
         self.w(dir.join("speed"), &n.speed.to_string());
+        // What else a netdev directory holds, so listings and walks cost what they cost on a node.
+        let mac = if n.if_type == 32 {
+            "00:00:10:29:fe:80:00:00:00:00:00:00:a0:88:c2:03:00:00:00:00"
+        } else {
+            "0c:42:a1:00:00:01"
+        };
+        self.w(dir.join("address"), mac);
+        self.w(dir.join("tx_queue_len"), "1000");
+        for c in
+            ["rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_errors", "tx_errors", "rx_dropped", "tx_dropped"]
+        {
+            self.w(dir.join("statistics").join(c), "0");
+        }
+        self.mk(dir.join("queues/rx-0"));
+        self.mk(dir.join("queues/tx-0"));
         let mut uevent = format!("INTERFACE={}\nIFINDEX={}", n.name, self.next_ifindex - 1);
         if let Some(d) = n.devtype {
             uevent = format!("DEVTYPE={d}\n{uevent}");
@@ -439,6 +543,13 @@ pub fn story(root: &Path) -> Tree {
     docker.devtype = Some("bridge");
     t.netdev(&docker, None);
     t.addr("docker0", "172.17.0.1/16");
+    // Container veths, as a node running a few jobs' containers has them: ~45 netdevs in all.
+    for k in 0..28 {
+        let mut v = NetDev::eth(&format!("veth{:07x}", 0x3a1f2c0 + k * 0x1d));
+        v.master = Some("docker0".into());
+        v.speed = 10000;
+        t.netdev(&v, None);
+    }
     let mut lo = NetDev::eth("lo");
     lo.if_type = 772;
     lo.operstate = "unknown";

@@ -61,6 +61,11 @@ enum Cmd {
         /// Do not run nvidia-smi (UUIDs and NVLink counts stay unknown).
         #[arg(long)]
         no_nvidia_smi: bool,
+        /// Read every table in full: each port's whole P_Key table (128 files on InfiniBand) and
+        /// every GID. Without it, probe reads the P_Key at index 0 (the one NCCL uses), the port
+        /// GID of InfiniBand ports and the populated RoCE GIDs.
+        #[arg(long)]
+        all: bool,
     },
     /// Decide NCCL_IB_HCA, NCCL_SOCKET_IFNAME, CUDA_VISIBLE_DEVICES and companions.
     ///
@@ -197,13 +202,16 @@ fn intent(d: &DecideArgs) -> Result<ibwire::plan::Intent> {
 }
 
 fn source(n: &NodeArgs, nvidia_smi: bool) -> NodeSource {
-    NodeSource { root: n.root.clone(), snapshot: n.snapshot.clone(), nvidia_smi, decisions_only: false }
+    NodeSource { root: n.root.clone(), snapshot: n.snapshot.clone(), nvidia_smi, detail: Default::default() }
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.cmd {
-        Cmd::Probe { node, json, yaml, save, capture, no_nvidia_smi } => {
-            let src = source(&node, !no_nvidia_smi);
+        Cmd::Probe { node, json, yaml, save, capture, no_nvidia_smi, all } => {
+            let mut src = source(&node, !no_nvidia_smi);
+            if all {
+                src.detail = ibwire::probe::Detail::All;
+            }
             if let Some(dir) = capture {
                 let mut o = ibwire::probe::ProbeOptions::at(src.root.as_deref().unwrap_or(std::path::Path::new("/")));
                 o.nvidia_smi = false;
@@ -231,12 +239,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Cmd::Launch { node, args } => cmd::launch::run(&source(&node, false).load()?, &args),
         Cmd::Hook { node } => {
             // Every container start pays for this probe: read only what the decisions use.
-            let src = NodeSource { decisions_only: true, ..source(&node, false) };
+            let src = NodeSource { detail: ibwire::probe::Detail::Hook, ..source(&node, false) };
             Ok(cmd::hook::run(&cmd::job_env(), &src))
         }
         Cmd::Topo { node, all_nics, json, no_nvidia_smi } => {
-            // The matrix needs paths, NUMA nodes and models, not firmware or link speeds.
-            let n = NodeSource { decisions_only: true, ..source(&node, !no_nvidia_smi) }.load()?;
+            let n = source(&node, !no_nvidia_smi).load()?;
             let m = ibwire::plan::topo::matrix(&n, all_nics);
             if json {
                 println!("{}", serde_json::to_string_pretty(&cmd::topo::json(&m))?);

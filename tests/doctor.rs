@@ -34,7 +34,7 @@ fn find<'a>(fs: &'a [Value], subject: &str, words: &str) -> &'a Value {
 
 #[test]
 fn seed_list_on_the_host() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     ibwire::fixture::story(t.path());
     let (rc, fs, e) = doctor(t.path(), SEED, &[]);
     assert_eq!(rc, 0, "no error on a healthy host: {fs:#?} {e}");
@@ -51,7 +51,7 @@ fn seed_list_on_the_host() {
 
 #[test]
 fn seed_list_with_the_master_on_the_management_network() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     ibwire::fixture::story(t.path());
     let (rc, fs, _) = doctor(t.path(), SEED, &["--master-addr", "198.21.151.40"]);
     assert_eq!(rc, 1);
@@ -62,7 +62,7 @@ fn seed_list_with_the_master_on_the_management_network() {
 
 #[test]
 fn seed_list_inside_a_container_without_dev_infiniband() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     ibwire::fixture::story(t.path());
     std::fs::remove_dir_all(t.path().join("dev/infiniband")).unwrap();
     std::fs::write(t.path().join(".enroot"), "").unwrap();
@@ -78,7 +78,7 @@ fn seed_list_inside_a_container_without_dev_infiniband() {
 
 #[test]
 fn harmful_leftovers_and_broken_syntax() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     ibwire::fixture::story(t.path());
     let vars = [
         ("NCCL_IB_DISABLE", "1"),
@@ -123,7 +123,7 @@ fn harmful_leftovers_and_broken_syntax() {
 
 #[test]
 fn nccl_conf_is_read_and_the_environment_wins() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     ibwire::fixture::story(t.path());
     std::fs::create_dir_all(t.path().join("etc")).unwrap();
     std::fs::write(t.path().join("etc/nccl.conf"), "# site defaults\nNCCL_IB_DISABLE=1\nNCCL_DEBUG=WARN\n").unwrap();
@@ -137,7 +137,7 @@ fn nccl_conf_is_read_and_the_environment_wins() {
 
 #[test]
 fn human_report_groups_by_severity() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     ibwire::fixture::story(t.path());
     let o = Command::new(bin())
         .args(["doctor", "--root", t.path().to_str().unwrap()])
@@ -152,7 +152,7 @@ fn human_report_groups_by_severity() {
 
 #[test]
 fn narrow_links_and_unhealthy_ports_from_the_shared_rules() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     ibwire::fixture::story(t.path());
     // GPU0 trained at x8, mlx5_3 at x4, mlx5_9's port went down; a VF-style policy exclusion
     // (none here) would not be reported as a port fault.

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 fn node(build: impl FnOnce(&Path)) -> (tempfile::TempDir, Node) {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     build(t.path());
     let n = probe::probe(&ProbeOptions::at(t.path()));
     (t, n)
@@ -246,17 +246,25 @@ fn sriov_vfs_are_dropped_when_their_pf_is_present() {
 #[test]
 fn pkey_outlier_is_excluded() {
     let (t, _) = node(|r| drop(fixture::story(r)));
-    // give mlx5_9 only the default partition
-    let pk = t.path().join("sys/class/infiniband/mlx5_9/ports/1/pkeys/1");
-    std::fs::write(pk, "0x0000\n").unwrap();
-    let n = probe::probe(&ProbeOptions::at(t.path()));
-    let p = plan::decide(&n, &Intent::default());
-    assert!(
-        excluded(&p, "mlx5_9").contains("P_Keys 0xffff differ from the fabric's 0x8001,0xffff"),
-        "{:?}",
-        p.excluded
-    );
-    assert!(!val(&p, "NCCL_IB_HCA").unwrap().contains("mlx5_9"));
+    // mlx5_9's index 0 (the P_Key NCCL's QPs use) in another partition; mlx5_8 has an extra
+    // partition further down its table, after a hole, which NCCL never uses: it stays.
+    let port = |d: &str| t.path().join(format!("sys/class/infiniband/{d}/ports/1/pkeys"));
+    std::fs::write(port("mlx5_9").join("0"), "0x8002\n").unwrap();
+    std::fs::write(port("mlx5_8").join("5"), "0x8003\n").unwrap();
+    for detail in [probe::Detail::Hook, probe::Detail::Standard, probe::Detail::All] {
+        let mut o = ProbeOptions::at(t.path());
+        o.detail = detail;
+        let p = plan::decide(&probe::probe(&o), &Intent::default());
+        assert!(
+            excluded(&p, "mlx5_9").contains(
+                "P_Key 0x8002 at index 0 (the one NCCL uses) is in another partition than the fabric's 0x7fff"
+            ),
+            "{detail:?}: {:?}",
+            p.excluded
+        );
+        let hca = val(&p, "NCCL_IB_HCA").unwrap();
+        assert!(!hca.contains("mlx5_9") && hca.contains("mlx5_8"), "{detail:?}: {hca}");
+    }
 }
 
 #[test]
@@ -317,7 +325,7 @@ fn management_bond_excluded_when_master_is_on_it() {
 
 #[test]
 fn cli_sh_output_survives_hostile_values_through_eval() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     fixture::story(t.path());
     let hostile = "mlx5_0'\"$(touch /tmp/ibwire-pwned)`id`\\\n; rm -rf x";
     let o = std::process::Command::new(bin())
@@ -344,7 +352,7 @@ fn cli_sh_output_survives_hostile_values_through_eval() {
 
 #[test]
 fn cli_json_shape_and_explain() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     fixture::story(t.path());
     let o = std::process::Command::new(bin())
         .args([
@@ -377,7 +385,7 @@ fn cli_json_shape_and_explain() {
 
 #[test]
 fn cli_config_errors_are_one_line() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     fixture::plain(&t.path().join("root"));
     let cfg = t.path().join("bad.yaml");
     std::fs::write(&cfg, "hca:\n  exclud: [x]\n").unwrap();

@@ -43,7 +43,7 @@ fn hook(root: &Path, dir: &Path, restricted: bool, vars: &[(&str, &str)], enviro
 }
 
 fn story() -> (tempfile::TempDir, PathBuf) {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     let root = t.path().join("node");
     ibwire::fixture::story(&root);
     (t, root)
@@ -112,7 +112,7 @@ fn story_node_host_dev_writes_no_dev_lines() {
 
 #[test]
 fn node_without_infiniband_does_nothing_and_says_nothing() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     ibwire::fixture::plain(&t.path().join("node"));
     let r = hook(&t.path().join("node"), t.path(), true, &[], "PATH=/x\n");
     assert_eq!((r.rc, r.fstab.as_str(), r.environ.as_str(), r.stderr.as_str()), (0, "", "PATH=/x\n", ""));
@@ -260,7 +260,7 @@ fn hide_sysfs_binds_masks_holding_only_selected_devices() {
 
 #[test]
 fn shim_never_breaks_a_start_when_the_binary_is_missing() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     let shim = t.path().join("90-ibwire.sh");
     let text = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks/90-ibwire.sh")).unwrap();
     fs::write(&shim, text.replace("@IBWIRE@", "/nonexistent/ibwire")).unwrap();

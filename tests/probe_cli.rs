@@ -7,7 +7,7 @@ use std::fs;
 
 #[test]
 fn story_node_facts() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     ibwire::fixture::story(t.path());
     let n = probe::probe(&ProbeOptions::at(t.path()));
     assert_eq!(n.gpus.len(), 8);
@@ -18,7 +18,14 @@ fn story_node_facts() {
     assert_eq!(bond.bond_members, vec!["0000:49:00.0", "0000:49:00.1"]);
     assert_eq!(bond.ports[0].lid, Some(0));
     assert_eq!(bond.ports[0].link_layer, Some(LinkLayer::InfiniBand));
-    assert_eq!(bond.ports[0].pkeys, vec![0xffff]);
+    assert_eq!(bond.ports[0].pkey0, Some(0xffff));
+    // The in-use table is read only when asked for (`probe --all`): 128 files a port.
+    assert!(bond.ports[0].pkeys.is_empty());
+    let mut all = ProbeOptions::at(t.path());
+    all.detail = probe::Detail::All;
+    let full = probe::probe(&all);
+    assert_eq!(full.rdma_device("mlx5_bond_0").unwrap().ports[0].pkeys, vec![0xffff]);
+    assert_eq!(full.rdma_device("mlx5_0").unwrap().ports[0].pkeys, vec![0xffff, 0x8001]);
     let m0 = n.rdma_device("mlx5_0").unwrap();
     assert_eq!(m0.ports[0].lid, Some(0x11));
     assert_eq!(m0.uverbs.as_deref(), Some("uverbs0"));
@@ -34,7 +41,7 @@ fn story_node_facts() {
 
 #[test]
 fn snapshot_round_trip_is_lossless() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     ibwire::fixture::story(&t.path().join("root"));
     let root = t.path().join("root");
     for ext in ["json", "yaml"] {
@@ -52,7 +59,7 @@ fn snapshot_round_trip_is_lossless() {
 #[test]
 fn hwloc_capture_mlx4_matches_hwloc_expectation() {
     // hwloc's expected XML: mlx4_0 Port1State 4, Port1LID 0x3a4, under a PCI device on NUMA 1.
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     let root = hwloc_tree("32em64t-2n8c+dax+nvme+mic+dimms.tar.bz2", "32em64t-2n8c+1mic", t.path());
     let xml = fs::read_to_string(shared().join("fixtures/hwloc/32em64t-2n8c+dax+nvme+mic+dimms.xml")).unwrap();
     assert!(xml.contains(r#"<info name="Port1LID" value="0x3a4"/>"#));
@@ -68,7 +75,7 @@ fn hwloc_capture_mlx4_matches_hwloc_expectation() {
 
 #[test]
 fn hwloc_32bit_pci_domain() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     let root = hwloc_tree("2pa-pcidomain32bits.tar.bz2", "2pa-pcidomain32bits", t.path());
     let o = ibwire(&["probe", "--root", root.to_str().unwrap(), "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -82,7 +89,7 @@ fn hwloc_32bit_pci_domain() {
 
 #[test]
 fn every_hwloc_tree_probes_without_failure() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     for (tar, top) in [
         ("2pa-pcidomain32bits.tar.bz2", "2pa-pcidomain32bits"),
         ("32em64t-2n8c+dax+nvme+mic+dimms.tar.bz2", "32em64t-2n8c+1mic"),
@@ -100,7 +107,7 @@ fn every_hwloc_tree_probes_without_failure() {
 
 #[test]
 fn garbage_attributes_become_notes() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     ibwire::fixture::story(t.path());
     let port = t.path().join("sys/class/infiniband/mlx5_3/ports/1");
     fs::write(port.join("lid"), "0xZZZZ\n").unwrap();
@@ -125,7 +132,7 @@ fn garbage_attributes_become_notes() {
 
 #[test]
 fn missing_infiniband_class_is_a_plain_node() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     ibwire::fixture::plain(t.path());
     fs::remove_dir_all(t.path().join("sys/class/infiniband")).unwrap();
     let n = probe::probe(&ProbeOptions::at(t.path()));
@@ -136,7 +143,7 @@ fn missing_infiniband_class_is_a_plain_node() {
 
 #[test]
 fn bad_snapshots_give_one_line_with_position() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     let cases = [
         ("bad.yaml", "schema: 1\nsource: [unclosed\n", "bad.yaml:"),
         ("bad.json", "{\"schema\": 1, \"rdma\": 5}", "bad.json:1:"),
@@ -155,7 +162,7 @@ fn bad_snapshots_give_one_line_with_position() {
 
 #[test]
 fn capture_replays_to_the_same_snapshot() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     let root = t.path().join("root");
     ibwire::fixture::story(&root);
     let cap = t.path().join("cap");
@@ -170,7 +177,7 @@ fn capture_replays_to_the_same_snapshot() {
 
 #[test]
 fn capture_into_unwritable_place_is_one_line() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     ibwire::fixture::plain(t.path());
     let o = ibwire(&["probe", "--root", t.path().to_str().unwrap(), "--capture", "/proc/version/x"]);
     assert_eq!(o.status.code(), Some(2));
@@ -191,7 +198,7 @@ fn assert_same(a: &probe::Node, b: &probe::Node) {
 #[test]
 fn thirty_two_bit_pci_domain_devices() {
     // VMD and Hyper-V put devices in domains above 0xffff: `10000:01:00.0` under `pci10000:00`.
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     let tree = ibwire::fixture::Tree::new(t.path());
     let chain: Vec<String> = ["pci10000:00", "10000:00:04.0", "10000:01:00.0"].iter().map(|s| s.to_string()).collect();
     tree.gpu(&chain, 0, 0x2335);

@@ -2,6 +2,8 @@
 //! rules, arbitrary text into every parser, arbitrary values through every quoting. Case counts
 //! are kept small enough for CI; PROPTEST_CASES raises them for a longer run by hand.
 
+mod common;
+use common::tree_dir;
 use ibwire::fixture::{under_root_port, NetDev, Port, Tree};
 use ibwire::nccl::filter;
 use ibwire::plan::{self, Intent};
@@ -75,10 +77,17 @@ proptest! {
     /// exactly the ports ibwire chose — no prefix pulls in mlx5_1x or a bond.
     #[test]
     fn emitted_ib_hca_selects_exactly_the_chosen_ports(hcas in prop::collection::vec(hca(), 0..12)) {
-        let t = tempfile::tempdir().unwrap();
+        let t = tree_dir();
         build(t.path(), &hcas);
         let node = probe::probe(&ProbeOptions::at(t.path()));
         let p = plan::decide(&node, &Intent::default());
+        // The hook reads far less of the node; it must decide the same.
+        let mut fast = ProbeOptions::at(t.path());
+        fast.detail = probe::Detail::Hook;
+        let q = plan::decide(&probe::probe(&fast), &Intent::default());
+        prop_assert_eq!(&q.hcas, &p.hcas);
+        prop_assert_eq!(q.get("NCCL_IB_HCA").map(|s| &s.value), p.get("NCCL_IB_HCA").map(|s| &s.value));
+        prop_assert_eq!(q.get("NCCL_SOCKET_IFNAME").map(|s| &s.value), p.get("NCCL_SOCKET_IFNAME").map(|s| &s.value));
         match p.get("NCCL_IB_HCA") {
             None => prop_assert!(p.hcas.is_empty()),
             Some(s) => {
@@ -111,7 +120,7 @@ proptest! {
     /// probe → save → replay is lossless, in both formats.
     #[test]
     fn snapshot_round_trip(hcas in prop::collection::vec(hca(), 0..8)) {
-        let t = tempfile::tempdir().unwrap();
+        let t = tree_dir();
         build(&t.path().join("n"), &hcas);
         let node = probe::probe(&ProbeOptions::at(&t.path().join("n")));
         for fmt in [ibwire::snapshot::Format::Json, ibwire::snapshot::Format::Yaml] {

@@ -58,7 +58,7 @@ fn compare(root: &Path, fixture: &str, nic_name: &dyn Fn(&str, &ibwire::nvsmi::T
 
 #[test]
 fn dgx_a100_nps4_twelve_nics() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     let tree = Tree::new(t.path());
     for (n, cpus) in [
         (0, "0-15,128-143"),
@@ -123,7 +123,7 @@ fn dgx_a100_nps4_twelve_nics() {
 
 #[test]
 fn h100_eight_ib_plus_five_ethernet() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     let tree = Tree::new(t.path());
     tree.numa(0, "0-55,112-167");
     tree.numa(1, "56-111,168-223");
@@ -162,7 +162,7 @@ fn h100_eight_ib_plus_five_ethernet() {
 
 #[test]
 fn cli_topo_json_shape() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     ibwire::fixture::story(t.path());
     let o = ibwire(&["topo", "--root", t.path().to_str().unwrap(), "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -177,7 +177,7 @@ fn cli_topo_json_shape() {
 
 #[test]
 fn hwloc_trees_give_a_matrix() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     let root = hwloc_tree("40intel64-2g2n4c+pcilocality.tar.bz2", "40intel64-2g2n4c+pci", t.path());
     let o = ibwire(&["topo", "--root", root.to_str().unwrap(), "--all-nics"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -191,7 +191,7 @@ fn hwloc_trees_give_a_matrix() {
 
 #[test]
 fn real_h200_capture_replays() {
-    let t = tempfile::tempdir().unwrap();
+    let t = tree_dir();
     let tgz = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200-1gpu/capture.tgz");
     assert!(std::process::Command::new("tar")
         .arg("-xzf")

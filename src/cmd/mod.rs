@@ -18,7 +18,7 @@ pub struct NodeSource {
     pub root: Option<PathBuf>,
     pub snapshot: Option<PathBuf>,
     pub nvidia_smi: bool,
-    pub decisions_only: bool,
+    pub detail: crate::probe::Detail,
 }
 
 impl NodeSource {
@@ -32,7 +32,7 @@ impl NodeSource {
         }
         let mut o = ProbeOptions::at(&root);
         o.nvidia_smi = self.nvidia_smi;
-        o.decisions_only = self.decisions_only;
+        o.detail = self.detail;
         Ok(crate::probe::probe(&o))
     }
 }

@@ -42,7 +42,9 @@ pub fn port_problem(node: &Node, d: &RdmaDevice, p: &RdmaPort) -> Option<String>
     match (p.phys_state, p.phys_state_name.as_deref()) {
         (Some(5), _) => {}
         (Some(n), name) => return Some(format!("physical state {} ({}), not LinkUp", name.unwrap_or("?"), n)),
-        (None, _) => return Some("physical state unknown (unreadable)".into()),
+        // ACTIVE is reached only over a physical link that is up, so an unknown physical state
+        // (the hook does not read it for ACTIVE ports) says nothing more.
+        (None, _) => {}
     }
     match p.link_layer {
         Some(LinkLayer::InfiniBand) => match (p.lid, p.sm_lid) {
@@ -128,10 +130,11 @@ pub fn select(node: &Node, policy: &Policy) -> Decision {
                 Some("listed in the configured hca.exclude".to_string())
             } else if !nccl_list_safe(&d.name) {
                 Some("device name cannot be written in NCCL_IB_HCA syntax".to_string())
+            } else if let Some(pf) = d.pci.as_ref().and_then(|x| x.physfn.as_deref()).and_then(|b| pf_of.get(b)) {
+                // Before the port checks: the hook does not read a VF's ports at all.
+                Some(format!("SR-IOV virtual function of {pf}; the physical function is used"))
             } else if let Some(r) = port_problem(node, d, p) {
                 Some(r)
-            } else if let Some(pf) = d.pci.as_ref().and_then(|x| x.physfn.as_deref()).and_then(|b| pf_of.get(b)) {
-                Some(format!("SR-IOV virtual function of {pf}; the physical function is used"))
             } else {
                 (!d.is_bond)
                     .then(|| d.pci.as_ref().and_then(|x| bond_members.get(x.bdf.as_str())))
@@ -165,31 +168,35 @@ pub fn select(node: &Node, policy: &Policy) -> Decision {
         }
     }
 
-    // P_Key sets: a port whose partition set differs from the rest cannot talk to all of them.
-    let mut by_pkeys: BTreeMap<Vec<u16>, usize> = BTreeMap::new();
+    // Partitions: NCCL's queue pairs use the P_Key at index 0 of each port's table (net_ib sets
+    // pkey_index from NCCL_IB_PKEY, default 0), and two QPs talk only within one partition (the
+    // low 15 bits). A port whose index-0 partition differs from the rest cannot reach them; what
+    // else its table holds does not matter to NCCL.
+    let part = |p: &RdmaPort| p.pkey0.map(|k| k & 0x7fff);
+    let mut by_part: BTreeMap<u16, usize> = BTreeMap::new();
     for (_, p) in cands.iter().filter(|(_, p)| p.link_layer == Some(LinkLayer::InfiniBand)) {
-        let mut k = p.pkeys.clone();
-        k.sort_unstable();
-        *by_pkeys.entry(k).or_default() += 1;
+        if let Some(k) = part(p) {
+            *by_part.entry(k).or_default() += 1;
+        }
     }
-    if by_pkeys.len() > 1 {
-        let mut counts: Vec<(&Vec<u16>, &usize)> = by_pkeys.iter().collect();
-        counts.sort_by(|a, b| b.1.cmp(a.1));
+    if by_part.len() > 1 {
+        let mut counts: Vec<(u16, usize)> = by_part.into_iter().collect();
+        counts.sort_by_key(|c| std::cmp::Reverse(c.1));
         if counts[0].1 > counts[1].1 {
-            let majority = counts[0].0.clone();
-            let show = |k: &[u16]| k.iter().map(|x| format!("0x{x:04x}")).collect::<Vec<_>>().join(",");
+            let majority = counts[0].0;
             let mut keep = Vec::new();
             for (d, p) in cands {
-                let mut k = p.pkeys.clone();
-                k.sort_unstable();
-                if p.link_layer == Some(LinkLayer::InfiniBand) && k != majority {
-                    dec.excluded.push(Exclusion {
-                        device: d.name.clone(),
-                        port: Some(p.port),
-                        reason: format!("P_Keys {} differ from the fabric's {}", show(&k), show(&majority)),
-                    });
-                } else {
-                    keep.push((d, p));
+                match (p.link_layer, p.pkey0) {
+                    (Some(LinkLayer::InfiniBand), Some(k)) if k & 0x7fff != majority => {
+                        dec.excluded.push(Exclusion {
+                            device: d.name.clone(),
+                            port: Some(p.port),
+                            reason: format!(
+                                "P_Key 0x{k:04x} at index 0 (the one NCCL uses) is in another partition than the fabric's 0x{majority:04x}"
+                            ),
+                        });
+                    }
+                    _ => keep.push((d, p)),
                 }
             }
             cands = keep;
@@ -197,7 +204,7 @@ pub fn select(node: &Node, policy: &Policy) -> Decision {
             dec.findings.push(Finding::new(
                 Severity::Warning,
                 "NCCL_IB_HCA",
-                "HCA ports disagree on their P_Key sets and no set is in the majority; all were kept",
+                "HCA ports disagree on the partition of their P_Key at index 0 (the one NCCL uses) and no partition is in the majority; all were kept",
             ));
         }
     }

@@ -22,7 +22,8 @@ const LIVE_EXTRAS: &[&str] = &[
 ];
 
 pub fn capture(opts: &ProbeOptions, dest: &Path) -> Result<usize> {
-    let sys = SysRoot::recording(&opts.root);
+    // Everything any command reads, so that every command replays the capture as it ran live.
+    let sys = SysRoot::recording(&opts.root).with_detail(super::Detail::All);
     let node = super::probe_with(&sys, &ProbeOptions { nvidia_smi: false, ..opts.clone() });
     for extra in LIVE_EXTRAS {
         sys.read(Path::new(extra));

@@ -27,11 +27,14 @@ pub fn read(sys: &SysRoot) -> Vec<Gpu> {
         .map(|d| sys.list(Path::new(d)).into_iter().filter(|n| super::pci::is_bdf(n)).collect::<Vec<_>>())
         .find(|v| !v.is_empty())
         .unwrap_or_default();
-    let all = if bound.is_empty() { sys.list(&bus) } else { bound };
-    // Cheap filter first: only the vendor and class of the hundreds of functions on a node.
+    let by_driver = !bound.is_empty();
+    let all = if by_driver { bound } else { sys.list(&bus) };
+    // Cheap filter first: only the vendor and class of the hundreds of functions on a node. The
+    // nvidia driver binds NVIDIA functions only, so its list needs the class check alone (it
+    // also binds NVSwitches on some systems).
     let candidates = super::sysroot::par_map(&all, |bdf| {
         let dir = bus.join(bdf);
-        if sys.read(&dir.join("vendor")).as_deref() != Some("0x10de") {
+        if !by_driver && sys.read(&dir.join("vendor")).as_deref() != Some("0x10de") {
             return None;
         }
         let class = sys.read(&dir.join("class")).unwrap_or_default();
@@ -42,14 +45,19 @@ pub fn read(sys: &SysRoot) -> Vec<Gpu> {
         let Some(f) = pci::function_at(sys, &dir) else {
             continue;
         };
-        let info = sys.read(&Path::new("proc/driver/nvidia/gpus").join(&f.bdf).join("information"));
+        // The model, UUID and minor are descriptive: the hook's decisions use the PCI path only.
+        let info = if sys.full() {
+            sys.read(&Path::new("proc/driver/nvidia/gpus").join(&f.bdf).join("information"))
+        } else {
+            None
+        };
         let field = |k: &str| {
             info.as_deref().and_then(|t| {
                 t.lines().find_map(|l| l.strip_prefix(k).map(|v| v.trim_start_matches(':').trim().to_string()))
             })
         };
         // Without the full read the id is not in `f`; the model needs it (NVLink ceilings).
-        let device = f.device.or_else(|| sys.parse(&dir.join("device"), "a hex device id", super::sysroot::parse_hex));
+        let device = f.device;
         let model = field("Model")
             .or_else(|| device.and_then(|d| MODELS.iter().find(|m| m.0 == d)).map(|m| m.1.to_string()))
             .unwrap_or_else(|| format!("NVIDIA device 10de:{:04x}", device.unwrap_or(0)));

@@ -14,6 +14,7 @@ pub use model::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
+pub use sysroot::Detail;
 use sysroot::SysRoot;
 
 #[derive(Debug, Clone)]
@@ -23,8 +24,8 @@ pub struct ProbeOptions {
     /// path: it costs 100 ms or more and may hang with a wedged driver.
     pub nvidia_smi: bool,
     pub nvidia_smi_timeout: Duration,
-    /// Only what decisions use (the enroot hook's fast path); see SysRoot::decisions_only.
-    pub decisions_only: bool,
+    /// How much to read beyond what decisions use; see `Detail`.
+    pub detail: sysroot::Detail,
 }
 
 impl ProbeOptions {
@@ -33,15 +34,13 @@ impl ProbeOptions {
             root: root.to_path_buf(),
             nvidia_smi: false,
             nvidia_smi_timeout: Duration::from_secs(5),
-            decisions_only: false,
+            detail: sysroot::Detail::Standard,
         }
     }
 }
 
 pub fn probe(opts: &ProbeOptions) -> Node {
-    let sys = SysRoot::new(&opts.root);
-    let sys = if opts.decisions_only { sys.decisions_only() } else { sys };
-    probe_with(&sys, opts)
+    probe_with(&SysRoot::new(&opts.root).with_detail(opts.detail), opts)
 }
 
 pub fn probe_with(sys: &SysRoot, opts: &ProbeOptions) -> Node {
@@ -53,16 +52,20 @@ pub fn probe_with(sys: &SysRoot, opts: &ProbeOptions) -> Node {
         let r = rdma::read(sys);
         (r, join(n), join(g))
     });
+    let mut net = net;
+    if !sys.full() {
+        link_netdevs(&mut rdma, &mut net);
+    }
     link_bonds(&mut rdma, &net);
     let mut node = Node {
         schema: SCHEMA,
         source: if sys.is_live() { "live".into() } else { sys.root().display().to_string() },
-        hostname: host::hostname(sys),
+        hostname: if sys.full() { host::hostname(sys) } else { None },
         rdma,
         net,
         routes,
         gpus,
-        numa: host::numa(sys),
+        numa: if sys.full() { host::numa(sys) } else { Vec::new() },
         host: host::read(sys),
         nvlinks: Vec::new(),
         notes: Vec::new(),
@@ -82,6 +85,25 @@ pub fn probe_with(sys: &SysRoot, opts: &ProbeOptions) -> Node {
 /// empty section.
 fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
     h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
+
+/// The hook's probe lists no device directories: an RDMA device's interfaces are those on its
+/// PCI function (what `<function>/net/` lists), and each such interface names its device.
+fn link_netdevs(rdma: &mut [RdmaDevice], net: &mut [NetIf]) {
+    for d in rdma.iter_mut() {
+        let Some(bdf) = d.pci.as_ref().map(|p| p.bdf.as_str()) else { continue };
+        d.netdevs = net
+            .iter()
+            .filter(|i| i.pci.as_ref().map(|p| p.bdf.as_str()) == Some(bdf))
+            .map(|i| i.name.clone())
+            .collect();
+        d.netdevs.sort_by(|a, b| sysroot::natural_cmp(a, b));
+    }
+    for i in net.iter_mut() {
+        let Some(bdf) = i.pci.as_ref().map(|p| p.bdf.as_str()) else { continue };
+        i.rdma_device =
+            rdma.iter().find(|d| d.pci.as_ref().map(|p| p.bdf.as_str()) == Some(bdf)).map(|d| d.name.clone());
+    }
 }
 
 /// A bond device (`mlx5_bond_0`) sits on its first port's PCI function; the functions behind it

@@ -137,9 +137,15 @@ pub struct RdmaPort {
     pub rate_gbps: Option<f64>,
     pub lid: Option<u32>,
     pub sm_lid: Option<u32>,
-    /// Non-empty P_Key table entries.
+    /// The P_Key at index 0 of the port's table: the one NCCL's queue pairs use (net_ib sets
+    /// `pkey_index` from NCCL_IB_PKEY, default 0), so the one that decides who can talk to whom.
+    #[serde(default)]
+    pub pkey0: Option<u16>,
+    /// Every P_Key in use in the table, in index order (`probe --all` only: the table has 128
+    /// entries on a ConnectX InfiniBand port, nearly all empty).
     pub pkeys: Vec<u16>,
-    /// Non-zero GID table entries.
+    /// Non-zero GID table entries: InfiniBand, the port GID (index 0; every entry with
+    /// `probe --all`); RoCE, every populated entry (the hook stops at the first usable one).
     pub gids: Vec<Gid>,
 }
 

@@ -6,7 +6,7 @@
 
 use super::model::{IfKind, IfType, NetIf, Route};
 use super::pci;
-use super::sysroot::{parse_hex, parse_num, SysRoot};
+use super::sysroot::{parse_hex, parse_num, Detail, SysRoot};
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -16,7 +16,10 @@ const IFF_UP: u32 = 0x1;
 
 pub fn read(sys: &SysRoot) -> (Vec<NetIf>, Vec<Route>) {
     let class = PathBuf::from("sys/class/net");
-    let vlans = vlan_names(sys);
+    let vlans = vlan_parents(sys);
+    let routes = read_routes(sys);
+    let addrs = if sys.is_live() { live_addrs(sys) } else { tree_addrs(sys, &routes) };
+    let hook = sys.detail() == Detail::Hook;
     let mut ifs = Vec::new();
     for name in sys.list(&class) {
         let link = class.join(&name);
@@ -27,31 +30,70 @@ pub fn read(sys: &SysRoot) -> (Vec<NetIf>, Vec<Route>) {
         if !sys.is_dir(&dir) {
             continue; // bonding_masters and similar files live in /sys/class/net too
         }
-        ifs.push(read_if(sys, &name, &dir, vlans.contains(&name)));
-    }
-    let routes = read_routes(sys);
-    let addrs = if sys.is_live() { live_addrs(sys) } else { tree_addrs(sys, &routes) };
-    for i in &mut ifs {
+        // The bootstrap decision can only pick an interface with an address: on the hook's path
+        // the others (a node's dozens of container veths) cost a few lstat calls, no open.
+        let state = !hook || addrs.contains_key(&name);
+        let mut i = read_if(sys, &name, &dir, vlans.get(&name), state);
         if let Some(a) = addrs.get(&i.name) {
             i.addrs = a.clone();
+        }
+        ifs.push(i);
+    }
+    if hook {
+        // Without directory listings, lower devices come from the other side of each link: a
+        // slave's `master`, a VLAN's parent in /proc/net/vlan/config.
+        let uppers: Vec<(String, String)> = ifs
+            .iter()
+            .filter_map(|i| i.master.clone().map(|m| (m, i.name.clone())))
+            .chain(vlans.iter().map(|(v, p)| (v.clone(), p.clone())))
+            .collect();
+        for (upper, lower) in uppers {
+            if let Some(u) = ifs.iter_mut().find(|i| i.name == upper) {
+                if !u.lowers.contains(&lower) {
+                    u.lowers.push(lower);
+                }
+            }
+        }
+        for i in &mut ifs {
+            i.lowers.sort();
         }
     }
     (ifs, routes)
 }
 
-fn read_if(sys: &SysRoot, name: &str, dir: &Path, is_vlan: bool) -> NetIf {
-    let if_type_num = sys.parse(&dir.join("type"), "an ARPHRD number", |s| s.parse::<u32>().ok());
+/// VLAN name → parent interface, from /proc/net/vlan/config.
+fn vlan_parents(sys: &SysRoot) -> BTreeMap<String, String> {
+    sys.read(Path::new("proc/net/vlan/config"))
+        .map(|t| {
+            t.lines()
+                .skip(2)
+                .filter_map(|l| {
+                    let mut f = l.split('|').map(str::trim);
+                    let name = f.next().filter(|n| !n.is_empty())?;
+                    let parent = f.nth(1).unwrap_or("");
+                    Some((name.to_string(), parent.to_string()))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn read_if(sys: &SysRoot, name: &str, dir: &Path, vlan_parent: Option<&String>, state: bool) -> NetIf {
+    let full = sys.full();
+    let if_type_num =
+        if state { sys.parse(&dir.join("type"), "an ARPHRD number", |s| s.parse::<u32>().ok()) } else { None };
     let if_type = match if_type_num {
         Some(1) => IfType::Ethernet,
         Some(32) => IfType::Infiniband,
         Some(772) => IfType::Loopback,
         _ => IfType::Other,
     };
-    // One listing answers bonding/, bridge/, device, master and lower_* at once.
-    let entries = sys.list(dir);
-    let has = |n: &str| entries.iter().any(|e| e == n);
+    // One listing answers bonding/, bridge/, device, master and lower_* at once; the hook asks
+    // lstat for the four it needs instead of listing ~30 entries of every interface.
+    let entries = if full { sys.list(dir) } else { Vec::new() };
+    let has = |n: &str| if full { entries.iter().any(|e| e == n) } else { sys.exists(&dir.join(n)) };
     let pci = if has("device") { pci::function_at(sys, &dir.join("device")) } else { None };
-    let devtype = if is_vlan { Some("vlan") } else { None };
+    let devtype = if vlan_parent.is_some() { Some("vlan") } else { None };
     let kind = classify(name, if_type, pci.is_some(), devtype, has("bonding"), has("bridge"));
     let master = if has("master") {
         sys.read_link(&dir.join("master")).and_then(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()))
@@ -59,26 +101,37 @@ fn read_if(sys: &SysRoot, name: &str, dir: &Path, is_vlan: bool) -> NetIf {
         None
     };
     let lowers = entries.iter().filter_map(|e| e.strip_prefix("lower_").map(str::to_string)).collect();
-    let rdma_device = pci
-        .as_ref()
-        .and_then(|_| sys.resolve(&dir.join("device")))
-        .and_then(|d| sys.list(&d.join("infiniband")).into_iter().next());
+    let rdma_device = if full {
+        pci.as_ref()
+            .and_then(|_| sys.resolve(&dir.join("device")))
+            .and_then(|d| sys.list(&d.join("infiniband")).into_iter().next())
+    } else {
+        None // filled from the RDMA devices (probe::link_netdevs)
+    };
     NetIf {
         name: name.to_string(),
-        ifindex: sys.parse(&dir.join("ifindex"), "an interface index", |s| s.parse().ok()),
+        ifindex: if full { sys.parse(&dir.join("ifindex"), "an interface index", |s| s.parse().ok()) } else { None },
         if_type,
         kind,
-        operstate: sys.read(&dir.join("operstate")),
-        admin_up: sys.parse(&dir.join("flags"), "hex interface flags", parse_hex).map(|f| f & IFF_UP != 0),
-        carrier: sys.parse(&dir.join("carrier"), "0 or 1", |s| match s {
-            "0" => Some(false),
-            "1" => Some(true),
-            _ => None,
-        }),
-        mtu: sys.parse(&dir.join("mtu"), "an MTU", |s| s.parse().ok()),
+        operstate: if state { sys.read(&dir.join("operstate")) } else { None },
+        admin_up: if state {
+            sys.parse(&dir.join("flags"), "hex interface flags", parse_hex).map(|f| f & IFF_UP != 0)
+        } else {
+            None
+        },
+        carrier: if state {
+            sys.parse(&dir.join("carrier"), "0 or 1", |s| match s {
+                "0" => Some(false),
+                "1" => Some(true),
+                _ => None,
+            })
+        } else {
+            None
+        },
+        mtu: if full { sys.parse(&dir.join("mtu"), "an MTU", |s| s.parse().ok()) } else { None },
         // speed is -1 (or EINVAL) when unknown; that is not garbage.
         // Virtual interfaces report a made-up speed (or none); only hardware has one.
-        speed_mbps: if pci.is_some() {
+        speed_mbps: if pci.is_some() && full {
             sys.read(&dir.join("speed")).and_then(|s| parse_num(&s)).filter(|v| *v > 0).map(|v| v as u64)
         } else {
             None
@@ -125,18 +178,6 @@ pub fn classify(name: &str, t: IfType, has_pci: bool, devtype: Option<&str>, bon
 }
 
 /// VLAN interfaces from `/proc/net/vlan/config` (one file instead of a uevent per interface).
-fn vlan_names(sys: &SysRoot) -> Vec<String> {
-    sys.read(Path::new("proc/net/vlan/config"))
-        .map(|t| {
-            t.lines()
-                .skip(2)
-                .filter_map(|l| l.split('|').next().map(|n| n.trim().to_string()))
-                .filter(|n| !n.is_empty())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 fn read_routes(sys: &SysRoot) -> Vec<Route> {
     let mut out = Vec::new();
     if let Some(t) = sys.read(Path::new("proc/net/route")) {

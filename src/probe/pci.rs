@@ -35,8 +35,13 @@ pub fn read_function(sys: &SysRoot, dir: &Path) -> Option<PciFunction> {
     let dir: std::path::PathBuf = comps[..start + 1 + chain.len()].iter().collect();
     let dir = dir.as_path();
     let bridges = chain[..chain.len() - 1].to_vec();
-    let numa_node =
-        sys.parse(&dir.join("numa_node"), "a NUMA node number", |s| parse_num(s).map(|v| v as i32)).filter(|n| *n >= 0);
+    let read_numa = || {
+        sys.parse(&dir.join("numa_node"), "a NUMA node number", |s| parse_num(s).map(|v| v as i32)).filter(|n| *n >= 0)
+    };
+    // Linux gives a PCI device the node of its root bus (pci_device_add: pcibus_to_node) unless
+    // firmware describes the device itself, which servers do not do for endpoints: on the hook's
+    // path one read per root complex serves the GPUs, HCAs and VFs below it.
+    let numa_node = if sys.full() { read_numa() } else { sys.per_root(&root, read_numa) };
     let physfn =
         sys.read_link(&dir.join("physfn")).and_then(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()));
     if !sys.full() {

@@ -1,42 +1,102 @@
 //! RDMA devices and ports from `/sys/class/infiniband*`, the same values verbs reports to NCCL.
+//!
+//! What is read depends on `Detail` (see there). The costly parts of a real node are tables and
+//! SR-IOV: a ConnectX InfiniBand port has 128 P_Key entries and a RoCE port 255 GIDs, and a node
+//! may carry hundreds of virtual functions. Decisions need one P_Key (index 0, the one NCCL's QPs
+//! use), no GID on InfiniBand, one usable GID on RoCE, and nothing about a virtual function whose
+//! physical function is itself an RDMA device (it is excluded in favour of the PF). Matching
+//! uverbs/umad nodes to devices is done from symlink targets, which costs no file opens.
 
 use super::model::{Gid, LinkLayer, RdmaDevice, RdmaPort};
 use super::pci;
-use super::sysroot::{parse_hex, SysRoot};
-use std::collections::BTreeMap;
+use super::sysroot::{parse_hex, Detail, SysRoot};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-/// IB ports rarely use GID entries past the port GUID (alias GUIDs aside); RoCE tables are
-/// sparse and all of them are read.
+/// Entries of an InfiniBand GID table read by `probe --all` (mlx5 has 8; alias GUIDs aside,
+/// only index 0 is populated).
 const IB_GID_SCAN: usize = 16;
+/// Ports probed by `lstat` on the hook's path (a device has 1 or 2; the IB spec allows 254).
+const MAX_PORTS: u32 = 254;
+/// Bound on a GID scan (mlx5 RoCE tables have 255 entries).
+const MAX_GIDS: u32 = 1024;
+
+struct Located {
+    name: String,
+    dir: PathBuf,
+    pci_dir: Option<PathBuf>,
+    physfn: Option<String>,
+}
 
 pub fn read(sys: &SysRoot) -> Vec<RdmaDevice> {
     let class = Path::new("sys/class/infiniband");
-    let verbs = verbs_nodes(sys);
+    let detail = sys.detail();
     let full = sys.full();
-    let mads = if full { mad_nodes(sys) } else { BTreeMap::new() };
     let dev_nodes = sys.list(Path::new("dev/infiniband"));
     let names = sys.list(class);
-    let devices = super::sysroot::par_map(&names, |name| {
-        let link = class.join(name);
-        let Some(dir) = sys.resolve(&link) else {
-            sys.note(format!("{} is a dangling link; device skipped", sys.show(&link)));
-            return None;
+    // Pass 1, symlinks only: where each device sits and whether it is a virtual function.
+    let located: Vec<Located> = names
+        .iter()
+        .filter_map(|name| {
+            let link = class.join(name);
+            let Some(dir) = sys.resolve(&link) else {
+                sys.note(format!("{} is a dangling link; device skipped", sys.show(&link)));
+                return None;
+            };
+            let pci_dir = sys.resolve(&dir.join("device"));
+            let physfn = pci_dir
+                .as_ref()
+                .and_then(|d| sys.read_link(&d.join("physfn")))
+                .and_then(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()));
+            Some(Located { name: name.clone(), dir, pci_dir, physfn })
+        })
+        .collect();
+    let rdma_pfs: BTreeSet<String> = located
+        .iter()
+        .filter(|l| l.physfn.is_none())
+        .filter_map(|l| l.pci_dir.as_ref()?.file_name().map(|f| f.to_string_lossy().into_owned()))
+        .collect();
+    let owners = Owners::new(&located);
+    let verbs = owners.children(sys, "sys/class/infiniband_verbs", &["uverbs"]);
+    let mads = owners.children(sys, "sys/class/infiniband_mad", &["umad", "issm"]);
+    let devices = super::sysroot::par_map(&located, |l| {
+        let name = &l.name;
+        let dir = &l.dir;
+        let pci = l.pci_dir.as_deref().and_then(|d| pci::read_function(sys, d));
+        // On the hook's path the netdevs come from /sys/class/net's links (probe::link_netdevs).
+        let netdevs = match (&l.pci_dir, full) {
+            (Some(d), true) => sys.list(&d.join("net")),
+            _ => Vec::new(),
         };
-        let pci_dir = sys.resolve(&dir.join("device"));
-        let pci = pci_dir.as_deref().and_then(|d| pci::read_function(sys, d));
-        let netdevs = pci_dir.map(|d| sys.list(&d.join("net"))).unwrap_or_default();
-        let (uverbs, uverbs_dev) = match verbs.get(name) {
-            Some((u, d)) => (Some(u.clone()), d.clone()),
-            None => (None, None),
+        let uverbs = verbs.get(name).and_then(|v| v.first().cloned());
+        let uverbs_dev = match (&uverbs, full) {
+            (Some(u), true) => sys.read(&Path::new("sys/class/infiniband_verbs").join(u).join("dev")),
+            _ => None,
         };
         let uverbs_node_present = uverbs.as_ref().map(|u| dev_nodes.contains(u)).unwrap_or(false);
-        let virtual_function = pci.as_ref().map(|p| p.physfn.is_some()).unwrap_or(false);
+        let virtual_function = l.physfn.is_some();
+        // Excluded in favour of its PF whatever its ports say (plan::hca): on the hook's path its
+        // port attributes are not read — on a node with hundreds of VFs, that is the whole cost.
+        let skip_ports = detail == Detail::Hook && l.physfn.as_ref().is_some_and(|pf| rdma_pfs.contains(pf));
         let mut ports = Vec::new();
-        for p in sys.list(&dir.join("ports")) {
-            match p.parse::<u32>() {
-                Ok(num) => ports.push(read_port(sys, &dir.join("ports").join(&p), num)),
-                Err(_) => sys.note(format!("{}: unexpected port entry {:?}", name, p)),
+        if detail == Detail::Hook {
+            for num in 1..=MAX_PORTS {
+                let pd = dir.join("ports").join(num.to_string());
+                if !sys.exists(&pd) {
+                    break;
+                }
+                ports.push(if skip_ports {
+                    RdmaPort { port: num, ..Default::default() }
+                } else {
+                    read_port(sys, &pd, num)
+                });
+            }
+        } else {
+            for p in sys.list(&dir.join("ports")) {
+                match p.parse::<u32>() {
+                    Ok(num) => ports.push(read_port(sys, &dir.join("ports").join(&p), num)),
+                    Err(_) => sys.note(format!("{}: unexpected port entry {:?}", name, p)),
+                }
             }
         }
         Some(RdmaDevice {
@@ -62,34 +122,46 @@ pub fn read(sys: &SysRoot) -> Vec<RdmaDevice> {
     devices.into_iter().flatten().collect()
 }
 
-/// ibdev name → (uverbsN, "major:minor").
-fn verbs_nodes(sys: &SysRoot) -> BTreeMap<String, (String, Option<String>)> {
-    let class = PathBuf::from("sys/class/infiniband_verbs");
-    let mut m = BTreeMap::new();
-    for u in sys.list(&class) {
-        if !u.starts_with("uverbs") {
-            continue;
-        }
-        if let Some(ibdev) = sys.read(&class.join(&u).join("ibdev")) {
-            let dev = sys.read(&class.join(&u).join("dev"));
-            m.insert(ibdev, (u, dev));
-        }
-    }
-    m
+/// Which RDMA device a uverbs/umad class entry belongs to. The kernel creates those devices as
+/// children of the RDMA device's parent (the PCI function): `…/0000:1a:00.0/infiniband/mlx5_0`
+/// and `…/0000:1a:00.0/infiniband_verbs/uverbs0`. A parent with exactly one RDMA device decides
+/// by location alone; otherwise (several devices on one parent, software devices, trees of
+/// plain directories) the entry's `ibdev` file does.
+struct Owners {
+    by_parent: HashMap<PathBuf, Vec<String>>,
 }
 
-fn mad_nodes(sys: &SysRoot) -> BTreeMap<String, Vec<String>> {
-    let class = PathBuf::from("sys/class/infiniband_mad");
-    let mut m: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for u in sys.list(&class) {
-        if !(u.starts_with("umad") || u.starts_with("issm")) {
-            continue;
+impl Owners {
+    fn new(located: &[Located]) -> Owners {
+        let mut by_parent: HashMap<PathBuf, Vec<String>> = HashMap::new();
+        for l in located {
+            if let Some(p) = l.dir.parent().and_then(Path::parent) {
+                by_parent.entry(p.to_path_buf()).or_default().push(l.name.clone());
+            }
         }
-        if let Some(ibdev) = sys.read(&class.join(&u).join("ibdev")) {
-            m.entry(ibdev).or_default().push(u);
-        }
+        Owners { by_parent }
     }
-    m
+
+    /// ibdev name → its entries of `class` whose names start with one of `prefixes`.
+    fn children(&self, sys: &SysRoot, class: &str, prefixes: &[&str]) -> BTreeMap<String, Vec<String>> {
+        let class = PathBuf::from(class);
+        let mut m: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for u in sys.list(&class) {
+            if !prefixes.iter().any(|p| u.starts_with(p)) {
+                continue;
+            }
+            let by_place = sys
+                .resolve(&class.join(&u))
+                .and_then(|d| d.parent().and_then(Path::parent).map(Path::to_path_buf))
+                .and_then(|p| self.by_parent.get(&p))
+                .filter(|v| v.len() == 1)
+                .map(|v| v[0].clone());
+            if let Some(ibdev) = by_place.or_else(|| sys.read(&class.join(&u).join("ibdev"))) {
+                m.entry(ibdev).or_default().push(u);
+            }
+        }
+        m
+    }
 }
 
 /// `4: ACTIVE` → (4, "ACTIVE").
@@ -106,49 +178,44 @@ pub fn parse_rate(s: &str) -> Option<f64> {
 }
 
 fn read_port(sys: &SysRoot, dir: &Path, num: u32) -> RdmaPort {
+    let detail = sys.detail();
+    let hook = detail == Detail::Hook;
     let state = sys.parse(&dir.join("state"), "`N: NAME`", parse_state);
-    let phys = sys.parse(&dir.join("phys_state"), "`N: NAME`", parse_state);
+    // A port reaches ACTIVE only over a physical link that is up (the logical state machine
+    // leaves DOWN only on LinkUp), so the hook reads phys_state only to explain a port that is
+    // not ACTIVE.
+    let phys = if hook && state.as_ref().map(|s| s.0) == Some(4) {
+        None
+    } else {
+        sys.parse(&dir.join("phys_state"), "`N: NAME`", parse_state)
+    };
     let link_layer = sys.read(&dir.join("link_layer")).map(|s| match s.as_str() {
         "InfiniBand" => LinkLayer::InfiniBand,
         "Ethernet" => LinkLayer::Ethernet,
         _ => LinkLayer::Unknown,
     });
-    let rate = sys.read(&dir.join("rate"));
+    let is_ib = link_layer == Some(LinkLayer::InfiniBand);
+    let rate = if hook { None } else { sys.read(&dir.join("rate")) };
     let rate_gbps = rate.as_deref().and_then(parse_rate);
     if rate.is_some() && rate_gbps.is_none() {
         sys.note(format!("{}: unreadable rate {:?}", sys.show(&dir.join("rate")), rate));
     }
+    let ib_facts = is_ib || !hook;
+    let lid = if ib_facts { sys.parse(&dir.join("lid"), "a hex LID", parse_hex) } else { None };
+    let sm_lid = if ib_facts { sys.parse(&dir.join("sm_lid"), "a hex SM LID", parse_hex) } else { None };
+    let pkey0 = if ib_facts { read_pkey(sys, &dir.join("pkeys/0")) } else { None };
+    // The whole table only when asked for: the subnet manager fills it with holes (OpenSM keeps
+    // a partition's index when others are removed), so no early stop is correct, and reading 128
+    // entries per port is most of what a real node costs. Decisions need index 0 alone.
     let mut pkeys = Vec::new();
-    for k in sys.list(&dir.join("pkeys")) {
-        if let Some(v) = sys.parse(&dir.join("pkeys").join(&k), "a hex P_Key", parse_hex) {
-            if v & 0x7fff != 0 && v <= 0xffff {
-                pkeys.push(v as u16);
+    if detail == Detail::All {
+        for k in sys.list(&dir.join("pkeys")) {
+            if let Some(v) = read_pkey(sys, &dir.join("pkeys").join(&k)) {
+                if v & 0x7fff != 0 {
+                    pkeys.push(v);
+                }
             }
         }
-    }
-    let is_ib = link_layer == Some(LinkLayer::InfiniBand);
-    let mut gids = Vec::new();
-    let mut idx: Vec<u32> = sys.list(&dir.join("gids")).iter().filter_map(|g| g.parse().ok()).collect();
-    idx.sort_unstable();
-    if is_ib {
-        idx.truncate(IB_GID_SCAN);
-    }
-    for i in idx {
-        let Some(g) = sys.read(&dir.join("gids").join(i.to_string())) else {
-            continue;
-        };
-        if g.chars().all(|c| c == '0' || c == ':') {
-            continue;
-        }
-        let (gid_type, netdev) = if is_ib {
-            (None, None)
-        } else {
-            (
-                sys.read(&dir.join("gid_attrs/types").join(i.to_string())),
-                sys.read(&dir.join("gid_attrs/ndevs").join(i.to_string())),
-            )
-        };
-        gids.push(Gid { index: i, gid: g, gid_type, netdev });
     }
     RdmaPort {
         port: num,
@@ -159,11 +226,83 @@ fn read_port(sys: &SysRoot, dir: &Path, num: u32) -> RdmaPort {
         link_layer,
         rate,
         rate_gbps,
-        lid: sys.parse(&dir.join("lid"), "a hex LID", parse_hex),
-        sm_lid: sys.parse(&dir.join("sm_lid"), "a hex SM LID", parse_hex),
+        lid,
+        sm_lid,
+        pkey0,
         pkeys,
-        gids,
+        gids: read_gids(sys, dir, is_ib),
     }
+}
+
+fn read_pkey(sys: &SysRoot, path: &Path) -> Option<u16> {
+    sys.parse(path, "a hex P_Key", |s| parse_hex(s).filter(|v| *v <= 0xffff)).map(|v| v as u16)
+}
+
+fn is_zero_gid(g: &str) -> bool {
+    g.chars().all(|c| c == '0' || c == ':')
+}
+
+fn read_gids(sys: &SysRoot, dir: &Path, is_ib: bool) -> Vec<Gid> {
+    let detail = sys.detail();
+    let gid_at = |i: u32| sys.read(&dir.join("gids").join(i.to_string()));
+    let attr =
+        |what: &str, i: u32| sys.read(&dir.join("gid_attrs").join(what).join(i.to_string())).filter(|v| !v.is_empty());
+    if is_ib {
+        // NCCL addresses InfiniBand peers by LID; the port GID (index 0) is shown, not used.
+        return match detail {
+            Detail::Hook => Vec::new(),
+            Detail::Standard => gid_at(0)
+                .filter(|g| !is_zero_gid(g))
+                .map(|gid| vec![Gid { index: 0, gid, gid_type: None, netdev: None }])
+                .unwrap_or_default(),
+            Detail::All => {
+                let mut idx: Vec<u32> = sys.list(&dir.join("gids")).iter().filter_map(|g| g.parse().ok()).collect();
+                idx.sort_unstable();
+                idx.truncate(IB_GID_SCAN);
+                idx.into_iter()
+                    .filter_map(|i| {
+                        gid_at(i).filter(|g| !is_zero_gid(g)).map(|gid| Gid {
+                            index: i,
+                            gid,
+                            gid_type: None,
+                            netdev: None,
+                        })
+                    })
+                    .collect()
+            }
+        };
+    }
+    let mut gids = Vec::new();
+    if detail == Detail::Hook {
+        // The decision needs one RoCE v2 GID with an IPv4 address: scan in index order (holes
+        // from removed addresses are skipped, not taken for the end) and stop at the first.
+        // A port without one costs the whole table, once, and is excluded.
+        for i in 0..MAX_GIDS {
+            let Some(gid) = gid_at(i) else { break };
+            if is_zero_gid(&gid) {
+                continue;
+            }
+            let mut g = Gid { index: i, gid, gid_type: attr("types", i), netdev: None };
+            let usable = g.gid_type.as_deref() == Some("RoCE v2") && g.ipv4_mapped().is_some() && !g.is_link_local();
+            if usable {
+                g.netdev = attr("ndevs", i);
+                gids.push(g);
+                break;
+            }
+            gids.push(g);
+        }
+        return gids;
+    }
+    let mut idx: Vec<u32> = sys.list(&dir.join("gids")).iter().filter_map(|g| g.parse().ok()).collect();
+    idx.sort_unstable();
+    for i in idx {
+        let Some(gid) = gid_at(i) else { continue };
+        if is_zero_gid(&gid) {
+            continue;
+        }
+        gids.push(Gid { index: i, gid, gid_type: attr("types", i), netdev: attr("ndevs", i) });
+    }
+    gids
 }
 
 #[cfg(test)]

@@ -11,7 +11,27 @@ use std::fs;
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+
+/// How much of the node a probe reads. Every level reads what the decisions use; the levels
+/// differ in what they read beyond it, which is where the files are on a real node (a ConnectX
+/// InfiniBand port has a 128-entry P_Key table, a RoCE port a 255-entry GID table, and SR-IOV
+/// multiplies both by the number of functions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Detail {
+    /// The enroot hook's path (and `topo`'s): only the files a decision reads. No descriptive
+    /// attributes, no port attributes of SR-IOV functions whose physical function is an RDMA
+    /// device (they are excluded before their ports matter), interface attributes only for
+    /// interfaces with an address, the P_Key at NCCL's index only.
+    Hook,
+    /// `probe`, `env`, `doctor`, `launch`, `verify`: every single-valued attribute, the P_Key at
+    /// NCCL's index, the port GID of InfiniBand ports and the populated RoCE GIDs.
+    #[default]
+    Standard,
+    /// `probe --all`: Standard plus the whole P_Key table (every entry in use) and every GID.
+    All,
+}
 
 /// Attribute files in sysfs are at most a page; procfs tables we read are small too. A bound
 /// keeps a hostile tree (a symlink to /dev/zero, a huge file) from stalling the probe.
@@ -25,9 +45,11 @@ pub struct SysRoot {
     /// Resolved form of every prefix seen: devices share long sysfs prefixes, and lstat-ing
     /// each of them once instead of once per device is most of the probe's speed.
     resolved: Mutex<HashMap<String, Option<PathBuf>>>,
-    /// Read descriptive attributes too (firmware, GUIDs, link speeds…), not only what decisions
-    /// use. Off for the enroot hook, which runs on every container start.
-    full: bool,
+    detail: Detail,
+    /// NUMA node per PCI root complex (see pci::read_function).
+    root_numa: Mutex<HashMap<String, Option<i32>>>,
+    /// Open attempts (files and directories), for the budget tests: stable where time is not.
+    opens: AtomicUsize,
 }
 
 impl SysRoot {
@@ -39,7 +61,9 @@ impl SysRoot {
             notes: Mutex::new(Vec::new()),
             recorder: None,
             resolved: Mutex::new(HashMap::new()),
-            full: true,
+            detail: Detail::Standard,
+            root_numa: Mutex::new(HashMap::new()),
+            opens: AtomicUsize::new(0),
         }
     }
 
@@ -50,14 +74,37 @@ impl SysRoot {
         r
     }
 
-    /// A root that reads only what the decisions need.
-    pub fn decisions_only(mut self) -> SysRoot {
-        self.full = false;
+    pub fn with_detail(mut self, d: Detail) -> SysRoot {
+        self.detail = d;
         self
     }
 
+    pub fn detail(&self) -> Detail {
+        self.detail
+    }
+
+    /// Descriptive attributes too (firmware, GUIDs, link speeds…), not only what decisions use.
     pub fn full(&self) -> bool {
-        self.full
+        self.detail >= Detail::Standard
+    }
+
+    /// A value per PCI root complex, computed once.
+    pub fn per_root(&self, root: &str, f: impl FnOnce() -> Option<i32>) -> Option<i32> {
+        if let Some(v) = self.root_numa.lock().unwrap().get(root) {
+            return *v;
+        }
+        let v = f();
+        self.root_numa.lock().unwrap().insert(root.to_string(), v);
+        v
+    }
+
+    /// Files and directories this root tried to open so far.
+    pub fn opens(&self) -> usize {
+        self.opens.load(Ordering::Relaxed)
+    }
+
+    fn count_open(&self) {
+        self.opens.fetch_add(1, Ordering::Relaxed);
     }
 
     pub fn is_live(&self) -> bool {
@@ -113,6 +160,7 @@ impl SysRoot {
     /// information (no InfiniBand on this node), not an error.
     pub fn list(&self, rel: &Path) -> Vec<String> {
         self.record(rel);
+        self.count_open();
         let rd = match fs::read_dir(self.abs(rel)) {
             Ok(rd) => rd,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
@@ -141,6 +189,7 @@ impl SysRoot {
     /// → None and a note naming the file.
     pub fn read(&self, rel: &Path) -> Option<String> {
         self.record(rel);
+        self.count_open();
         let abs = self.abs(rel);
         // O_NONBLOCK: a FIFO or terminal planted in a tree answers at once instead of blocking.
         let mut f = match fs::OpenOptions::new().read(true).custom_flags(nix::libc::O_NONBLOCK).open(&abs) {
@@ -223,54 +272,70 @@ impl SysRoot {
             self.note(format!("symlink loop resolving /{}", comps.join("/")));
             return None;
         }
-        // Prefix keys are built incrementally: hashing a str is cheap, hashing a Path walks it.
+        // Keys are `/a/b/c` prefixes of one string. Devices share long prefixes, so start from
+        // the longest prefix already resolved (usually the parent) instead of walking from the
+        // root: hashing every prefix of every path was most of a 512-function probe.
         let mut key = String::new();
-        let mut base = PathBuf::new();
+        let mut ends = Vec::with_capacity(comps.len());
         for c in comps {
             key.push('/');
             key.push_str(c);
-            let hit = self.resolved.lock().unwrap().get(&key).cloned();
-            let out = match hit {
-                Some(h) => h,
-                None => {
-                    let out = if c == ".." {
-                        let mut b = base.clone();
-                        b.pop();
-                        Some(b)
-                    } else {
-                        let next = base.join(c);
-                        self.record(&next);
-                        match fs::symlink_metadata(self.abs(&next)) {
-                            Err(_) => None,
-                            Ok(m) if !m.file_type().is_symlink() => Some(next),
-                            Ok(_) => match fs::read_link(self.abs(&next)) {
-                                Err(_) => None,
-                                Ok(target) => {
-                                    // `base` holds no symlinks, so a relative target continues from it
-                                    // and its `..` can be applied at once: the keys of shared prefixes
-                                    // (`sys/devices/pci0000:37/…`) are then the same for every device.
-                                    let mut t: Vec<String> = Vec::new();
-                                    if !target.is_absolute() {
-                                        push_components(&mut t, &base);
-                                    }
-                                    let mut rel: Vec<String> = Vec::new();
-                                    push_components(&mut rel, &target);
-                                    for c in rel {
-                                        if c == ".." {
-                                            t.pop();
-                                        } else {
-                                            t.push(c);
-                                        }
-                                    }
-                                    self.resolve_comps(&t, depth + 1)
+            ends.push(key.len());
+        }
+        // Every walk caches each prefix it passes, so the cached prefixes of a path are
+        // contiguous from the root: binary search finds the longest.
+        let (mut start, mut base) = (0, PathBuf::new());
+        {
+            let cache = self.resolved.lock().unwrap();
+            let (mut lo, mut hi) = (0, ends.len()); // prefixes [0, lo) cached, [hi, ..) not
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                if cache.contains_key(&key[..ends[mid]]) {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            if lo > 0 {
+                (start, base) = (lo, cache.get(&key[..ends[lo - 1]]).cloned().flatten()?);
+            }
+        }
+        for (k, c) in comps.iter().enumerate().skip(start) {
+            let out = if c == ".." {
+                let mut b = base.clone();
+                b.pop();
+                Some(b)
+            } else {
+                let next = base.join(c);
+                self.record(&next);
+                match fs::symlink_metadata(self.abs(&next)) {
+                    Err(_) => None,
+                    Ok(m) if !m.file_type().is_symlink() => Some(next),
+                    Ok(_) => match fs::read_link(self.abs(&next)) {
+                        Err(_) => None,
+                        Ok(target) => {
+                            // `base` holds no symlinks, so a relative target continues from it
+                            // and its `..` can be applied at once: the keys of shared prefixes
+                            // (`sys/devices/pci0000:37/…`) are then the same for every device.
+                            let mut t: Vec<String> = Vec::new();
+                            if !target.is_absolute() {
+                                push_components(&mut t, &base);
+                            }
+                            let mut rel: Vec<String> = Vec::new();
+                            push_components(&mut rel, &target);
+                            for c in rel {
+                                if c == ".." {
+                                    t.pop();
+                                } else {
+                                    t.push(c);
                                 }
-                            },
+                            }
+                            self.resolve_comps(&t, depth + 1)
                         }
-                    };
-                    self.resolved.lock().unwrap().insert(key.clone(), out.clone());
-                    out
+                    },
                 }
             };
+            self.resolved.lock().unwrap().insert(key[..ends[k]].to_string(), out.clone());
             base = out?;
         }
         Some(base)
@@ -280,8 +345,12 @@ impl SysRoot {
 /// Map `f` over `items`, on a few threads when there are enough items to pay for them (nodes
 /// with hundreds of SR-IOV functions); order is kept.
 pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    if items.len() < 48 {
+        return items.iter().map(f).collect();
+    }
+    // Asked only here: it reads cgroup files.
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(4);
-    if items.len() < 48 || threads < 2 {
+    if threads < 2 {
         return items.iter().map(f).collect();
     }
     let chunk = items.len().div_ceil(threads);
@@ -310,47 +379,38 @@ pub fn clip(s: &str) -> String {
     out
 }
 
-/// Order `mlx5_2` before `mlx5_10` and `uverbs9` before `uverbs10`, as a human would.
+/// Order `mlx5_2` before `mlx5_10` and `uverbs9` before `uverbs10`, as a human would. Runs
+/// of digits compare by value (then by length, so `007` sorts after `7`); no allocation, since
+/// a node's /dev/infiniband and class listings have thousands of entries to sort.
 pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
-    let (mut ai, mut bi) = (a.char_indices().peekable(), b.char_indices().peekable());
-    loop {
-        match (ai.peek().copied(), bi.peek().copied()) {
-            (None, None) => return std::cmp::Ordering::Equal,
-            (None, _) => return std::cmp::Ordering::Less,
-            (_, None) => return std::cmp::Ordering::Greater,
-            (Some((_, ca)), Some((_, cb))) if ca.is_ascii_digit() && cb.is_ascii_digit() => {
-                let mut na = String::new();
-                while let Some(&(_, c)) = ai.peek() {
-                    if !c.is_ascii_digit() {
-                        break;
-                    }
-                    na.push(c);
-                    ai.next();
-                }
-                let mut nb = String::new();
-                while let Some(&(_, c)) = bi.peek() {
-                    if !c.is_ascii_digit() {
-                        break;
-                    }
-                    nb.push(c);
-                    bi.next();
-                }
-                let ta = na.trim_start_matches('0');
-                let tb = nb.trim_start_matches('0');
-                let ord = ta.len().cmp(&tb.len()).then(ta.cmp(tb)).then(na.len().cmp(&nb.len()));
-                if ord != std::cmp::Ordering::Equal {
-                    return ord;
-                }
+    use std::cmp::Ordering::Equal;
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
+            let (si, sj) = (i, j);
+            while i < a.len() && a[i].is_ascii_digit() {
+                i += 1;
             }
-            (Some((_, ca)), Some((_, cb))) => {
-                if ca != cb {
-                    return ca.cmp(&cb);
-                }
-                ai.next();
-                bi.next();
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
             }
+            let (na, nb) = (&a[si..i], &b[sj..j]);
+            let ta = &na[na.iter().position(|c| *c != b'0').unwrap_or(na.len())..];
+            let tb = &nb[nb.iter().position(|c| *c != b'0').unwrap_or(nb.len())..];
+            let ord = ta.len().cmp(&tb.len()).then(ta.cmp(tb)).then(na.len().cmp(&nb.len()));
+            if ord != Equal {
+                return ord;
+            }
+        } else {
+            if a[i] != b[j] {
+                return a[i].cmp(&b[j]);
+            }
+            i += 1;
+            j += 1;
         }
     }
+    (a.len() - i).cmp(&(b.len() - j))
 }
 
 /// Parse a sysfs number: decimal, or hex with a `0x` prefix.
