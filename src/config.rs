@@ -88,6 +88,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Config> {
     if text.trim().is_empty() {
         return Ok(Config::default());
     }
+    crate::input::yaml_guard(text).map_err(|e| anyhow!("config {origin}:{e:#}"))?;
     serde_yaml::from_str(text).map_err(|e| match e.location() {
         Some(l) => anyhow!("config {origin}:{}:{}: {}", l.line(), l.column(), first_clause(&e.to_string())),
         None => anyhow!("config {origin}: {e}"),
@@ -100,7 +101,7 @@ fn first_clause(s: &str) -> String {
 
 /// The files consulted, in order, given the environment.
 pub fn search_path(xdg: Option<&str>, home: Option<&str>, explicit: Option<&Path>) -> Vec<(PathBuf, bool)> {
-    let mut v = vec![(PathBuf::from("/etc/ibwire.yaml"), false)];
+    let mut v = vec![(PathBuf::from(ADMIN), false)];
     match (xdg, home) {
         (Some(x), _) if !x.is_empty() => v.push((Path::new(x).join("ibwire.yaml"), false)),
         (_, Some(h)) if !h.is_empty() => v.push((Path::new(h).join(".config/ibwire.yaml"), false)),
@@ -118,16 +119,32 @@ pub fn load(explicit: Option<&Path>) -> Result<Config> {
     let home = std::env::var("HOME").ok();
     let env_cfg = std::env::var_os("IBWIRE_CONFIG").map(PathBuf::from);
     let explicit = explicit.map(Path::to_path_buf).or(env_cfg);
-    let mut cfg = Config::default();
+    let mut layers = Vec::new();
     for (path, required) in search_path(xdg.as_deref(), home.as_deref(), explicit.as_deref()) {
-        let text = match std::fs::read_to_string(&path) {
+        let text = match crate::input::read_config(&path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => continue,
+            Err(e) if crate::input::is_absent(&e) && !required => continue,
             Err(e) => return Err(e).with_context(|| format!("cannot read config {}", path.display())),
         };
-        cfg = cfg.merge(parse(&text, &path.display().to_string())?);
+        layers.push((path == Path::new(ADMIN), parse(&text, &path.display().to_string())?));
     }
-    Ok(cfg)
+    Ok(layered(layers))
+}
+
+/// The administrator's file.
+pub const ADMIN: &str = "/etc/ibwire.yaml";
+
+/// Later layers override earlier ones key by key, except the keys that decide what a container
+/// may see or whether a start may fail: where the administrator's file sets them, a user's file
+/// or `IBWIRE_CONFIG` cannot change them.
+pub fn layered(layers: Vec<(bool, Config)>) -> Config {
+    let admin = layers.iter().find(|(a, _)| *a).map(|(_, c)| c.hook.clone()).unwrap_or_default();
+    let mut cfg = layers.into_iter().fold(Config::default(), |acc, (_, c)| acc.merge(c));
+    cfg.hook.strict = admin.strict.or(cfg.hook.strict);
+    cfg.hook.visible_devices = admin.visible_devices.or(cfg.hook.visible_devices);
+    cfg.hook.mad = admin.mad.or(cfg.hook.mad);
+    cfg.hook.hide_sysfs = admin.hide_sysfs.or(cfg.hook.hide_sysfs);
+    cfg
 }
 
 #[cfg(test)]
@@ -153,6 +170,35 @@ mod tests {
         assert_eq!(m.bootstrap_interface.as_deref(), Some("eno8303"));
         assert_eq!(m.hca.exclude, vec!["mlx5_bond_0"]);
         assert_eq!(m.hca.on_empty, Some(EmptyPolicy::Fail));
+    }
+
+    #[test]
+    fn admin_keys_win_over_user_layers() {
+        let admin = parse("hook:\n  strict: true\n  mad: false\nhca:\n  on_empty: fail\n", "a").unwrap();
+        let user =
+            parse("hook:\n  strict: false\n  mad: true\n  hide_sysfs: true\nhca:\n  on_empty: sockets\n", "u").unwrap();
+        let c = layered(vec![(true, admin), (false, user)]);
+        assert_eq!((c.hook.strict, c.hook.mad), (Some(true), Some(false)), "security keys stay the admin's");
+        assert_eq!(c.hook.hide_sysfs, Some(true), "unset by the admin: the user may set it");
+        assert_eq!(c.hca.on_empty, Some(EmptyPolicy::Sockets), "other keys layer as before");
+    }
+
+    #[test]
+    fn alias_bombs_and_deep_nesting_fail_fast() {
+        let mut bomb = String::from("a: &a [x,x,x,x,x,x,x,x,x,x]\n");
+        for i in 1..20 {
+            bomb.push_str(&format!(
+                "{}: &{} [*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p}]\n",
+                (b'a' + i) as char,
+                (b'a' + i) as char,
+                p = (b'a' + i - 1) as char
+            ));
+        }
+        let t = std::time::Instant::now();
+        assert!(parse(&bomb, "bomb.yaml").is_err());
+        let deep = format!("hca: {{include: {}{}}}\n", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(parse(&deep, "deep.yaml").is_err());
+        assert!(t.elapsed() < std::time::Duration::from_secs(2), "{:?}", t.elapsed());
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod cmd;
 pub mod config;
 pub mod enroot;
 pub mod fixture;
+pub mod input;
 pub mod nccl;
 pub mod nvsmi;
 pub mod plan;

@@ -205,6 +205,37 @@ fn source(n: &NodeArgs, nvidia_smi: bool) -> NodeSource {
     NodeSource { root: n.root.clone(), snapshot: n.snapshot.clone(), nvidia_smi, detail: Default::default() }
 }
 
+/// The enroot hook runs at every container start, often as root: nothing in the job's
+/// environment may redirect it (IBWIRE_ROOT is a test and capture tool, honoured here only as
+/// `--root`), and nothing may stop the start outside strict mode — argument errors and panics
+/// included, which become one warning and exit 0.
+fn hook_main() -> ExitCode {
+    std::env::remove_var("IBWIRE_ROOT");
+    let strict_env =
+        std::env::var("IBWIRE_STRICT").map(|v| !matches!(v.trim(), "" | "0" | "n" | "no" | "false")).unwrap_or(false);
+    let res = std::panic::catch_unwind(|| match Cli::try_parse() {
+        Ok(Cli { cmd: Cmd::Hook { node } }) => {
+            let src = NodeSource { detail: ibwire::probe::Detail::Hook, ..source(&node, false) };
+            Ok(cmd::hook::run(&cmd::job_env(), &src))
+        }
+        Ok(_) => Err("not the hook".to_string()),
+        Err(e) => Err(e.to_string().lines().next().unwrap_or("bad arguments").to_string()),
+    });
+    let msg = match res {
+        Ok(Ok(code)) => return code,
+        Ok(Err(m)) => m,
+        Err(_) => "internal error (panic)".to_string(),
+    };
+    use std::io::Write;
+    let kind = if strict_env { "error" } else { "warning" };
+    let _ = writeln!(std::io::stderr(), "ibwire-hook: {kind}: {msg}; the container starts without ibwire's settings");
+    if strict_env {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.cmd {
         Cmd::Probe { node, json, yaml, save, capture, no_nvidia_smi, all } => {
@@ -237,11 +268,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             cmd::verify::run(&source(&node, live).load()?, &args)
         }
         Cmd::Launch { node, args } => cmd::launch::run(&source(&node, false).load()?, &args),
-        Cmd::Hook { node } => {
-            // Every container start pays for this probe: read only what the decisions use.
-            let src = NodeSource { detail: ibwire::probe::Detail::Hook, ..source(&node, false) };
-            Ok(cmd::hook::run(&cmd::job_env(), &src))
-        }
+        Cmd::Hook { .. } => unreachable!("dispatched by hook_main"),
         Cmd::Topo { node, all_nics, json, no_nvidia_smi } => {
             let n = source(&node, !no_nvidia_smi).load()?;
             let m = ibwire::plan::topo::matrix(&n, all_nics);
@@ -260,6 +287,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 fn main() -> ExitCode {
+    // `IBWIRE_ROOT=` (set, empty) means unset, not "a directory named ''".
+    if std::env::var_os("IBWIRE_ROOT").is_some_and(|v| v.is_empty()) {
+        std::env::remove_var("IBWIRE_ROOT");
+    }
+    if std::env::args_os().nth(1).is_some_and(|a| a == "hook") {
+        return hook_main();
+    }
+    // Output into a closed pipe (`ibwire probe --json | head`) ends the process quietly, as
+    // for any Unix filter, instead of a panic on EPIPE.
+    // SAFETY: restoring the default disposition before any other thread exists.
+    unsafe {
+        nix::libc::signal(nix::libc::SIGPIPE, nix::libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(c) => c,

@@ -103,7 +103,10 @@ fn expand_range_list(body: &str) -> std::result::Result<Vec<String>, String> {
     if body.is_empty() {
         return Err("empty brackets".into());
     }
-    let mut out = Vec::new();
+    // Validate and count every range before allocating any name: many ranges in one bracket
+    // (`[0-99999,0-99999,…]`) must fail in a few bytes of memory, not after gigabytes.
+    let mut ranges = Vec::new();
+    let mut total: u64 = 0;
     for part in body.split(',') {
         let (lo, hi) = part.split_once('-').unwrap_or((part, part));
         let digits = |x: &str| !x.is_empty() && x.len() <= 18 && x.bytes().all(|b| b.is_ascii_digit());
@@ -114,10 +117,14 @@ fn expand_range_list(body: &str) -> std::result::Result<Vec<String>, String> {
         if a > b {
             return Err(format!("range {part:?} runs backwards"));
         }
-        if (b - a) as usize >= MAX_HOSTS {
-            return Err(format!("range {part:?} is larger than {MAX_HOSTS} hosts"));
+        total = total.saturating_add(b - a + 1);
+        if total > MAX_HOSTS as u64 {
+            return Err(format!("brackets expand to more than {MAX_HOSTS} hosts"));
         }
-        let width = lo.len();
+        ranges.push((a, b, lo.len()));
+    }
+    let mut out = Vec::with_capacity(total as usize);
+    for (a, b, width) in ranges {
         out.extend((a..=b).map(|n| format!("{n:0width$}")));
     }
     Ok(out)
@@ -133,10 +140,9 @@ pub fn from_env(env: &BTreeMap<String, String>) -> Result<Option<Job>> {
         Some(v) => Some(v.trim().parse().map_err(|_| anyhow!("SLURM_NODEID={v:?} is not a number"))?),
         None => None,
     };
-    let job_id = match env.get("SLURM_JOB_ID").or_else(|| env.get("SLURM_JOBID")) {
-        Some(v) => Some(v.trim().parse().map_err(|_| anyhow!("SLURM_JOB_ID={v:?} is not a number"))?),
-        None => None,
-    };
+    // Slurm's job ids are numbers; one that is not only loses what it is used for (the
+    // rendezvous port and id, which then take their defaults), never the node list.
+    let job_id = env.get("SLURM_JOB_ID").or_else(|| env.get("SLURM_JOBID")).and_then(|v| v.trim().parse().ok());
     Ok(Some(Job { nodes, node_rank, job_id }))
 }
 
@@ -165,6 +171,18 @@ mod tests {
         for bad in ["gpu-[001-", "gpu-[]", "", "a b", "x[3-1]x]", "a[[1]]", "a]", "a,,b", "a[x-y]", "a[1-]"] {
             assert!(expand_hostlist(bad).is_err(), "{bad:?} should be rejected");
         }
+    }
+
+    #[test]
+    fn many_ranges_in_one_bracket_fail_before_allocating() {
+        let body: Vec<String> = (0..400).map(|_| "0-99999".to_string()).collect();
+        let t = std::time::Instant::now();
+        let e = expand_hostlist(&format!("n[{}]", body.join(","))).unwrap_err().to_string();
+        assert!(e.contains("more than 100000 hosts"), "{e}");
+        assert!(t.elapsed() < std::time::Duration::from_millis(500));
+        // A product of brackets is bounded the same way.
+        assert!(expand_hostlist("n[0-999][0-999]").is_err());
+        assert_eq!(expand_hostlist("n[0-9,20-29]").unwrap().len(), 20);
     }
 
     #[test]

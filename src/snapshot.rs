@@ -32,7 +32,8 @@ pub fn save(node: &Node, path: &Path) -> Result<()> {
 }
 
 pub fn load(path: &Path) -> Result<Node> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read snapshot {}", path.display()))?;
+    let text = crate::input::read_text(path, crate::input::MAX_INPUT)
+        .with_context(|| format!("cannot read snapshot {}", path.display()))?;
     parse(&text).map_err(|e| anyhow!("snapshot {}:{}", path.display(), e))
 }
 
@@ -42,6 +43,7 @@ pub fn parse(text: &str) -> Result<Node> {
         serde_json::from_str(text)
             .map_err(|e| anyhow!("{}:{}: {}", e.line(), e.column(), strip_json_pos(&e.to_string())))?
     } else {
+        crate::input::yaml_guard(text)?;
         serde_yaml::from_str(text).map_err(|e| match e.location() {
             Some(l) => anyhow!("{}:{}: {}", l.line(), l.column(), strip_yaml_pos(&e.to_string())),
             None => anyhow!("0:0: {}", e),

@@ -1,5 +1,5 @@
 //! The enroot hook's contract without root: ENROOT_* variables and temp files, fixture trees
-//! through IBWIRE_ROOT, the exact fstab and environ lines asserted.
+//! through --root, the exact fstab and environ lines asserted.
 
 mod common;
 use common::*;
@@ -22,7 +22,8 @@ fn hook(root: &Path, dir: &Path, restricted: bool, vars: &[(&str, &str)], enviro
     fs::write(&environ, environ_before).unwrap();
     let mut c = Command::new(bin());
     c.arg("hook").env_clear().env("PATH", "/usr/bin:/bin").env("HOME", dir);
-    c.env("IBWIRE_ROOT", root)
+    c.arg("--root")
+        .arg(root)
         .env("ENROOT_ROOTFS", &rootfs)
         .env("ENROOT_MOUNTS", &fstab)
         .env("ENROOT_ENVIRON", &environ);
@@ -90,7 +91,8 @@ fn enroot_reads_restrict_dev_0_as_true() {
     let o = Command::new(bin())
         .arg("hook")
         .env_clear()
-        .env("IBWIRE_ROOT", &root)
+        .arg("--root")
+        .arg(&root)
         .env("ENROOT_MOUNTS", &d)
         .env("ENROOT_ENVIRON", t.path().join("e"))
         .env("IBWIRE_STRICT", "0")
@@ -206,7 +208,7 @@ fn errors_warn_and_start_unless_strict() {
     fs::create_dir_all(&d).unwrap();
     for strict in [false, true] {
         let mut c = Command::new(bin());
-        c.arg("hook").env_clear().env("HOME", t.path()).env("IBWIRE_ROOT", &root);
+        c.arg("hook").env_clear().env("HOME", t.path()).arg("--root").arg(&root);
         c.env("ENROOT_RESTRICT_DEV", "y").env("ENROOT_MOUNTS", &d).env("ENROOT_ENVIRON", t.path().join("e"));
         if strict {
             c.env("IBWIRE_STRICT", "1");
@@ -223,7 +225,7 @@ fn errors_warn_and_start_unless_strict() {
         }
     }
     // not run by enroot at all
-    let o = Command::new(bin()).arg("hook").env_clear().env("IBWIRE_ROOT", &root).output().unwrap();
+    let o = Command::new(bin()).arg("hook").env_clear().arg("--root").arg(&root).output().unwrap();
     assert_eq!(o.status.code(), Some(0));
     assert!(stderr(&o).contains("ENROOT_MOUNTS is not set"));
 }

@@ -33,7 +33,7 @@ pub fn gather(env: &BTreeMap<String, String>, root: &Path) -> (BTreeMap<String, 
         }
     }
     for file in files {
-        let Ok(text) = std::fs::read_to_string(&file) else { continue };
+        let Ok(text) = crate::input::read_text(&file, crate::input::MAX_INPUT) else { continue };
         for (k, v) in parse_conf(&text) {
             vars.insert(k, Var { value: v, origin: file.display().to_string() });
         }

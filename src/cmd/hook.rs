@@ -58,29 +58,35 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
     match outcome {
         Ok(o) => {
             for w in &o.warnings {
-                eprintln!("ibwire-hook: warning: {w}");
+                say(&format!("ibwire-hook: warning: {w}"));
             }
             if truthy(env.get("IBWIRE_DEBUG")) {
-                eprintln!("ibwire-hook: devices: {}", o.devices.join(","));
+                say(&format!("ibwire-hook: devices: {}", o.devices.join(",")));
                 for l in o.mounts.iter().chain(&o.environ) {
-                    eprintln!("ibwire-hook: + {l}");
+                    say(&format!("ibwire-hook: + {l}"));
                 }
             }
             if strict && !o.warnings.is_empty() {
-                eprintln!("ibwire-hook: error: strict mode: {}", o.warnings[0]);
+                say(&format!("ibwire-hook: error: strict mode: {}", o.warnings[0]));
                 return ExitCode::from(1);
             }
             ExitCode::SUCCESS
         }
         Err(e) if strict => {
-            eprintln!("ibwire-hook: error: {}", one_line(&format!("{e:#}")));
+            say(&format!("ibwire-hook: error: {}", one_line(&format!("{e:#}"))));
             ExitCode::from(1)
         }
         Err(e) => {
-            eprintln!("ibwire-hook: warning: {}", one_line(&format!("{e:#}")));
+            say(&format!("ibwire-hook: warning: {}", one_line(&format!("{e:#}"))));
             ExitCode::SUCCESS
         }
     }
+}
+
+/// One line to stderr. A full disk or a closed pipe must not turn a warning into a panic that
+/// fails the container start: the write's error is dropped.
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 fn one_line(s: &str) -> String {
@@ -133,14 +139,22 @@ pub fn decide_and_write(node: &Node, env: &BTreeMap<String, String>, cfg: &Confi
     let environ_path =
         env.get("ENROOT_ENVIRON").map(PathBuf::from).context("ENROOT_ENVIRON is not set (not run by enroot?)")?;
     let rootfs = env.get("ENROOT_ROOTFS").map(PathBuf::from);
-    let file_env = match std::fs::read_to_string(&environ_path) {
-        Ok(t) => environ::parse(&t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
+    // Read once, bounded, bytes kept: a non-UTF-8 byte in the image's environment must not
+    // cost the settings (it would be the silent socket fallback again).
+    let environ_bytes = match crate::input::read_bytes(&environ_path, crate::input::MAX_INPUT) {
+        Ok(b) => b,
+        Err(e) if crate::input::is_absent(&e) => Vec::new(),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", environ_path.display())),
     };
+    let file_env = environ::parse(&String::from_utf8_lossy(&environ_bytes));
 
     let intent = Intent { master: master(env, &file_env, &mut out.warnings), config: cfg.clone(), env: env.clone() };
     let p = plan::decide(node, &intent);
+    // What the plan could not decide (a configured interface that does not exist, no route to
+    // the master) is the hook not doing its job: a warning, and a failure in strict mode.
+    for f in p.findings.iter().filter(|f| f.severity == plan::Severity::Error) {
+        out.warnings.push(format!("{}: {}", f.subject, f.message));
+    }
     let healthy: Vec<String> = p.hcas.iter().map(|(d, _)| d.clone()).collect();
     let (var, value, mellanox) = hook::visibility(|k| lookup(env, &file_env, k), cfg.hook.visible_devices.as_deref());
     let sel = visible::select(node, var, &value, mellanox, &healthy);
@@ -166,8 +180,8 @@ pub fn decide_and_write(node: &Node, env: &BTreeMap<String, String>, cfg: &Confi
             Err(e) => out.warnings.push(format!("{e:#}")),
         }
     }
-    append(&mounts_path, &out.mounts)?;
-    append(&environ_path, &out.environ)?;
+    append(&mounts_path, &out.mounts, None)?;
+    append(&environ_path, &out.environ, Some(&environ_bytes))?;
     Ok(out)
 }
 
@@ -240,7 +254,8 @@ fn normalize(p: &Path) -> PathBuf {
     out
 }
 
-fn append(path: &Path, lines: &[String]) -> Result<()> {
+/// Append `lines`; `known` is the file's content already read (to see whether it ends open).
+fn append(path: &Path, lines: &[String], known: Option<&[u8]>) -> Result<()> {
     if lines.is_empty() {
         return Ok(());
     }
@@ -251,7 +266,18 @@ fn append(path: &Path, lines: &[String]) -> Result<()> {
         .with_context(|| format!("cannot append to {}", path.display()))?;
     // A file whose last line lacks its newline (an image's environment, an earlier hook) must
     // not have our first line glued onto it.
-    let ends_open = std::fs::read(path).map(|b| b.last().is_some_and(|c| *c != b'\n')).unwrap_or(false);
+    let ends_open = match known {
+        Some(b) => b.last().is_some_and(|c| *c != b'\n'),
+        None => {
+            let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+            len > 0 && {
+                use std::io::{Read, Seek, SeekFrom};
+                let mut last = [0u8; 1];
+                let mut r = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+                r.seek(SeekFrom::Start(len - 1)).is_ok() && r.read_exact(&mut last).is_ok() && last[0] != b'\n'
+            }
+        }
+    };
     let mut text = if ends_open { String::from("\n") } else { String::new() };
     text.push_str(&lines.join("\n"));
     text.push('\n');

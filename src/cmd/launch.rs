@@ -52,7 +52,9 @@ pub struct Args {
     /// Start even if the job would run on TCP sockets while the node has healthy HCAs.
     #[arg(long)]
     pub allow_socket_fallback: bool,
-    /// Print the one command line that would run, and exit 0.
+    /// Print the one command line that would run, and exit 0. The line is for bash: it is also
+    /// POSIX sh unless an argument holds a control character (a newline), which only bash's
+    /// `$'…'` can write on one line.
     #[arg(long)]
     pub dry_run: bool,
     /// Print the decisions to stderr first.

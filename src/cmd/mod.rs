@@ -37,7 +37,8 @@ impl NodeSource {
     }
 }
 
-/// The job's environment as UTF-8 pairs (others cannot matter to NCCL or Slurm variables we read).
+/// The job's environment. Bytes that are not UTF-8 become U+FFFD rather than dropping the
+/// variable: a value the user set is set, whatever its bytes, and must not be overridden.
 pub fn job_env() -> std::collections::BTreeMap<String, String> {
-    std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))).collect()
+    std::env::vars_os().map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned())).collect()
 }

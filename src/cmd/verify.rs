@@ -140,8 +140,9 @@ pub fn render(r: &Report, facts: &log::LogFacts, json: bool) -> Result<String> {
 fn read_logs(files: &[PathBuf]) -> Result<String> {
     let mut all = String::new();
     for f in files {
-        let b = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
-        all.push_str(&String::from_utf8_lossy(&b));
+        let t = crate::input::read_text(f, crate::input::MAX_INPUT)
+            .with_context(|| format!("cannot read {}", f.display()))?;
+        all.push_str(&t);
         all.push('\n');
     }
     Ok(all)
@@ -165,10 +166,10 @@ pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
 /// all_reduce_perf when it is on PATH and the job is one node; else examples/allreduce.py via
 /// torchrun, prepared exactly as `ibwire launch` would.
 fn benchmark(node: &Node, a: &Args, env: std::collections::BTreeMap<String, String>) -> Result<String> {
-    let dir = std::env::temp_dir().join(format!("ibwire-verify-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let script = dir.join("allreduce.py");
-    std::fs::write(&script, ALLREDUCE_PY).with_context(|| format!("cannot write {}", script.display()))?;
+    // Private (mkdtemp, 0700) and removed on every way out: a predictable /tmp path could be
+    // planted by another user, and its script swapped before torchrun runs it.
+    let dir = crate::input::Scratch::new("ibwire-verify")?;
+    let script = dir.write("allreduce.py", ALLREDUCE_PY.as_bytes())?;
     let largs = crate::cmd::launch::Args {
         nnodes: None,
         node_rank: None,
@@ -226,7 +227,7 @@ fn benchmark(node: &Node, a: &Args, env: std::collections::BTreeMap<String, Stri
     pb.enable_steady_tick(Duration::from_millis(120));
     let out = crate::subprocess::run(cmd, Duration::from_secs(a.timeout));
     pb.finish_and_clear();
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
     let out = out?;
     let text = format!("{}\n{}", out.stdout, out.stderr);
     if let Some(p) = &a.log {

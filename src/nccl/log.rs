@@ -99,6 +99,9 @@ pub fn analyse(text: &str) -> LogFacts {
     let mut boot: BTreeSet<String> = BTreeSet::new();
     let mut hosts: BTreeSet<String> = BTreeSet::new();
     let mut warns: Vec<String> = Vec::new();
+    // Seen-sets beside the ordered lists: a log of 200 000 distinct WARN lines must stay linear.
+    let mut seen: std::collections::HashSet<(u8, String)> = std::collections::HashSet::new();
+    let mut seen_dev: std::collections::HashSet<(String, u32)> = std::collections::HashSet::new();
     let mut gdr_disabled = false;
     for raw in text.lines() {
         if is_added_header(raw) {
@@ -156,7 +159,7 @@ pub fn analyse(text: &str) -> LogFacts {
                 let mut c = id.split(':');
                 let name = c.next().unwrap_or("").to_string();
                 let port = c.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-                if !f.ib_devices.iter().any(|d| d.name == name && d.port == port) {
+                if seen_dev.insert((name.clone(), port)) {
                     f.ib_devices.push(IbDev { index, name, port, link });
                 }
             }
@@ -165,7 +168,7 @@ pub fn analyse(text: &str) -> LogFacts {
             for tok in v.split_whitespace() {
                 if let Some((_, body)) = tok.strip_prefix('[').and_then(|r| r.split_once(']')) {
                     let n = if_name(body);
-                    if !f.socket_ifs.contains(&n) {
+                    if seen.insert((0, n.clone())) {
                         f.socket_ifs.push(n);
                     }
                 }
@@ -219,7 +222,7 @@ pub fn analyse(text: &str) -> LogFacts {
         ] {
             if let Some(i) = l.find(pat) {
                 let msg = l[i..].trim().to_string();
-                if !f.errors.contains(&msg) {
+                if seen.insert((1, msg.clone())) {
                     f.errors.push(msg);
                 }
                 break;
@@ -236,7 +239,7 @@ pub fn analyse(text: &str) -> LogFacts {
                     f.modify_qp_errnos.push(n);
                 }
             }
-            if !warns.contains(&msg) {
+            if seen.insert((2, msg.clone())) {
                 warns.push(msg);
             }
         }

@@ -63,6 +63,7 @@ fn block(f: &[&str]) -> Option<Block> {
 }
 
 pub fn parse(text: &str) -> TestsOutput {
+    let mut seen: std::collections::HashSet<(u8, String)> = std::collections::HashSet::new();
     let mut t = TestsOutput::default();
     for raw in text.lines() {
         if is_added_header(raw) {
@@ -74,14 +75,14 @@ pub fn parse(text: &str) -> TestsOutput {
             let w: Vec<&str> = rest.split_whitespace().collect();
             if let Some(i) = w.iter().position(|x| *x == "on") {
                 if let Some(h) = w.get(i + 1) {
-                    if !t.hosts.iter().any(|x| x == h) {
+                    if seen.insert((0, h.to_string())) {
                         t.hosts.push(h.to_string());
                     }
                 }
             }
             if let Some(i) = rest.find(']') {
                 let d = rest[i + 1..].trim().to_string();
-                if !d.is_empty() && !t.devices.contains(&d) {
+                if !d.is_empty() && seen.insert((1, d.clone())) {
                     t.devices.push(d);
                 }
             }

@@ -92,6 +92,13 @@ pub fn decide(
         vars.push(("NCCL_IB_HCA".into(), format!("={}", exposed.join(","))));
     } else if !plan.hcas.is_empty() {
         d.warnings.push(format!("{}: no healthy HCA is exposed; NCCL will use TCP sockets", sel.source));
+    } else {
+        let why: Vec<String> = plan.excluded.iter().take(3).map(|e| format!("{}: {}", e.device, e.reason)).collect();
+        d.warnings.push(format!(
+            "no healthy HCA port on this node ({}{}); NCCL will use TCP sockets",
+            why.join("; "),
+            if plan.excluded.len() > 3 { "; …" } else { "" }
+        ));
     }
     vars.extend(
         plan.settings

@@ -168,6 +168,14 @@ pub fn build(plan: &Plan, node_healthy_missing_nodes: &[String], inp: &Input) ->
                 a.push("--root".into());
             }
             for (k, v) in &env {
+                // enroot reads `-e` values into its environ file one line each: a line break
+                // would start a second variable of the value's choosing.
+                if v.contains(['\n', '\r', '\0']) || k.contains(['\n', '\r', '\0', '=']) {
+                    return Err(Refusal {
+                        reason: format!("{k}: value contains a line break or NUL; enroot -e cannot carry it"),
+                        fix: format!("unset {k} or remove the line break from its value"),
+                    });
+                }
                 a.push("-e".into());
                 a.push(format!("{k}={v}"));
             }

@@ -11,6 +11,15 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn environ_keeps_only_the_container_marker() {
+        let e = super::redact_environ(b"HOME=/root\0AWS_SECRET_ACCESS_KEY=abc\0container=podman\0TOKEN=x\0");
+        assert_eq!(e, b"container=podman\0");
+    }
+}
+
 /// Files read only by the live path (getifaddrs) that a replay needs as files.
 const LIVE_EXTRAS: &[&str] = &[
     "proc/net/fib_trie",
@@ -28,7 +37,7 @@ pub fn capture(opts: &ProbeOptions, dest: &Path) -> Result<usize> {
     for extra in LIVE_EXTRAS {
         sys.read(Path::new(extra));
     }
-    fs::create_dir_all(dest).with_context(|| format!("cannot create {}", dest.display()))?;
+    prepare_dest(dest)?;
     // Reads made through symlinked directories (/proc/net → self/net) record only the final
     // path; resolving each one records the links on the way, which the tree needs too.
     for rel in sys.recorded() {
@@ -53,6 +62,10 @@ pub fn capture(opts: &ProbeOptions, dest: &Path) -> Result<usize> {
             let mut buf = Vec::new();
             if fs::File::open(&src).and_then(|f| f.take(4 << 20).read_to_end(&mut buf)).is_err() {
                 continue; // unreadable on the node: the replay sees it missing, as the probe did
+            }
+            if rel == Path::new("proc/1/environ") {
+                // Init's environment holds tokens and keys; the probe needs one fact from it.
+                buf = redact_environ(&buf);
             }
             let d = dest.join(&real);
             if let Some(p) = d.parent() {
@@ -85,6 +98,39 @@ pub fn capture(opts: &ProbeOptions, dest: &Path) -> Result<usize> {
     let snap = dest.join("ibwire-snapshot.json");
     fs::write(&snap, serde_json::to_vec_pretty(&node)?).with_context(|| format!("cannot write {}", snap.display()))?;
     Ok(count)
+}
+
+/// The capture writes only into a directory it owns alone: a new one (mode 0700), or an empty
+/// one of this user's that nobody else can write. Anything already inside — a symlink planted
+/// to redirect a write, say — is refused rather than followed.
+fn prepare_dest(dest: &Path) -> Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    match fs::symlink_metadata(dest) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            fs::DirBuilder::new().mode(0o700).create(dest).with_context(|| format!("cannot create {}", dest.display()))
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot use {}", dest.display())),
+        Ok(m) => {
+            if !m.is_dir() {
+                anyhow::bail!("{}: not a directory", dest.display());
+            }
+            if m.uid() != nix::unistd::geteuid().as_raw() || m.mode() & 0o022 != 0 {
+                anyhow::bail!(
+                    "{}: must be this user's and writable by nobody else (capture into a new directory)",
+                    dest.display()
+                );
+            }
+            if fs::read_dir(dest).with_context(|| format!("cannot list {}", dest.display()))?.next().is_some() {
+                anyhow::bail!("{}: not empty; capture into a new or empty directory", dest.display());
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Keep only `container=…` (what the probe reads it for) from a NUL-separated environment.
+pub fn redact_environ(raw: &[u8]) -> Vec<u8> {
+    raw.split(|b| *b == 0).filter(|e| e.starts_with(b"container=")).flat_map(|e| e.iter().copied().chain([0])).collect()
 }
 
 /// Where a recorded path really lives: its parent resolved, its own name kept (so a symlink is

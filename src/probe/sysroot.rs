@@ -141,6 +141,24 @@ impl SysRoot {
         self.root.join(rel)
     }
 
+    /// The host path to open for `rel`. Live, the kernel's own resolution is the truth. Under a
+    /// `--root` tree (a capture from a support ticket is untrusted input) every symlink is
+    /// resolved by `resolve`, which never leaves the tree: the OS is never asked to follow a
+    /// link, so `sys/x -> /etc` reads the tree's `etc`, not the host's. `follow_last: false`
+    /// keeps the last component itself (for lstat and readlink).
+    fn host_path(&self, rel: &Path, follow_last: bool) -> Option<PathBuf> {
+        if self.live {
+            return Some(self.abs(rel));
+        }
+        if follow_last {
+            return self.resolve(rel).map(|r| self.abs(&r));
+        }
+        match (rel.parent(), rel.file_name()) {
+            (Some(p), Some(n)) if !p.as_os_str().is_empty() => self.resolve(p).map(|r| self.abs(&r.join(n))),
+            _ => Some(self.abs(rel)),
+        }
+    }
+
     /// `/`-relative display form of a root-relative path, for notes.
     pub fn show(&self, rel: &Path) -> String {
         format!("/{}", rel.display())
@@ -148,12 +166,12 @@ impl SysRoot {
 
     pub fn exists(&self, rel: &Path) -> bool {
         self.record(rel);
-        fs::symlink_metadata(self.abs(rel)).is_ok()
+        self.host_path(rel, false).is_some_and(|p| fs::symlink_metadata(p).is_ok())
     }
 
     pub fn is_dir(&self, rel: &Path) -> bool {
         self.record(rel);
-        fs::metadata(self.abs(rel)).map(|m| m.is_dir()).unwrap_or(false)
+        self.host_path(rel, true).is_some_and(|p| fs::symlink_metadata(p).map(|m| m.is_dir()).unwrap_or(false))
     }
 
     /// Names in a directory, sorted. A missing directory is an empty list (no note): absence is
@@ -161,7 +179,8 @@ impl SysRoot {
     pub fn list(&self, rel: &Path) -> Vec<String> {
         self.record(rel);
         self.count_open();
-        let rd = match fs::read_dir(self.abs(rel)) {
+        let Some(host) = self.host_path(rel, true) else { return Vec::new() };
+        let rd = match fs::read_dir(host) {
             Ok(rd) => rd,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
             Err(e) => {
@@ -190,9 +209,12 @@ impl SysRoot {
     pub fn read(&self, rel: &Path) -> Option<String> {
         self.record(rel);
         self.count_open();
-        let abs = self.abs(rel);
+        let abs = self.host_path(rel, true)?;
         // O_NONBLOCK: a FIFO or terminal planted in a tree answers at once instead of blocking.
-        let mut f = match fs::OpenOptions::new().read(true).custom_flags(nix::libc::O_NONBLOCK).open(&abs) {
+        // O_NOFOLLOW: in a tree, host_path resolved every link inside the tree; one swapped in
+        // since is refused rather than followed out of it.
+        let flags = nix::libc::O_NONBLOCK | if self.live { 0 } else { nix::libc::O_NOFOLLOW };
+        let mut f = match fs::OpenOptions::new().read(true).custom_flags(flags).open(&abs) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
             Err(e) if e.raw_os_error() == Some(nix::libc::ENOTDIR) => return None,
@@ -255,7 +277,7 @@ impl SysRoot {
     /// The target of one symlink, as written.
     pub fn read_link(&self, rel: &Path) -> Option<PathBuf> {
         self.record(rel);
-        fs::read_link(self.abs(rel)).ok()
+        fs::read_link(self.host_path(rel, false)?).ok()
     }
 
     /// Resolve symlinks inside the root: absolute link targets are taken relative to the root,

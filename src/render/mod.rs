@@ -21,9 +21,21 @@ pub fn sh(plan: &Plan) -> Result<String> {
         if st.value.contains('\0') {
             bail!("{}: value contains a NUL byte", st.name);
         }
-        writeln!(s, "export {}={}", st.name, shell_words::quote(&st.value))?;
+        writeln!(s, "export {}={}", st.name, sh_quote(&st.value))?;
     }
     Ok(s)
+}
+
+/// A word for any POSIX shell (bash, dash, busybox ash): bare only when every character is one
+/// that no shell expands (letters, digits, `_ . / : = , + @ % -`), else single-quoted with `'`
+/// written as `'\''`. Braces, `~`, `*`, `[`, `!` and the like are therefore always quoted
+/// (`{a,b}` is brace-expanded by bash, `~` and globs everywhere).
+pub fn sh_quote(v: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_./:=,+@%-".contains(c);
+    if !v.is_empty() && v.chars().all(safe) && !v.starts_with('=') {
+        return v.to_string();
+    }
+    format!("'{}'", v.replace('\'', "'\\''"))
 }
 
 /// One `NAME="value"` line for enroot's environ file. enroot strips exactly one pair of

@@ -1,0 +1,251 @@
+//! The trust boundary: every file ibwire reads that someone else wrote (configs, the container's
+//! environ file, snapshots, NCCL logs, nccl.conf) goes through here, and every scratch file
+//! ibwire writes lives in a private directory made here.
+//!
+//! A read is bounded in size, refuses what is not a regular file (a FIFO would block, /dev/zero
+//! would never end; the open is non-blocking so even the refusal cannot hang), and turns
+//! non-UTF-8 bytes into U+FFFD instead of failing the whole file. Sysfs trees under `--root`
+//! have their own confined reader (`probe::sysroot`), which follows no symlink out of the tree.
+
+use anyhow::{bail, Context, Result};
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// Snapshots, logs, environ files, nccl.conf: 4 MiB is a hundred times what a real one holds.
+pub const MAX_INPUT: u64 = 4 << 20;
+/// A configuration file: a few hundred bytes in practice.
+pub const MAX_CONFIG: u64 = 256 << 10;
+
+/// Open `path` for reading without blocking on a FIFO, and check it is a regular file.
+fn open_regular(path: &Path) -> std::io::Result<(File, std::fs::Metadata)> {
+    let f = OpenOptions::new().read(true).custom_flags(nix::libc::O_NONBLOCK).open(path)?;
+    let m = f.metadata()?;
+    if !m.is_file() {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    Ok((f, m))
+}
+
+/// The bytes of a regular file of at most `limit` bytes. `NotFound` (and `ENOTDIR`, a path
+/// under a file such as `HOME=/dev/null`) keep their kind so callers can treat absence as such.
+pub fn read_bytes(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    let (f, m) = open_regular(path)?;
+    read_limited(f, m.len(), limit)
+}
+
+fn read_limited(f: File, len: u64, limit: u64) -> std::io::Result<Vec<u8>> {
+    if len > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {} KiB ({} bytes)", limit >> 10, len),
+        ));
+    }
+    let mut buf = Vec::with_capacity(len as usize);
+    // The size can change under us (a log still being written): never read past the limit.
+    f.take(limit + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > limit {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("larger than {} KiB", limit >> 10)));
+    }
+    Ok(buf)
+}
+
+/// Text of a regular file, invalid UTF-8 replaced (one bad byte must not cost the rest).
+pub fn read_text(path: &Path, limit: u64) -> std::io::Result<String> {
+    read_bytes(path, limit).map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+/// Absence as the caller sees it: no such file, or a path through something that is not a
+/// directory (`HOME=/dev/null` makes `~/.config/ibwire.yaml` such a path).
+pub fn is_absent(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(nix::libc::ENOTDIR)
+}
+
+/// A configuration file, which can change what root does: besides the bounds above, refuse it
+/// when others than its owner and root could have written it (group- or world-writable), or
+/// when it belongs to someone other than root or the user running ibwire.
+pub fn read_config(path: &Path) -> std::io::Result<String> {
+    let (f, m) = open_regular(path)?;
+    let euid = nix::unistd::geteuid().as_raw();
+    if m.mode() & 0o022 != 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("refused: writable by group or others (mode {:o}); chmod go-w it", m.mode() & 0o7777),
+        ));
+    }
+    if m.uid() != 0 && m.uid() != euid {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("refused: owned by uid {}, neither root nor this user (uid {euid})", m.uid()),
+        ));
+    }
+    read_limited(f, m.len(), MAX_CONFIG).map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+/// A private scratch directory (mode 0700, unpredictable name, made by mkdtemp so an existing
+/// path or a planted symlink is never reused), removed when dropped.
+#[derive(Debug)]
+pub struct Scratch {
+    path: PathBuf,
+}
+
+impl Scratch {
+    pub fn new(prefix: &str) -> Result<Scratch> {
+        let template = std::env::temp_dir().join(format!("{prefix}-XXXXXX"));
+        let path = nix::unistd::mkdtemp(&template)
+            .with_context(|| format!("cannot create a private directory like {}", template.display()))?;
+        Ok(Scratch { path })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Create `name` inside, exclusively (never through an existing file or link), mode 0600.
+    pub fn write(&self, name: &str, content: &[u8]) -> Result<PathBuf> {
+        use std::io::Write;
+        if name.contains('/') || name == ".." || name == "." {
+            bail!("bad scratch file name {name:?}");
+        }
+        let p = self.path.join(name);
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(nix::libc::O_NOFOLLOW)
+            .open(&p)
+            .with_context(|| format!("cannot create {}", p.display()))?;
+        f.write_all(content).with_context(|| format!("cannot write {}", p.display()))?;
+        Ok(p)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn fifo_device_and_oversize_are_refused_without_blocking() {
+        let t = tempfile::tempdir().unwrap();
+        let fifo = t.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let e = read_text(&fifo, MAX_INPUT).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        assert!(read_text(Path::new("/dev/zero"), MAX_INPUT).is_err());
+        let big = t.path().join("big");
+        std::fs::write(&big, vec![b'a'; 2048]).unwrap();
+        assert!(read_text(&big, 1024).unwrap_err().to_string().contains("larger than 1 KiB"));
+        assert!(is_absent(&read_text(Path::new("/dev/null/x"), 10).unwrap_err()));
+    }
+
+    #[test]
+    fn invalid_utf8_costs_one_character() {
+        let t = tempfile::tempdir().unwrap();
+        let f = t.path().join("env");
+        std::fs::write(&f, b"A=1\nB=\xff\nC=3\n").unwrap();
+        assert_eq!(read_text(&f, 100).unwrap(), "A=1\nB=\u{fffd}\nC=3\n");
+    }
+
+    #[test]
+    fn configs_writable_by_others_are_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let f = t.path().join("c.yaml");
+        std::fs::write(&f, "hook: {strict: true}\n").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(read_config(&f).is_ok());
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(read_config(&f).unwrap_err().to_string().contains("writable by group or others"));
+    }
+
+    #[test]
+    fn scratch_is_private_and_removed() {
+        let s = Scratch::new("ibwire-test").unwrap();
+        let p = s.path().to_path_buf();
+        assert_eq!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o700);
+        let f = s.write("x.py", b"print(1)").unwrap();
+        assert!(s.write("x.py", b"again").is_err(), "never through an existing file");
+        assert_eq!(std::fs::read(&f).unwrap(), b"print(1)");
+        drop(s);
+        assert!(!p.exists());
+    }
+}
+
+/// Nesting deeper than any document of ours (a snapshot is 6 levels deep).
+const MAX_YAML_DEPTH: usize = 64;
+
+/// Refuse, before the YAML parser sees it, what makes it slow or large: anchors and aliases
+/// (an alias bomb expands kilobytes into gigabytes; neither configs nor snapshots use them) and
+/// nesting deeper than `MAX_YAML_DEPTH` in flow (`[[[[…`) or block (indentation) style. The scan
+/// is lexical and linear: quoted scalars and comments are skipped.
+pub fn yaml_guard(text: &str) -> Result<()> {
+    for (n, line) in text.lines().enumerate() {
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        if indent > 2 * MAX_YAML_DEPTH {
+            bail!("{}:1: nested deeper than {MAX_YAML_DEPTH} levels", n + 1);
+        }
+    }
+    let (mut depth, mut quote, mut comment, mut line) = (0usize, None::<u8>, false, 1usize);
+    let b = text.as_bytes();
+    let mut prev = b'\n'; // last significant byte outside quotes
+    for (i, &c) in b.iter().enumerate() {
+        if c == b'\n' {
+            line += 1;
+            comment = false;
+            if quote == Some(b'\'') || quote == Some(b'"') {
+                // multi-line quoted scalars are legal; keep the quote open
+            }
+            prev = b'\n';
+            continue;
+        }
+        if comment {
+            continue;
+        }
+        match quote {
+            Some(q) => {
+                if c == q && !(q == b'"' && i > 0 && b[i - 1] == b'\\') {
+                    quote = None;
+                    prev = b'x';
+                }
+                continue;
+            }
+            None => {}
+        }
+        match c {
+            b'#' if matches!(prev, b' ' | b'\t' | b'\n') || i == 0 => comment = true,
+            b'"' | b'\'' if matches!(prev, b'\n' | b' ' | b'\t' | b':' | b'-' | b'[' | b'{' | b',' | b'?') => {
+                quote = Some(c)
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_YAML_DEPTH {
+                    bail!("{line}:1: nested deeper than {MAX_YAML_DEPTH} levels");
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b'&' | b'*' if matches!(prev, b'\n' | b' ' | b'\t' | b':' | b'-' | b'[' | b'{' | b',' | b'?') => {
+                let next = b.get(i + 1).copied().unwrap_or(b' ');
+                let at_value = {
+                    // only a token start: the byte before must be a separator or whitespace
+                    let before = if i == 0 { b'\n' } else { b[i - 1] };
+                    matches!(before, b'\n' | b' ' | b'\t' | b'[' | b'{' | b',')
+                };
+                if at_value && !matches!(next, b' ' | b'\t' | b'\n' | b',' | b']' | b'}') {
+                    bail!("{line}:1: YAML anchors and aliases (&name, *name) are not accepted");
+                }
+            }
+            _ => {}
+        }
+        if !matches!(c, b' ' | b'\t') {
+            prev = c;
+        }
+    }
+    Ok(())
+}
