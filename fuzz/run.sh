@@ -3,7 +3,9 @@
 # print one line per target: executions, and whether it found a crash. cargo-fuzz needs nightly
 # features; on a stable toolchain RUSTC_BOOTSTRAP=1 enables them, and --sanitizer none is used
 # (the crate has no unsafe code: panics and assertion failures are what fuzzing looks for).
-# Crashes are kept under fuzz/artifacts/<target>/ — turn each into a regression test.
+# Crashes are kept under fuzz/artifacts/<target>/ — turn each into a regression test. Memory is
+# limited (512 MiB RSS, 256 MiB per allocation): an input that makes a parser allocate without
+# bound, such as a hostlist of many ranges, counts as a crash.
 set -uo pipefail
 cd "$(dirname "$0")"
 SECONDS_PER=${1:-15}
@@ -27,7 +29,7 @@ printf 'x040\\ y\n' > corpus/enroot_formats/a
 cargo fuzz build --sanitizer none -O >/dev/null 2>&1 || { echo "fuzz: build failed" >&2; cargo fuzz build --sanitizer none -O; exit 1; }
 fail=0
 for t in $(cargo fuzz list); do
-  out=$(cargo fuzz run --sanitizer none -O "$t" "corpus/$t" -- -max_total_time="$SECONDS_PER" -print_final_stats=1 2>&1)
+  out=$(cargo fuzz run --sanitizer none -O "$t" "corpus/$t" -- -max_total_time="$SECONDS_PER" -rss_limit_mb=512 -malloc_limit_mb=256 -print_final_stats=1 2>&1)
   rc=$?
   runs=$(echo "$out" | sed -n 's/^stat::number_of_executed_units: *//p' | tail -1)
   if [ $rc -eq 0 ]; then echo "fuzz: $t: ${runs:-?} executions in ${SECONDS_PER}s, no crash"

@@ -127,6 +127,73 @@ impl Drop for Scratch {
     }
 }
 
+/// Nesting deeper than any document of ours (a snapshot is 6 levels deep).
+const MAX_YAML_DEPTH: usize = 64;
+
+/// Refuse, before the YAML parser sees it, what makes it slow or large: anchors and aliases
+/// (an alias bomb expands kilobytes into gigabytes; neither configs nor snapshots use them) and
+/// nesting deeper than `MAX_YAML_DEPTH` in flow (`[[[[…`) or block (indentation) style. The scan
+/// is lexical and linear: quoted scalars and comments are skipped.
+pub fn yaml_guard(text: &str) -> Result<()> {
+    for (n, line) in text.lines().enumerate() {
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        if indent > 2 * MAX_YAML_DEPTH {
+            bail!("{}:1: nested deeper than {MAX_YAML_DEPTH} levels", n + 1);
+        }
+    }
+    let (mut depth, mut quote, mut comment, mut line) = (0usize, None::<u8>, false, 1usize);
+    let b = text.as_bytes();
+    let mut prev = b'\n'; // last significant byte outside quotes
+    for (i, &c) in b.iter().enumerate() {
+        if c == b'\n' {
+            line += 1;
+            comment = false;
+            // a quoted scalar may span lines: `quote` stays open
+            prev = b'\n';
+            continue;
+        }
+        if comment {
+            continue;
+        }
+        if let Some(q) = quote {
+            if c == q && !(q == b'"' && i > 0 && b[i - 1] == b'\\') {
+                quote = None;
+                prev = b'x';
+            }
+            continue;
+        }
+        match c {
+            b'#' if matches!(prev, b' ' | b'\t' | b'\n') || i == 0 => comment = true,
+            b'"' | b'\'' if matches!(prev, b'\n' | b' ' | b'\t' | b':' | b'-' | b'[' | b'{' | b',' | b'?') => {
+                quote = Some(c)
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_YAML_DEPTH {
+                    bail!("{line}:1: nested deeper than {MAX_YAML_DEPTH} levels");
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b'&' | b'*' if matches!(prev, b'\n' | b' ' | b'\t' | b':' | b'-' | b'[' | b'{' | b',' | b'?') => {
+                let next = b.get(i + 1).copied().unwrap_or(b' ');
+                let at_value = {
+                    // only a token start: the byte before must be a separator or whitespace
+                    let before = if i == 0 { b'\n' } else { b[i - 1] };
+                    matches!(before, b'\n' | b' ' | b'\t' | b'[' | b'{' | b',')
+                };
+                if at_value && !matches!(next, b' ' | b'\t' | b'\n' | b',' | b']' | b'}') {
+                    bail!("{line}:1: YAML anchors and aliases (&name, *name) are not accepted");
+                }
+            }
+            _ => {}
+        }
+        if !matches!(c, b' ' | b'\t') {
+            prev = c;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,76 +243,4 @@ mod tests {
         drop(s);
         assert!(!p.exists());
     }
-}
-
-/// Nesting deeper than any document of ours (a snapshot is 6 levels deep).
-const MAX_YAML_DEPTH: usize = 64;
-
-/// Refuse, before the YAML parser sees it, what makes it slow or large: anchors and aliases
-/// (an alias bomb expands kilobytes into gigabytes; neither configs nor snapshots use them) and
-/// nesting deeper than `MAX_YAML_DEPTH` in flow (`[[[[…`) or block (indentation) style. The scan
-/// is lexical and linear: quoted scalars and comments are skipped.
-pub fn yaml_guard(text: &str) -> Result<()> {
-    for (n, line) in text.lines().enumerate() {
-        let indent = line.len() - line.trim_start_matches(' ').len();
-        if indent > 2 * MAX_YAML_DEPTH {
-            bail!("{}:1: nested deeper than {MAX_YAML_DEPTH} levels", n + 1);
-        }
-    }
-    let (mut depth, mut quote, mut comment, mut line) = (0usize, None::<u8>, false, 1usize);
-    let b = text.as_bytes();
-    let mut prev = b'\n'; // last significant byte outside quotes
-    for (i, &c) in b.iter().enumerate() {
-        if c == b'\n' {
-            line += 1;
-            comment = false;
-            if quote == Some(b'\'') || quote == Some(b'"') {
-                // multi-line quoted scalars are legal; keep the quote open
-            }
-            prev = b'\n';
-            continue;
-        }
-        if comment {
-            continue;
-        }
-        match quote {
-            Some(q) => {
-                if c == q && !(q == b'"' && i > 0 && b[i - 1] == b'\\') {
-                    quote = None;
-                    prev = b'x';
-                }
-                continue;
-            }
-            None => {}
-        }
-        match c {
-            b'#' if matches!(prev, b' ' | b'\t' | b'\n') || i == 0 => comment = true,
-            b'"' | b'\'' if matches!(prev, b'\n' | b' ' | b'\t' | b':' | b'-' | b'[' | b'{' | b',' | b'?') => {
-                quote = Some(c)
-            }
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > MAX_YAML_DEPTH {
-                    bail!("{line}:1: nested deeper than {MAX_YAML_DEPTH} levels");
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            b'&' | b'*' if matches!(prev, b'\n' | b' ' | b'\t' | b':' | b'-' | b'[' | b'{' | b',' | b'?') => {
-                let next = b.get(i + 1).copied().unwrap_or(b' ');
-                let at_value = {
-                    // only a token start: the byte before must be a separator or whitespace
-                    let before = if i == 0 { b'\n' } else { b[i - 1] };
-                    matches!(before, b'\n' | b' ' | b'\t' | b'[' | b'{' | b',')
-                };
-                if at_value && !matches!(next, b' ' | b'\t' | b'\n' | b',' | b']' | b'}') {
-                    bail!("{line}:1: YAML anchors and aliases (&name, *name) are not accepted");
-                }
-            }
-            _ => {}
-        }
-        if !matches!(c, b' ' | b'\t') {
-            prev = c;
-        }
-    }
-    Ok(())
 }

@@ -11,15 +11,6 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn environ_keeps_only_the_container_marker() {
-        let e = super::redact_environ(b"HOME=/root\0AWS_SECRET_ACCESS_KEY=abc\0container=podman\0TOKEN=x\0");
-        assert_eq!(e, b"container=podman\0");
-    }
-}
-
 /// Files read only by the live path (getifaddrs) that a replay needs as files.
 const LIVE_EXTRAS: &[&str] = &[
     "proc/net/fib_trie",
@@ -139,5 +130,14 @@ fn real_location(sys: &SysRoot, rel: &Path) -> PathBuf {
     match (rel.parent(), rel.file_name()) {
         (Some(p), Some(n)) if !p.as_os_str().is_empty() => sys.resolve(p).unwrap_or_else(|| p.to_path_buf()).join(n),
         _ => rel.to_path_buf(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn environ_keeps_only_the_container_marker() {
+        let e = super::redact_environ(b"HOME=/root\0AWS_SECRET_ACCESS_KEY=abc\0container=podman\0TOKEN=x\0");
+        assert_eq!(e, b"container=podman\0");
     }
 }
