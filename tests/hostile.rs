@@ -283,7 +283,7 @@ fn env_sh_round_trips_through_every_shell() {
                 let o = Command::new(sh[0])
                     .args(&sh[1..])
                     .arg("-c")
-                    .arg(format!("eval \"$1\"; printf %s \"$X\""))
+                    .arg("eval \"$1\"; printf %s \"$X\"")
                     .arg("sh")
                     .arg(&line)
                     .output()
