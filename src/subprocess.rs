@@ -18,6 +18,45 @@ pub struct Captured {
 
 /// Run `cmd` to completion or until `limit` passes; output is captured (bounded by what the
 /// pipes hold before the child ends, which is ample for the tools we call).
+/// What is kept of a child's stream: its first and its last `KEEP` bytes (NCCL's init lines
+/// come first, the bandwidth table last); the middle of a runaway log is dropped, so memory stays
+/// bounded whatever the child prints.
+const KEEP: usize = 4 << 20;
+
+fn drain(r: &mut impl Read) -> Vec<u8> {
+    let (mut head, mut tail, mut skipped) = (Vec::new(), Vec::new(), 0usize);
+    let mut buf = [0u8; 64 << 10];
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        let mut chunk = &buf[..n];
+        if head.len() < KEEP {
+            let k = chunk.len().min(KEEP - head.len());
+            head.extend_from_slice(&chunk[..k]);
+            chunk = &chunk[k..];
+        }
+        tail.extend_from_slice(chunk);
+        if tail.len() > 2 * KEEP {
+            let cut = tail.len() - KEEP;
+            skipped += cut;
+            tail.drain(..cut);
+        }
+    }
+    if tail.len() > KEEP {
+        skipped += tail.len() - KEEP;
+        tail.drain(..tail.len() - KEEP);
+    }
+    if skipped > 0 {
+        head.extend_from_slice(format!("\n[ibwire: {skipped} bytes of output not kept]\n").as_bytes());
+    }
+    head.extend_from_slice(&tail);
+    head
+}
+
 pub fn run(mut cmd: Command, limit: Duration) -> Result<Captured> {
     let prog = format!("{:?}", cmd.get_program());
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
@@ -25,16 +64,8 @@ pub fn run(mut cmd: Command, limit: Duration) -> Result<Captured> {
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
     // Drain the pipes on threads so a chatty child never blocks on a full pipe.
-    let t_out = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = out.read_to_end(&mut s);
-        s
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = err.read_to_end(&mut s);
-        s
-    });
+    let t_out = std::thread::spawn(move || drain(&mut out));
+    let t_err = std::thread::spawn(move || drain(&mut err));
     let start = Instant::now();
     let status = loop {
         if let Some(st) = child.try_wait()? {
@@ -65,6 +96,16 @@ mod tests {
         let e = run(c, Duration::from_millis(200)).err().unwrap();
         assert!(e.to_string().contains("did not finish"), "{e}");
         assert!(t.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn runaway_output_is_bounded() {
+        let mut c = Command::new("sh");
+        c.args(["-c", "echo first; head -c 20000000 /dev/zero | tr '\\0' x; echo; echo last"]);
+        let r = run(c, Duration::from_secs(20)).unwrap();
+        assert!(r.stdout.len() < 2 * KEEP + 100, "{}", r.stdout.len());
+        assert!(r.stdout.starts_with("first\n") && r.stdout.ends_with("last\n"));
+        assert!(r.stdout.contains("bytes of output not kept"));
     }
 
     #[test]

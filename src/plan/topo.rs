@@ -138,7 +138,7 @@ pub fn matrix(node: &crate::probe::Node, all_nics: bool) -> Matrix {
         })
         .collect();
     if all_nics {
-        let covered: Vec<String> = nics.iter().map(|n| n.pci.clone()).collect();
+        let covered: std::collections::HashSet<String> = nics.iter().map(|n| n.pci.clone()).collect();
         for i in node.net.iter().filter(|i| i.kind == IfKind::Physical) {
             let Some(f) = &i.pci else { continue };
             if covered.contains(&f.bdf) {
@@ -172,6 +172,8 @@ pub fn matrix(node: &crate::probe::Node, all_nics: bool) -> Matrix {
         .collect();
     let gpu_nic: Vec<Vec<PathType>> =
         node.gpus.iter().map(|g| nics.iter().map(|n| classify(&g.pci, &n.function)).collect()).collect();
+    let nvlinks: std::collections::HashMap<(usize, usize), u32> =
+        node.nvlinks.iter().map(|l| ((l.a, l.b), l.links)).collect();
     let gpu_gpu: Vec<Vec<String>> = (0..node.gpus.len())
         .map(|i| {
             (0..node.gpus.len())
@@ -180,8 +182,8 @@ pub fn matrix(node: &crate::probe::Node, all_nics: bool) -> Matrix {
                         return "X".to_string();
                     }
                     let (a, b) = (i.min(j), i.max(j));
-                    match node.nvlinks.iter().find(|l| l.a == a && l.b == b) {
-                        Some(l) => format!("NV{}", l.links),
+                    match nvlinks.get(&(a, b)) {
+                        Some(l) => format!("NV{l}"),
                         None => classify(&node.gpus[i].pci, &node.gpus[j].pci).to_string(),
                     }
                 })
