@@ -10,14 +10,24 @@ BIN="$DESTDIR$PREFIX/bin/ibwire"
 HOOK_NAME=90-ibwire.sh
 here=$(cd "$(dirname "$0")" && pwd)
 
-hooks_dir() {
-  # enroot knows where its hooks live (a source install uses /usr/local/etc/enroot).
-  d=""
-  if command -v enroot >/dev/null 2>&1; then
-    d=$(enroot info 2>/dev/null | sed -n 's/^ENROOT_SYSCONF_PATH=//p' | head -n1)
+# enroot reads system hooks from $ENROOT_SYSCONF_PATH/hooks.d, a path compiled into it:
+# /etc/enroot for the distribution packages, /usr/local/etc/enroot for a source install.
+sysconf_path() {
+  if [ -n "${ENROOT_SYSCONF_PATH:-}" ]; then echo "$ENROOT_SYSCONF_PATH"; return; fi
+  command -v enroot >/dev/null 2>&1 || { echo /etc/enroot; return; }
+  # enroot 4.x: `enroot info` lists its settings, indented: "  ENROOT_SYSCONF_PATH=/etc/enroot".
+  d=$(enroot info 2>/dev/null | sed -n 's/^[[:space:]]*ENROOT_SYSCONF_PATH=//p' | head -n1 | tr -d "\"'")
+  # enroot 3.x has no `info`: its script holds the default, on a line like
+  # config::export ENROOT_SYSCONF_PATH "${ENROOT_SYSCONF_PATH:-/usr/local/etc/enroot}"
+  if [ -z "$d" ]; then
+    d=$(sed -n 's/^[[:space:]]*config::export[[:space:]][[:space:]]*ENROOT_SYSCONF_PATH[[:space:]]//p' "$(command -v enroot)" 2>/dev/null \
+      | head -n1 | grep -o '/[^"'"'"'}[:space:]]*' | tail -n1)
   fi
-  [ -n "$d" ] || d=/etc/enroot
-  echo "$DESTDIR$d/hooks.d"
+  echo "${d:-/etc/enroot}"
+}
+
+hooks_dir() {
+  echo "$DESTDIR$(sysconf_path)/hooks.d"
 }
 
 if [ "${1:-}" = "--uninstall" ]; then
@@ -32,12 +42,19 @@ if [ -n "${1:-}" ]; then
   exit 2
 fi
 
+NEED_RUST=1.75
 if ! command -v cargo >/dev/null 2>&1; then
-  echo "install.sh: cargo not found. Install Rust (https://rustup.rs or 'apt-get install cargo') and run again." >&2
+  echo "install.sh: cargo not found. ibwire needs Rust $NEED_RUST or newer: rustup (https://rustup.rs), or the distribution's cargo on Debian 13 / Ubuntu 24.04 (Debian 12's is 1.65, too old)." >&2
+  exit 1
+fi
+have=$(rustc --version 2>/dev/null | awk '{print $2}')
+if [ -z "$have" ] || [ "$(printf '%s\n%s\n' "$NEED_RUST.0" "$have" | sort -t. -k1,1n -k2,2n -k3,3n | head -n1)" != "$NEED_RUST.0" ]; then
+  echo "install.sh: rustc ${have:-?} is too old: ibwire needs $NEED_RUST or newer (clap 4). Use rustup (https://rustup.rs), or the distribution's cargo on Debian 13 / Ubuntu 24.04; Debian 12's apt cargo is 1.65." >&2
   exit 1
 fi
 cd "$here"
-cargo build --release --locked --quiet
+echo "building ibwire (release; a first build takes a few minutes)..."
+cargo build --release --locked
 install -d "$DESTDIR$PREFIX/bin"
 install -m 0755 target/release/ibwire "$BIN"
 echo "installed $BIN"
