@@ -11,7 +11,7 @@ cd "$(dirname "$0")"
 SECONDS_PER=${1:-15}
 export RUSTC_BOOTSTRAP=1
 command -v cargo-fuzz >/dev/null || { echo "fuzz: cargo-fuzz not installed (cargo install --locked cargo-fuzz)" >&2; exit 2; }
-S=../../shared/fixtures
+S=../tests/fixtures/real
 seed() { # target, files...
   local t=$1; shift; mkdir -p "corpus/$t"
   for f in "$@"; do [ -f "$f" ] && cp "$f" "corpus/$t/$(basename "$f")"; done

@@ -61,7 +61,7 @@ fn hwloc_capture_mlx4_matches_hwloc_expectation() {
     // hwloc's expected XML: mlx4_0 Port1State 4, Port1LID 0x3a4, under a PCI device on NUMA 1.
     let t = tree_dir();
     let root = hwloc_tree("32em64t-2n8c+dax+nvme+mic+dimms.tar.bz2", "32em64t-2n8c+1mic", t.path());
-    let xml = fs::read_to_string(shared().join("fixtures/hwloc/32em64t-2n8c+dax+nvme+mic+dimms.xml")).unwrap();
+    let xml = fs::read_to_string(real_fixtures().join("hwloc/32em64t-2n8c+dax+nvme+mic+dimms.xml")).unwrap();
     assert!(xml.contains(r#"<info name="Port1LID" value="0x3a4"/>"#));
     let n = probe::probe(&ProbeOptions::at(&root));
     let d = n.rdma_device("mlx4_0").expect("mlx4_0");

@@ -10,7 +10,7 @@ use ibwire::probe::{self, ProbeOptions};
 use std::path::Path;
 
 fn fixture_text(name: &str) -> String {
-    let raw = std::fs::read_to_string(shared().join("fixtures/topo").join(name)).unwrap();
+    let raw = std::fs::read_to_string(real_fixtures().join("topo").join(name)).unwrap();
     raw.lines()
         .filter(|l| !l.starts_with("# source:") && !l.starts_with("# machine:") && !l.starts_with("# notable:"))
         .collect::<Vec<_>>()

@@ -46,7 +46,7 @@ fn every_fixture_gives_its_expected_facts() {
     let mut n = 0;
     for dir in ["nccl-logs", "nccl-tests"] {
         let mut files: Vec<_> =
-            std::fs::read_dir(shared().join("fixtures").join(dir)).unwrap().map(|e| e.unwrap().path()).collect();
+            std::fs::read_dir(real_fixtures().join(dir)).unwrap().map(|e| e.unwrap().path()).collect();
         files.sort();
         for f in files {
             let got = facts(&std::fs::read_to_string(&f).unwrap());
@@ -70,7 +70,7 @@ fn verdicts_on_fixtures() {
     let t = tempfile::tempdir().unwrap();
     ibwire::fixture::plain(t.path());
     let root = t.path().to_str().unwrap();
-    let fx = |d: &str, f: &str| shared().join("fixtures").join(d).join(f);
+    let fx = |d: &str, f: &str| real_fixtures().join(d).join(f);
     let run = |args: &[&str]| {
         let o = ibwire(&[&["verify", "--root", root, "--json"], args].concat());
         (o.status.code(), serde_json::from_slice::<Value>(&o.stdout).unwrap_or(Value::Null), stderr(&o))
@@ -221,7 +221,7 @@ fn node_count_override_for_excerpts_without_hosts() {
     // inventing host names, and the ring bound from --hcas/--hca-gbit is reported.
     let t = tempfile::tempdir().unwrap();
     ibwire::fixture::plain(t.path());
-    let f = shared().join("fixtures/nccl-tests/aws-p5.48xlarge-2node-allreduce-efa-srun-prefixed.txt");
+    let f = real_fixtures().join("nccl-tests/aws-p5.48xlarge-2node-allreduce-efa-srun-prefixed.txt");
     let args = ["verify", "--root", t.path().to_str().unwrap(), "--from-log", f.to_str().unwrap(), "--json"];
     let o = ibwire(&[&args[..], &["--nodes", "2", "--hcas", "32", "--hca-gbit", "100"]].concat());
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();

@@ -12,13 +12,15 @@ pub fn ibwire(args: &[&str]) -> Output {
     Command::new(bin()).args(args).env_remove("IBWIRE_ROOT").env("NO_COLOR", "1").output().unwrap()
 }
 
-pub fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared")
+/// The real-machine fixtures, copied into the repository (tests/fixtures/real, with their
+/// sources and licences) so that a clone tests without the project's shared folder.
+pub fn real_fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real")
 }
 
 /// Extract one of hwloc's tarballs into `dir`; returns the tree root.
 pub fn hwloc_tree(tarball: &str, top: &str, dir: &Path) -> PathBuf {
-    let src = shared().join("fixtures/hwloc").join(tarball);
+    let src = real_fixtures().join("hwloc").join(tarball);
     let st = Command::new("tar").arg("-xjf").arg(&src).arg("-C").arg(dir).status().unwrap();
     assert!(st.success(), "tar failed on {}", src.display());
     dir.join(top)
