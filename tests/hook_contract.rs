@@ -153,6 +153,30 @@ fn none_and_void_expose_nothing_and_warn() {
     }
 }
 
+/// With the host's /dev, binds cannot narrow what the container sees: the environment must.
+#[test]
+fn host_dev_with_a_narrowed_selection_narrows_the_environment() {
+    let (t, root) = story();
+    let r = hook(&root, t.path(), false, &[("MELLANOX_VISIBLE_DEVICES", "none")], "");
+    assert_eq!((r.rc, r.fstab.as_str()), (0, ""));
+    assert!(r.environ.contains("NCCL_IB_DISABLE=\"1\"") && !r.environ.contains("NCCL_IB_HCA"), "{}", r.environ);
+    assert!(r.stderr.contains("through the host's /dev: NCCL_IB_DISABLE=1"), "{}", r.stderr);
+    // A narrower selection: exactly its healthy ports, never the whole node.
+    let r = hook(&root, t.path(), false, &[("IBWIRE_VISIBLE_DEVICES", "mlx5_3,mlx5_0,mlx5_bond_0")], "");
+    assert_eq!(r.fstab, "", "nothing to bind over the host's /dev");
+    assert!(r.environ.starts_with("NCCL_IB_HCA=\"=mlx5_0:1,mlx5_3:1\"\n"), "{}", r.environ);
+    assert!(!r.environ.contains("NCCL_IB_DISABLE"));
+    // Only the LID-0 bond selected: NCCL must not use it, nor the others it can see.
+    let r = hook(&root, t.path(), false, &[("IBWIRE_VISIBLE_DEVICES", "mlx5_bond_0")], "");
+    assert!(r.environ.contains("NCCL_IB_DISABLE=\"1\""), "{}", r.environ);
+    // The user's own NCCL_IB_DISABLE wins.
+    let r = hook(&root, t.path(), false, &[("MELLANOX_VISIBLE_DEVICES", "none"), ("NCCL_IB_DISABLE", "0")], "");
+    assert!(!r.environ.contains("NCCL_IB_DISABLE"), "{}", r.environ);
+    // In a restricted /dev, "none" binds nothing: nothing to keep NCCL off, no variable.
+    let r = hook(&root, t.path(), true, &[("MELLANOX_VISIBLE_DEVICES", "none")], "");
+    assert!(!r.environ.contains("NCCL_IB_DISABLE"), "{}", r.environ);
+}
+
 #[test]
 fn ibwire_visible_devices_names_pci_and_hostile_entries() {
     let (t, root) = story();

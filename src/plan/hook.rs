@@ -88,17 +88,45 @@ pub fn decide(
         .map(|(dev, port)| format!("{dev}:{port}"))
         .collect();
     let mut vars: Vec<(String, String)> = Vec::new();
-    if !exposed.is_empty() {
+    // What NCCL inside can open: with the host's /dev every device node is there (binds cannot
+    // narrow anything), in a restricted /dev only what was bound. If that includes devices no
+    // healthy port of which is exposed (a LID-0 bond, an unselected HCA), only the environment
+    // can keep NCCL off them: NCCL_IB_HCA when some healthy port is exposed, else
+    // NCCL_IB_DISABLE=1 (sockets, which is what an empty selection means).
+    let visible_rdma = if restricted { !d.binds.is_empty() } else { !node.rdma.is_empty() };
+    let disable = |d: &mut Decision, vars: &mut Vec<(String, String)>, why: String| {
+        vars.push(("NCCL_IB_DISABLE".into(), "1".into()));
+        d.warnings.push(why);
+    };
+    if sel.void {
+        // The stock hook's "leave everything alone": no device variable from us either.
+        d.warnings.push(if restricted {
+            format!("{}: no healthy HCA is exposed; NCCL will use TCP sockets", sel.source)
+        } else {
+            format!("{}: devices left alone; the container sees every HCA through the host's /dev and NCCL will use all of them, unhealthy ones included", sel.source)
+        });
+    } else if !exposed.is_empty() {
         vars.push(("NCCL_IB_HCA".into(), format!("={}", exposed.join(","))));
     } else if !plan.hcas.is_empty() {
-        d.warnings.push(format!("{}: no healthy HCA is exposed; NCCL will use TCP sockets", sel.source));
+        if visible_rdma {
+            let what = if restricted { "the devices bound" } else { "every HCA, through the host's /dev" };
+            disable(&mut d, &mut vars, format!(
+                "{}: no healthy HCA is selected, but the container sees {what}: NCCL_IB_DISABLE=1 keeps NCCL on TCP sockets instead of unhealthy or unselected HCAs",
+                sel.source
+            ));
+        } else {
+            d.warnings.push(format!("{}: no healthy HCA is exposed; NCCL will use TCP sockets", sel.source));
+        }
     } else {
         let why: Vec<String> = plan.excluded.iter().take(3).map(|e| format!("{}: {}", e.device, e.reason)).collect();
-        d.warnings.push(format!(
-            "no healthy HCA port on this node ({}{}); NCCL will use TCP sockets",
-            why.join("; "),
-            if plan.excluded.len() > 3 { "; …" } else { "" }
-        ));
+        let why = format!("{}{}", why.join("; "), if plan.excluded.len() > 3 { "; …" } else { "" });
+        if visible_rdma {
+            disable(&mut d, &mut vars, format!(
+                "no healthy HCA port on this node ({why}); the container still sees RDMA devices, so NCCL_IB_DISABLE=1 keeps NCCL on TCP sockets instead of failing on them"
+            ));
+        } else {
+            d.warnings.push(format!("no healthy HCA port on this node ({why}); NCCL will use TCP sockets"));
+        }
     }
     vars.extend(
         plan.settings

@@ -17,6 +17,8 @@ pub struct Selection {
     pub source: String,
     /// Entries that named nothing on this node.
     pub unknown: Vec<String>,
+    /// `void` (the stock hook's "do nothing"): no device decision at all.
+    pub void: bool,
 }
 
 /// Verbs devices in the stock hook's order: PCI address, then name.
@@ -41,6 +43,7 @@ pub fn select(node: &Node, var: &str, value: &str, mellanox: bool, healthy: &[St
         devices,
         source: format!("{var}={v} ({how})"),
         unknown: vec![],
+        void: v == "void",
     };
     match v {
         "" | "none" | "void" => return mk(vec![], "no device"),
@@ -75,5 +78,5 @@ pub fn select(node: &Node, var: &str, value: &str, mellanox: bool, healthy: &[St
     }
     let mut devices: Vec<String> = order.iter().filter(|d| picked.contains(&d.name)).map(|d| d.name.clone()).collect();
     devices.dedup();
-    Selection { var: var.to_string(), devices, source: format!("{var}={v}"), unknown }
+    Selection { var: var.to_string(), devices, source: format!("{var}={v}"), unknown, void: false }
 }
