@@ -74,7 +74,8 @@ enum Cmd {
     /// setting could not be decided (e.g. no interface routes to the master).
     ///
     /// Examples:
-    ///   eval "$(ibwire env)"                      in an sbatch script, on each node
+    ///   out=$(ibwire env) && eval "$out"         in an sbatch script, on each node
+    ///                                             (not eval "$(ibwire env)": that hides exit 1)
     ///   ibwire env --master-addr gpu-001 --explain
     ///   ibwire env --format json --snapshot node.yaml
     #[command(verbatim_doc_comment)]

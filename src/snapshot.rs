@@ -37,22 +37,77 @@ pub fn load(path: &Path) -> Result<Node> {
     parse(&text).map_err(|e| anyhow!("snapshot {}:{}", path.display(), e))
 }
 
-/// Parse either format; the error text starts with `LINE:COLUMN: `.
+/// Only the version, read leniently, to say why a snapshot of another version does not load.
+#[derive(serde::Deserialize)]
+struct Head {
+    schema: u32,
+}
+
+/// Parse either format; the error text starts with `LINE:COLUMN: `. Schema 1 (before the P_Key
+/// at index 0 was recorded) loads with that fact unknown; anything else but the current schema
+/// is refused with the version named.
 pub fn parse(text: &str) -> Result<Node> {
-    let node: Node = if text.trim_start().starts_with('{') {
-        serde_json::from_str(text)
-            .map_err(|e| anyhow!("{}:{}: {}", e.line(), e.column(), strip_json_pos(&e.to_string())))?
-    } else {
+    let json = text.trim_start().starts_with('{');
+    if !json {
         crate::input::yaml_guard(text)?;
+    }
+    let parsed: Result<Node> = if json {
+        serde_json::from_str(text)
+            .map_err(|e| anyhow!("{}:{}: {}", e.line(), e.column(), clip(&strip_json_pos(&e.to_string()))))
+    } else {
         serde_yaml::from_str(text).map_err(|e| match e.location() {
-            Some(l) => anyhow!("{}:{}: {}", l.line(), l.column(), strip_yaml_pos(&e.to_string())),
-            None => anyhow!("0:0: {}", e),
-        })?
+            Some(l) => anyhow!("{}:{}: {}", l.line(), l.column(), clip(&strip_yaml_pos(&e.to_string()))),
+            None => anyhow!("0:0: {}", clip(&e.to_string())),
+        })
     };
-    if node.schema != SCHEMA {
-        bail!("1:1: snapshot schema {} is not supported (this ibwire reads schema {})", node.schema, SCHEMA);
+    let head: Option<Head> = if json { serde_json::from_str(text).ok() } else { serde_yaml::from_str(text).ok() };
+    let mut node = match (parsed, head) {
+        (Ok(n), _) => n,
+        (Err(e), Some(h)) if h.schema != SCHEMA && h.schema != 1 => bail!(
+            "1:1: snapshot schema {} is not supported (this ibwire reads schemas 1 and {SCHEMA}); re-run `ibwire probe --save` with this version ({e:#})",
+            h.schema
+        ),
+        (Err(e), Some(_)) => {
+            bail!("{e:#} (not a snapshot this version wrote, or one from a development build; re-run `ibwire probe --save`)")
+        }
+        (Err(e), None) => bail!("{e:#} (not an ibwire snapshot: `ibwire probe --save FILE` writes one)"),
+    };
+    match node.schema {
+        SCHEMA => {}
+        1 => {
+            node.schema = SCHEMA;
+            node.notes.push("migrated from snapshot schema 1: the P_Key at index 0 of each port is unknown".into());
+        }
+        n => bail!("1:1: snapshot schema {n} is not supported (this ibwire reads schemas 1 and {SCHEMA})"),
     }
     Ok(node)
+}
+
+/// A parser's message can quote the offending value whole (a text file given as a snapshot is
+/// one long string): shorten quoted text to its start, keep the rest of the message (the
+/// "expected …" part), and stay on one line.
+fn clip(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find('"') {
+        out.push_str(&rest[..=i]);
+        let after = &rest[i + 1..];
+        let end = after.find("\", ").or_else(|| after.rfind('"')).unwrap_or(after.len());
+        let quoted = &after[..end];
+        if quoted.chars().count() > 40 {
+            out.extend(quoted.chars().take(30));
+            out.push('…');
+        } else {
+            out.push_str(quoted);
+        }
+        rest = &after[end..];
+        if let Some(r) = rest.strip_prefix('"') {
+            out.push('"');
+            rest = r;
+        }
+    }
+    out.push_str(rest);
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn strip_json_pos(s: &str) -> String {
@@ -72,6 +127,30 @@ fn strip_yaml_pos(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_text_file_is_not_dumped_into_the_error() {
+        let text = "This is a README.\nIt has many lines of prose that are not a snapshot at all. ".repeat(50);
+        let e = parse(&text).unwrap_err().to_string();
+        assert!(e.len() < 300 && !e.contains('\n'), "{e}");
+        assert!(e.contains("not an ibwire snapshot"), "{e}");
+        let e = parse("{\"schema\": 7, \"x\": 1}").unwrap_err().to_string();
+        assert!(e.contains("schema 7 is not supported"), "{e}");
+    }
+
+    #[test]
+    fn every_snapshot_shipped_in_the_repository_loads() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+        let mut n = 0;
+        for d in std::fs::read_dir(dir).unwrap().flatten() {
+            let f = d.path().join("ibwire-probe.json");
+            if f.exists() {
+                load(&f).unwrap_or_else(|e| panic!("{e:#}"));
+                n += 1;
+            }
+        }
+        assert!(n >= 2);
+    }
 
     #[test]
     fn errors_name_line_and_column() {

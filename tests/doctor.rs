@@ -58,6 +58,9 @@ fn seed_list_with_the_master_on_the_management_network() {
     let f = find(&fs, "NCCL_SOCKET_IFNAME", "does not carry the route to the master");
     assert_eq!(f["severity"], "error");
     assert!(f["fix"].as_str().unwrap().contains("NCCL_SOCKET_IFNAME==eno8303"));
+    // Not also "nothing to do" about the same value.
+    let same: Vec<&Value> = fs.iter().filter(|f| f["subject"] == "NCCL_SOCKET_IFNAME").collect();
+    assert!(same.iter().all(|f| !f["fix"].as_str().unwrap().starts_with("nothing to do")), "{same:#?}");
 }
 
 #[test]

@@ -83,6 +83,17 @@ fn master_unreachable_or_down_interface_is_an_error() {
     assert!(p.findings.iter().any(|f| f.severity == Severity::Error && f.message.contains("no interface routes")));
 }
 
+#[test]
+fn a_master_name_that_resolves_to_loopback_is_named_as_such() {
+    let (_t, n) = node(|r| drop(fixture::story(r)));
+    let m = Master { name: "gpu-001".into(), ip: "127.0.1.1".parse().unwrap() };
+    let p = plan::decide(&n, &Intent { master: Some(m), ..Default::default() });
+    let f = p.findings.iter().find(|f| f.severity == Severity::Error).expect("an error");
+    assert!(f.message.contains("gpu-001 resolves to 127.0.1.1, a loopback address"), "{}", f.message);
+    assert!(f.fix.as_deref().unwrap().contains("/etc/hosts"), "{:?}", f.fix);
+    assert!(!f.message.contains("lo has no"), "{}", f.message);
+}
+
 /// A RoCE node: 4 single-port ConnectX RoCE rails, and mlx5_bond_0 (Ethernet, LID 0) on bond0
 /// which carries the management network.
 fn roce_node(r: &Path) {

@@ -308,3 +308,39 @@ fn env_sh_round_trips_through_every_shell() {
         }
     }
 }
+
+/// Messages that blamed the wrong thing (issue 14), each on its new wording.
+#[test]
+fn errors_name_the_real_cause() {
+    let t = tempfile::tempdir().unwrap();
+    // --root on a directory that is not a node tree
+    let o = ibwire(&["probe", "--root", t.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no sys/ inside, so not a node tree"), "{}", stderr(&o));
+    // verify --from-log on a file that is not an NCCL log
+    let f = t.path().join("notes.txt");
+    fs::write(&f, "meeting notes\nnothing about NCCL here\n").unwrap();
+    let tree = t.path().join("tree");
+    ibwire::fixture::plain(&tree);
+    let o = ibwire(&["verify", "--root", tree.to_str().unwrap(), "--from-log", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("not an NCCL log"), "{}", stderr(&o));
+    // launch without torchrun on PATH names the fix
+    let o = Command::new(bin())
+        .args(["launch", "--root", tree.to_str().unwrap(), "--nnodes", "1", "--", "t.py"])
+        .env("PATH", t.path())
+        .env_remove("SLURM_JOB_NODELIST")
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("torchrun is not on PATH here"), "{}", stderr(&o));
+    // a node without RDMA: the fix does not point at an empty exclusion list
+    let o = ibwire(&["env", "--root", tree.to_str().unwrap(), "--explain"]);
+    assert!(!stderr(&o).contains("fix the ports listed as excluded"), "{}", stderr(&o));
+    // a text file as a snapshot: one short line, not the file
+    let big = t.path().join("README");
+    fs::write(&big, "prose ".repeat(5000)).unwrap();
+    let o = ibwire(&["probe", "--snapshot", big.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).len() < 400 && stderr(&o).contains("not an ibwire snapshot"), "{}", stderr(&o));
+}

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// `export NAME='value'` lines for `eval "$(ibwire env)"`.
+    /// `export NAME='value'` lines for `out=$(ibwire env) && eval "$out"`.
     Sh,
     /// `{"env": …, "decisions": …, "excluded": …, "findings": …}`.
     Json,

@@ -191,5 +191,14 @@ pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
         cmd.envs(l.env.iter().map(|(k, v)| (k, v)));
     }
     let err = cmd.exec();
-    bail!("cannot run {}: {err}", l.argv[0])
+    let fix = match (err.kind(), a.container.is_some()) {
+        (std::io::ErrorKind::NotFound, false) => {
+            ": torchrun is not on PATH here; activate the environment that has PyTorch (torchrun comes with it: pip install torch), or use --container IMAGE"
+        }
+        (std::io::ErrorKind::NotFound, true) => {
+            ": enroot is not on PATH here; install enroot on the compute nodes, or run without --container"
+        }
+        _ => "",
+    };
+    bail!("cannot run {}: {err}{fix}", l.argv[0])
 }

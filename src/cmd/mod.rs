@@ -30,6 +30,12 @@ impl NodeSource {
         if !root.is_dir() {
             anyhow::bail!("--root {}: not a directory", root.display());
         }
+        if root != std::path::Path::new("/") && !root.join("sys").is_dir() {
+            anyhow::bail!(
+                "--root {}: no sys/ inside, so not a node tree (give the directory `ibwire probe --capture` wrote, or an hwloc tarball's top directory)",
+                root.display()
+            );
+        }
         let mut o = ProbeOptions::at(&root);
         o.nvidia_smi = self.nvidia_smi;
         o.detail = self.detail;

@@ -156,8 +156,17 @@ pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
     let master = crate::cmd::env::master(a.master_addr.as_deref(), &env, Duration::from_secs(5)).ok().flatten();
     let p = plan::decide(node, &Intent { master, config: cfg, env });
     let (r, facts) = analyse(node, &p, &text, a);
-    if facts.lines == 0 {
-        bail!("no NCCL log or nccl-tests output in the input");
+    let table = !tests_output::parse(&text).rows.is_empty() || allreduce_line(&text).is_some();
+    if facts.nccl_lines == 0 && !table {
+        if a.from_log.is_empty() {
+            bail!(
+                "the benchmark ran but NCCL did not: its output has no NCCL line (without a GPU, torch runs the all-reduce on gloo); run verify on a GPU node"
+            );
+        }
+        bail!(
+            "{}: no NCCL log line (`NCCL INFO`/`NCCL WARN`) and no nccl-tests or allreduce table: not an NCCL log (set NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET for the run)",
+            a.from_log.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        );
     }
     print!("{}", render(&r, &facts, a.json)?);
     Ok(if r.ok { ExitCode::SUCCESS } else { ExitCode::from(1) })

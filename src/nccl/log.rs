@@ -50,6 +50,9 @@ pub struct LogFacts {
     /// NCCL error results and their "Last error" text (ncclInternalError, unhandled system error…).
     pub errors: Vec<String>,
     pub lines: usize,
+    /// Lines NCCL itself wrote (`NCCL INFO`/`NCCL WARN`): zero means NCCL never ran or logged.
+    #[serde(default)]
+    pub nccl_lines: usize,
 }
 
 impl LogFacts {
@@ -113,6 +116,7 @@ pub fn analyse(text: &str) -> LogFacts {
         }
         f.lines += 1;
         if l.contains(" NCCL INFO") || l.contains(" NCCL WARN") {
+            f.nccl_lines += 1;
             // `host:pid:tid [dev] …`: the host is what precedes the numeric pid and tid.
             if let Some(i) = l.find(" [") {
                 let parts: Vec<&str> = l[..i].split(':').collect();

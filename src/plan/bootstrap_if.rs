@@ -63,6 +63,17 @@ pub fn choose(node: &Node, master: Option<&Master>, configured: Option<&str>) ->
     let fail = |msg: String, fix: &str| Err(err(msg, fix));
     if let Some(m) = master {
         let v4 = m.ip.is_ipv4();
+        // Debian's installer writes `127.0.1.1 <hostname>` into /etc/hosts: the master's own
+        // name then resolves to loopback, which no other node can reach.
+        if m.ip.is_loopback() && m.name.parse::<IpAddr>().is_err() && m.name != "localhost" {
+            return fail(
+                format!(
+                    "the master {} resolves to {}, a loopback address (a `127.0.1.1 {}` line in /etc/hosts?): other nodes cannot reach it",
+                    m.name, m.ip, m.name
+                ),
+                "give the master's routable IP (--master-addr or MASTER_ADDR), or make its name resolve to that IP on every node (fix /etc/hosts)",
+            );
+        }
         let Some((ifname, why)) = route_to(node, m.ip) else {
             return fail(
                 format!("no interface routes to the master {} ({})", m.name, m.ip),

@@ -286,8 +286,10 @@ fn lint_socket_ifname(node: &Node, plan: &Plan, v: &Var, out: &mut Vec<Finding>)
             "choose an interface with an IPv4 address",
         ));
     }
+    let mut wrong_route = false;
     if let Some(b) = &plan.bootstrap_if {
         if &first.name != b {
+            wrong_route = plan.bootstrap_from_master;
             let why = plan.bootstrap_reason.clone().unwrap_or_default();
             let fix = format!("set NCCL_SOCKET_IFNAME=={b}, or unset it and use `ibwire env`");
             if plan.bootstrap_from_master {
@@ -305,7 +307,10 @@ fn lint_socket_ifname(node: &Node, plan: &Plan, v: &Var, out: &mut Vec<Finding>)
             }
         }
     }
-    if first.if_type == crate::probe::IfType::Infiniband && first.kind != crate::probe::IfKind::Physical {
+    // Said only when nothing above condemned the interface: an error and "nothing to do" about
+    // the same value would contradict each other.
+    if !wrong_route && first.if_type == crate::probe::IfType::Infiniband && first.kind != crate::probe::IfKind::Physical
+    {
         let kind = format!("{:?}", first.kind).to_lowercase();
         out.push(f(Severity::Info, s, format!("{} is an IPoIB {kind} interface: fine for bootstrap if every node reaches its subnet; NCCL's data still goes over NCCL_IB_HCA, not this interface", first.name), "nothing to do if it routes between all nodes"));
     }

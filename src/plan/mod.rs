@@ -170,10 +170,14 @@ pub fn decide(node: &Node, intent: &Intent) -> Plan {
             } else {
                 format!("no healthy HCA port ({}): NCCL will use TCP sockets between nodes", hca.reason)
             };
-            findings.push(
-                Finding::new(sev, "NCCL_IB_HCA", msg)
-                    .fix("fix the ports listed as excluded, or accept socket speed for single-node or test jobs"),
-            );
+            let fix = if node.rdma.is_empty() {
+                "run multi-node jobs on nodes with InfiniBand/RoCE HCAs; for a single-node or test job sockets are fine"
+            } else if hca.excluded.is_empty() {
+                "the RDMA devices here show no port NCCL could use: check `ibstat` and the driver; for a single-node or test job sockets are fine"
+            } else {
+                "fix the ports listed as excluded (`ibwire env --explain` gives each reason), or accept socket speed for single-node or test jobs"
+            };
+            findings.push(Finding::new(sev, "NCCL_IB_HCA", msg).fix(fix));
         }
     }
 

@@ -7,7 +7,8 @@ use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 
-pub const SCHEMA: u32 = 1;
+/// 2: `pkey0` added, `pkeys` filled only by `probe --all` (schema 1 snapshots load, migrated).
+pub const SCHEMA: u32 = 2;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
