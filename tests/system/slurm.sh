@@ -69,7 +69,8 @@ done
 mkdir -p "$W/bin"; ln -s "$B" "$W/bin/ibwire"
 jid=$(ip netns exec ibw-n1 env PATH="$W/bin:$VENV/bin:$PATH" PYTHONWARNINGS=ignore PG_TIMEOUT=60 \
   IBWIRE_LAUNCH_ARGS=--explain \
-  sbatch --parsable --time=3 --chdir="$REPO" -o "$W/jobs/train-%j.out" examples/train-baremetal.sbatch)
+  `# --gpus-per-node=1 overrides the example's 8: the fake GPUs run one gloo rank a node` \
+  sbatch --parsable --time=3 --gpus-per-node=1 --chdir="$REPO" -o "$W/jobs/train-%j.out" examples/train-baremetal.sbatch)
 for _ in $(seq 400); do
   ip netns exec ibw-n1 squeue -h -j "$jid" 2>/dev/null | grep -q . || break; sleep 0.5
 done
