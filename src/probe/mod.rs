@@ -46,12 +46,18 @@ pub fn probe(opts: &ProbeOptions) -> Node {
 pub fn probe_with(sys: &SysRoot, opts: &ProbeOptions) -> Node {
     // The three sections are independent: read them side by side (notes are sorted, so the
     // snapshot does not depend on the interleaving).
-    let (mut rdma, (net, routes), gpus) = std::thread::scope(|s| {
-        let n = s.spawn(|| net::read(sys));
-        let g = s.spawn(|| gpu::read(sys));
-        let r = rdma::read(sys);
-        (r, join(n), join(g))
-    });
+    // On the hook's path the sections are a few dozen files each: threads (stacks, malloc
+    // arenas, a random seed each) would cost more than they save.
+    let (mut rdma, (net, routes), gpus) = if sys.detail() == Detail::Hook {
+        (rdma::read(sys), net::read(sys), gpu::read(sys))
+    } else {
+        std::thread::scope(|s| {
+            let n = s.spawn(|| net::read(sys));
+            let g = s.spawn(|| gpu::read(sys));
+            let r = rdma::read(sys);
+            (r, join(n), join(g))
+        })
+    };
     let mut net = net;
     if !sys.full() {
         link_netdevs(&mut rdma, &mut net);

@@ -222,6 +222,27 @@ pub struct NetIf {
 }
 
 impl NetIf {
+    /// An interface known by name and kind only (the hook's probe reads nothing more of an
+    /// address-less software interface).
+    pub fn unread(name: &str, kind: IfKind) -> NetIf {
+        NetIf {
+            name: name.to_string(),
+            ifindex: None,
+            if_type: IfType::Other,
+            kind,
+            operstate: None,
+            admin_up: None,
+            carrier: None,
+            mtu: None,
+            speed_mbps: None,
+            master: None,
+            lowers: Vec::new(),
+            pci: None,
+            rdma_device: None,
+            addrs: Vec::new(),
+        }
+    }
+
     /// Up and with carrier, as NCCL's IFF_UP|IFF_RUNNING test wants it.
     pub fn is_running(&self) -> bool {
         let up = match self.operstate.as_deref() {

@@ -23,12 +23,27 @@ pub fn read(sys: &SysRoot) -> (Vec<NetIf>, Vec<Route>) {
     let mut ifs = Vec::new();
     for name in sys.list(&class) {
         let link = class.join(&name);
+        // A software interface without an address (a container's veth, a bridge port) cannot
+        // be the bootstrap interface and carries no RDMA device: on the hook's path its link
+        // target is all that is read. Its master and lowers come from the other side.
+        if hook && !addrs.contains_key(&name) && !vlans.contains_key(&name) {
+            if let Some(t) = sys.read_link(&link) {
+                if t.to_string_lossy().contains("/devices/virtual/net/") {
+                    let kind = classify(&name, IfType::Other, false, None, false, false);
+                    ifs.push(NetIf::unread(&name, kind));
+                    continue;
+                }
+            }
+        }
         let Some(dir) = sys.resolve(&link) else {
             sys.note(format!("{} is a dangling link; interface skipped", sys.show(&link)));
             continue;
         };
-        if !sys.is_dir(&dir) {
-            continue; // bonding_masters and similar files live in /sys/class/net too
+        // bonding_masters and similar files live in /sys/class/net too; interfaces are
+        // directories under devices/, which the hook's path takes for granted.
+        let taken_for_dir = hook && dir.starts_with("sys/devices");
+        if !taken_for_dir && !sys.is_dir(&dir) {
+            continue;
         }
         // The bootstrap decision can only pick an interface with an address: on the hook's path
         // the others (a node's dozens of container veths) cost a few lstat calls, no open.

@@ -209,12 +209,21 @@ impl SysRoot {
     pub fn read(&self, rel: &Path) -> Option<String> {
         self.record(rel);
         self.count_open();
-        let abs = self.host_path(rel, true)?;
         // O_NONBLOCK: a FIFO or terminal planted in a tree answers at once instead of blocking.
-        // O_NOFOLLOW: in a tree, host_path resolved every link inside the tree; one swapped in
-        // since is refused rather than followed out of it.
+        // O_NOFOLLOW: in a tree the OS never follows a link. The parent is resolved inside the
+        // tree (cached: devices share it) and the file opened without following; only when the
+        // file itself is a link (ELOOP) is it resolved too — one lstat saved per attribute.
         let flags = nix::libc::O_NONBLOCK | if self.live { 0 } else { nix::libc::O_NOFOLLOW };
-        let mut f = match fs::OpenOptions::new().read(true).custom_flags(flags).open(&abs) {
+        let open = |p: &Path| fs::OpenOptions::new().read(true).custom_flags(flags).open(p);
+        let first = self.host_path(rel, false)?;
+        let opened = match open(&first) {
+            Err(e) if !self.live && e.raw_os_error() == Some(nix::libc::ELOOP) => {
+                self.count_open();
+                open(&self.host_path(rel, true)?)
+            }
+            other => other,
+        };
+        let mut f = match opened {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
             Err(e) if e.raw_os_error() == Some(nix::libc::ENOTDIR) => return None,
@@ -284,6 +293,23 @@ impl SysRoot {
     /// `..` never climbs above it. Returns the root-relative canonical path, or None if a
     /// component is missing (dangling links are common in captured trees).
     pub fn resolve(&self, rel: &Path) -> Option<PathBuf> {
+        // Fast path: a plain relative path already resolved (the parent of every attribute read
+        // is, after the first): one hash look-up instead of splitting and walking it.
+        if let Some(s) = rel.to_str() {
+            let plain = !s.is_empty()
+                && !s.starts_with('/')
+                && !s.ends_with('/')
+                && !s.contains("//")
+                && !s.split('/').any(|c| c == "." || c == "..");
+            if plain {
+                let mut key = String::with_capacity(s.len() + 1);
+                key.push('/');
+                key.push_str(s);
+                if let Some(hit) = self.resolved.lock().unwrap().get(&key) {
+                    return hit.clone();
+                }
+            }
+        }
         let mut comps: Vec<String> = Vec::new();
         push_components(&mut comps, rel);
         self.resolve_comps(&comps, 0)
