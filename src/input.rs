@@ -102,6 +102,13 @@ impl Scratch {
         &self.path
     }
 
+    /// Keep the directory (its contents are evidence the user needs): no removal on drop.
+    pub fn keep(self) -> PathBuf {
+        let p = self.path.clone();
+        std::mem::forget(self);
+        p
+    }
+
     /// Create `name` inside, exclusively (never through an existing file or link), mode 0600.
     pub fn write(&self, name: &str, content: &[u8]) -> Result<PathBuf> {
         use std::io::Write;

@@ -116,6 +116,10 @@ enum Cmd {
     /// flags override it. The decided NCCL/GLOO/CUDA settings and your own NCCL_*, TORCH_*,
     /// PYTORCH_*, CUDA_*, OMP_NUM_THREADS reach the job (as enroot -e flags in a container).
     /// Preflight refuses (exit 1, with the fix) a start that would silently run on TCP sockets.
+    /// When the job must run on InfiniBand/RoCE (healthy HCAs and several nodes, or
+    /// --expect-net ib), torchrun runs as a child: NCCL's init log is watched and a socket
+    /// fallback stops the job with the reason (exit 1); signals are forwarded and torchrun's
+    /// exit status is returned. NCCL_NET=IB is pinned where no net plugin is in play.
     ///
     /// Examples:
     ///   ibwire launch --dry-run -- train.py        the one command line that would run

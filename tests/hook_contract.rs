@@ -153,6 +153,35 @@ fn none_and_void_expose_nothing_and_warn() {
     }
 }
 
+/// pyxis: only the hook runs, so it pins NCCL_NET=IB for multi-node jobs when the image has no
+/// net plugin — a socket fallback then fails NCCL's init instead of running 5x slower.
+#[test]
+fn multi_node_jobs_get_nccl_net_pinned_unless_a_plugin_is_in_play() {
+    let (t, root) = story();
+    let multi = [("SLURM_JOB_NUM_NODES", "2")];
+    let r = hook(&root, t.path(), true, &multi, "");
+    assert!(r.environ.contains("NCCL_NET=\"IB\"\n"), "{}", r.environ);
+    let r = hook(&root, t.path(), true, &[("SLURM_JOB_NUM_NODES", "1")], "");
+    assert!(!r.environ.contains("NCCL_NET="), "single node: {}", r.environ);
+    let r = hook(&root, t.path(), true, &[("SLURM_JOB_NUM_NODES", "2"), ("NCCL_NET", "Socket")], "");
+    assert!(!r.environ.contains("NCCL_NET="), "the user's choice stays: {}", r.environ);
+    let r = hook(&root, t.path(), true, &[("SLURM_JOB_NUM_NODES", "2"), ("IBWIRE_ALLOW_SOCKET_FALLBACK", "1")], "");
+    assert!(!r.environ.contains("NCCL_NET="), "{}", r.environ);
+    // The image ships HPC-X's plugin on its LD_LIBRARY_PATH: NCCL_NET=IB would skip it.
+    let plug = t.path().join("rootfs/opt/hpcx/nccl_rdma_sharp_plugin/lib");
+    std::fs::create_dir_all(&plug).unwrap();
+    std::fs::write(plug.join("libnccl-net.so"), "").unwrap();
+    let r = hook(&root, t.path(), true, &multi, "LD_LIBRARY_PATH=/opt/hpcx/nccl_rdma_sharp_plugin/lib:/usr/lib\n");
+    assert!(!r.environ.contains("NCCL_NET="), "plugin present: {}", r.environ);
+    std::fs::remove_dir_all(t.path().join("rootfs/opt")).unwrap();
+    // … and one in a standard directory of the image.
+    let std_lib = t.path().join("rootfs/usr/lib/x86_64-linux-gnu");
+    std::fs::create_dir_all(&std_lib).unwrap();
+    std::fs::write(std_lib.join("libnccl-net.so"), "").unwrap();
+    let r = hook(&root, t.path(), true, &multi, "");
+    assert!(!r.environ.contains("NCCL_NET="), "{}", r.environ);
+}
+
 /// With the host's /dev, binds cannot narrow what the container sees: the environment must.
 #[test]
 fn host_dev_with_a_narrowed_selection_narrows_the_environment() {

@@ -160,7 +160,13 @@ pub fn decide_and_write(node: &Node, env: &BTreeMap<String, String>, cfg: &Confi
     let sel = visible::select(node, var, &value, mellanox, &healthy);
     let restricted = dev_restricted(env, rootfs.as_deref(), root);
     let mad = cfg.hook.mad.unwrap_or(false) && real_root(env);
-    let d = hook::decide(node, &p, &sel, restricted, mad, |k| env.contains_key(k) || file_env.contains_key(k));
+    let mut d = hook::decide(node, &p, &sel, restricted, mad, |k| env.contains_key(k) || file_env.contains_key(k));
+    if let Some(why) = pin_nccl_net(&p, &sel, env, &file_env, cfg, rootfs.as_deref()) {
+        d.env.push(("NCCL_NET".into(), "IB".into()));
+        if truthy(env.get("IBWIRE_DEBUG")) {
+            say(&format!("ibwire-hook: NCCL_NET=IB: {why}"));
+        }
+    }
     out.devices = d.devices;
     out.warnings.extend(d.warnings);
     for b in &d.binds {
@@ -183,6 +189,39 @@ pub fn decide_and_write(node: &Node, env: &BTreeMap<String, String>, cfg: &Confi
     append(&mounts_path, &out.mounts, None)?;
     append(&environ_path, &out.environ, Some(&environ_bytes))?;
     Ok(out)
+}
+
+/// NCCL_NET=IB for a multi-node job with healthy HCAs exposed and no net plugin in the image
+/// (pyxis starts containers with only the hook in the loop: this is what turns a socket
+/// fallback there into a failed NCCL init). The image's plugin is looked for by lstat in its
+/// library directories (LD_LIBRARY_PATH from the image's environment, then the usual ones).
+fn pin_nccl_net(
+    p: &plan::Plan,
+    sel: &visible::Selection,
+    env: &BTreeMap<String, String>,
+    file_env: &BTreeMap<String, String>,
+    cfg: &Config,
+    rootfs: Option<&Path>,
+) -> Option<String> {
+    let var = |k: &str| lookup(env, file_env, k);
+    let exposed = p.hcas.iter().any(|(dev, _)| sel.devices.contains(dev));
+    let nnodes = ["SLURM_JOB_NUM_NODES", "SLURM_NNODES"]
+        .iter()
+        .find_map(|k| var(k).and_then(|v| v.trim().parse::<usize>().ok()))
+        .unwrap_or(1);
+    let expect = match var("IBWIRE_EXPECT_NET").as_deref().map(str::trim) {
+        Some("ib") => plan::netguard::ExpectNet::Ib,
+        Some("socket") => plan::netguard::ExpectNet::Socket,
+        _ => plan::netguard::ExpectNet::Auto,
+    };
+    if !exposed || !plan::netguard::expects_rdma(p, nnodes, expect) {
+        return None;
+    }
+    let allow =
+        truthy(var("IBWIRE_ALLOW_SOCKET_FALLBACK").as_ref()) || cfg.launch.allow_socket_fallback.unwrap_or(false);
+    let dirs = super::launch::plugin_dirs(file_env.get("LD_LIBRARY_PATH").map(String::as_str));
+    let plugin = rootfs.and_then(|r| super::launch::find_plugin(r, &dirs, var("NCCL_NET_PLUGIN").as_deref()));
+    plan::netguard::pin(true, allow, var, plugin.as_deref()).ok()
 }
 
 /// umad/issm nodes only for real root, as the stock hook: the uid map's outside uid is 0.

@@ -49,9 +49,18 @@ pub struct Args {
     /// enroot --root (remap the user to root in the container).
     #[arg(long, requires = "container")]
     pub remap_root: bool,
-    /// Start even if the job would run on TCP sockets while the node has healthy HCAs.
+    /// Start even if the job would run on TCP sockets while the node has healthy HCAs, and let
+    /// it run if NCCL falls back to sockets at init (a warning instead of a stop).
     #[arg(long)]
     pub allow_socket_fallback: bool,
+    /// The network the job must use between nodes. auto: InfiniBand/RoCE when this node has
+    /// healthy HCAs and the job spans nodes. ib: always (a socket fallback stops the job).
+    /// socket: sockets are intended (nothing watched or pinned).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub expect_net: crate::plan::netguard::ExpectNet,
+    /// Stop the job, not only warn, when NCCL runs on InfiniBand without GPUDirect RDMA.
+    #[arg(long)]
+    pub require_gdr: bool,
     /// Print the one command line that would run, and exit 0. The line is for bash: it is also
     /// POSIX sh unless an argument holds a control character (a newline), which only bash's
     /// `$'…'` can write on one line.
@@ -86,9 +95,56 @@ fn hook_installed(env: &std::collections::BTreeMap<String, String>) -> bool {
 pub struct Prepared {
     pub plan: plan::Plan,
     pub launch: Result<launch::Launch, launch::Refusal>,
+    pub nnodes: usize,
+    /// The job must run on InfiniBand/RoCE: watch NCCL's init.
+    pub expect_rdma: bool,
+    /// Why the watch cannot see NCCL's choice with the user's NCCL_DEBUG* settings.
+    pub watch_off: Option<String>,
+    /// Whether NCCL_NET=IB was pinned, and why (not).
+    pub pin: Result<String, String>,
+    pub allow_fallback: bool,
 }
 
-pub fn prepare(node: &Node, a: &Args, env: std::collections::BTreeMap<String, String>) -> Result<Prepared> {
+/// Library directories where NCCL's dlopen finds a net plugin: LD_LIBRARY_PATH, then the
+/// usual system ones (ld.so.cache lists no more than these in practice).
+pub fn plugin_dirs(ld_library_path: Option<&str>) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> =
+        ld_library_path.unwrap_or("").split(':').filter(|d| d.starts_with('/')).map(PathBuf::from).collect();
+    for d in [
+        "/usr/local/lib",
+        "/usr/lib/x86_64-linux-gnu",
+        "/usr/lib/aarch64-linux-gnu",
+        "/usr/lib64",
+        "/usr/lib",
+        "/lib/x86_64-linux-gnu",
+        "/lib64",
+    ] {
+        v.push(PathBuf::from(d));
+    }
+    v
+}
+
+/// The first net plugin library under `root` (`/`, or a container's rootfs), by lstat only.
+pub fn find_plugin(root: &Path, dirs: &[PathBuf], nccl_net_plugin: Option<&str>) -> Option<String> {
+    let names = plan::netguard::plugin_names(nccl_net_plugin);
+    for d in dirs {
+        for n in &names {
+            let p = d.join(n);
+            let host = root.join(p.strip_prefix("/").unwrap_or(&p));
+            if std::fs::symlink_metadata(&host).is_ok() {
+                return Some(p.display().to_string());
+            }
+        }
+    }
+    None
+}
+
+pub fn prepare(
+    node: &Node,
+    a: &Args,
+    env: std::collections::BTreeMap<String, String>,
+    watch_dir: Option<&Path>,
+) -> Result<Prepared> {
     let job = crate::slurm::from_env(&env)?;
     let mut cfg = crate::config::load(a.config.as_deref())?;
     if let Some(b) = &a.bootstrap_if {
@@ -127,6 +183,45 @@ pub fn prepare(node: &Node, a: &Args, env: std::collections::BTreeMap<String, St
     }
     let missing = p.missing_device_nodes(node);
     let input_env = env.clone();
+    // The socket-fallback guard: NCCL_NET=IB where no plugin is in play (bare only: in a
+    // container the hook looks inside the image and pins there), and the init-log watch.
+    let expect_rdma = plan::netguard::expects_rdma(&p, nnodes, a.expect_net);
+    let user = |k: &str| {
+        env.get(k).cloned().or_else(|| {
+            a.env.iter().find_map(|e| e.split_once('=').filter(|(n, _)| *n == k).map(|(_, v)| v.to_string()))
+        })
+    };
+    let plugin = if a.container.is_none() {
+        find_plugin(
+            Path::new("/"),
+            &plugin_dirs(env.get("LD_LIBRARY_PATH").map(String::as_str)),
+            env.get("NCCL_NET_PLUGIN").map(String::as_str),
+        )
+    } else {
+        None
+    };
+    let pin = if a.container.is_some() {
+        Err("in a container the enroot hook decides, from the image's libraries".to_string())
+    } else {
+        plan::netguard::pin(expect_rdma, allow, user, plugin.as_deref())
+    };
+    let mut extra_env = a.env.clone();
+    let mut mounts = a.mounts.clone();
+    if pin.is_ok() {
+        extra_env.push("NCCL_NET=IB".into());
+    }
+    let mut watch_off = None;
+    if let Some(dir) = watch_dir.filter(|_| expect_rdma || a.require_gdr) {
+        match crate::cmd::watch::debug_env(dir, user) {
+            Ok(vars) => {
+                extra_env.extend(vars.into_iter().map(|(k, v)| format!("{k}={v}")));
+                if a.container.is_some() {
+                    mounts.push(format!("{0}:{0}", dir.display()));
+                }
+            }
+            Err(why) => watch_off = Some(why),
+        }
+    }
     let torchrun_args = match &a.torchrun_args {
         Some(s) => shell_words::split(s).context("--torchrun-args")?,
         None => Vec::new(),
@@ -151,10 +246,10 @@ pub fn prepare(node: &Node, a: &Args, env: std::collections::BTreeMap<String, St
         torchrun_args,
         script: a.script.clone(),
         env,
-        extra_env: a.env.clone(),
+        extra_env,
         container: a.container.as_ref().map(|image| Container {
             image: image.clone(),
-            mounts: a.mounts.clone(),
+            mounts,
             rw: a.rw,
             remap_root: a.remap_root,
         }),
@@ -170,17 +265,34 @@ pub fn prepare(node: &Node, a: &Args, env: std::collections::BTreeMap<String, St
         }
     }
     let built = launch::build(&p, &missing, &input);
-    Ok(Prepared { plan: p, launch: built })
+    Ok(Prepared { plan: p, launch: built, nnodes, expect_rdma, watch_off, pin, allow_fallback: allow })
 }
 
 pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
-    let l = match prepare(node, a, super::job_env())?.launch {
-        Ok(l) => l,
+    // The watch's directory: made now (private, 0700), shown as a pattern in a dry run.
+    let watched = a.expect_net != plan::netguard::ExpectNet::Socket;
+    let scratch = if watched && !a.dry_run { Some(crate::input::Scratch::new("ibwire-nccl")?) } else { None };
+    let placeholder = std::env::temp_dir().join("ibwire-nccl-XXXXXX");
+    let dir = scratch.as_ref().map(|s| s.path().to_path_buf()).or_else(|| watched.then_some(placeholder));
+    let prepared = prepare(node, a, super::job_env(), dir.as_deref())?;
+    let l = match &prepared.launch {
+        Ok(l) => l.clone(),
         Err(r) => {
             eprintln!("ibwire: launch refused: {}; fix: {}", r.reason, r.fix);
             return Ok(ExitCode::from(1));
         }
     };
+    if a.explain {
+        match &prepared.pin {
+            Ok(why) => eprintln!("NCCL_NET=IB: {why}"),
+            Err(why) => eprintln!("NCCL_NET not pinned: {why}"),
+        }
+    }
+    if let Some(why) = &prepared.watch_off {
+        if prepared.expect_rdma && prepared.pin.is_err() {
+            eprintln!("ibwire launch: warning: {why}: a socket fallback at NCCL init would go unnoticed");
+        }
+    }
     if a.dry_run {
         println!("{}", l.shell_line(a.container.is_some()));
         return Ok(ExitCode::SUCCESS);
@@ -190,15 +302,31 @@ pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
     if a.container.is_none() {
         cmd.envs(l.env.iter().map(|(k, v)| (k, v)));
     }
+    let watch = (prepared.expect_rdma || a.require_gdr) && prepared.watch_off.is_none();
+    if let (true, Some(dir)) = (watch, scratch) {
+        return super::watch::run(
+            cmd,
+            super::watch::Watch {
+                node,
+                plan: &prepared.plan,
+                dir,
+                nnodes: prepared.nnodes,
+                expect_rdma: prepared.expect_rdma,
+                require_gdr: a.require_gdr,
+                allow_fallback: prepared.allow_fallback,
+            },
+        )
+        .map_err(|e| anyhow::anyhow!("{e:#}{}", not_found_fix(a)));
+    }
     let err = cmd.exec();
-    let fix = match (err.kind(), a.container.is_some()) {
-        (std::io::ErrorKind::NotFound, false) => {
-            ": torchrun is not on PATH here; activate the environment that has PyTorch (torchrun comes with it: pip install torch), or use --container IMAGE"
-        }
-        (std::io::ErrorKind::NotFound, true) => {
-            ": enroot is not on PATH here; install enroot on the compute nodes, or run without --container"
-        }
-        _ => "",
-    };
+    let fix = if err.kind() == std::io::ErrorKind::NotFound { not_found_fix(a) } else { "" };
     bail!("cannot run {}: {err}{fix}", l.argv[0])
+}
+
+fn not_found_fix(a: &Args) -> &'static str {
+    if a.container.is_some() {
+        ": enroot is not on PATH here; install enroot on the compute nodes, or run without --container"
+    } else {
+        ": torchrun is not on PATH here; activate the environment that has PyTorch (torchrun comes with it: pip install torch), or use --container IMAGE"
+    }
 }

@@ -7,6 +7,7 @@ pub mod launch;
 pub mod probe;
 pub mod topo;
 pub mod verify;
+pub mod watch;
 
 use crate::probe::{Node, ProbeOptions};
 use anyhow::Result;

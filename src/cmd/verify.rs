@@ -193,13 +193,16 @@ fn benchmark(node: &Node, a: &Args, env: std::collections::BTreeMap<String, Stri
         rw: false,
         remap_root: false,
         allow_socket_fallback: true,
+        // verify observes what NCCL does on its own: no NCCL_NET pin, no watch.
+        expect_net: crate::plan::netguard::ExpectNet::Socket,
+        require_gdr: false,
         dry_run: false,
         explain: false,
         config: a.config.clone(),
         bootstrap_if: None,
         script: vec![script.display().to_string(), "--size-mb".into(), a.size_mb.to_string()],
     };
-    let prepared = crate::cmd::launch::prepare(node, &largs, env.clone())?;
+    let prepared = crate::cmd::launch::prepare(node, &largs, env.clone(), None)?;
     let l = prepared.launch.map_err(|r| anyhow::anyhow!("{}; fix: {}", r.reason, r.fix))?;
     let single = !l.argv.iter().any(|x| x.starts_with("--nnodes=") && x != "--nnodes=1");
     let mut cmd = match which::which("all_reduce_perf") {

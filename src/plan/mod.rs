@@ -9,6 +9,7 @@ pub mod gpus;
 pub mod hca;
 pub mod hook;
 pub mod launch;
+pub mod netguard;
 pub mod topo;
 pub mod verify;
 pub mod visible;

@@ -1,0 +1,236 @@
+//! `launch`'s watch: torchrun runs as a child instead of replacing ibwire, NCCL writes its init
+//! log to files in a private directory, and the first lines that show the network NCCL chose
+//! are judged (`plan::netguard`). A socket fallback where InfiniBand/RoCE was expected stops
+//! the job within a poll interval of NCCL's "Using network" line; missing GPUDirect RDMA is a
+//! warning (an error with `--require-gdr`). Every signal Slurm or a terminal sends is forwarded
+//! to torchrun, and ibwire exits with torchrun's status.
+
+use crate::input::Scratch;
+use crate::nccl::log;
+use crate::plan::netguard::{self, Verdict};
+use crate::plan::Plan;
+use crate::probe::Node;
+use anyhow::{Context, Result};
+use nix::sys::signal::{kill, killpg, SigSet, Signal};
+use nix::unistd::Pid;
+use std::collections::BTreeMap;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How often the log directory is looked at until the network is known.
+pub const POLL: Duration = Duration::from_millis(100);
+/// How long torchrun gets to stop its workers after SIGTERM before the group is killed.
+pub const GRACE: Duration = Duration::from_secs(15);
+/// Bytes of a rank's log read at most: the init lines come first.
+const MAX_LOG: u64 = 4 << 20;
+/// Signals forwarded to torchrun: Slurm's (SIGCONT, SIGTERM, and --signal's SIGUSR1/2) and a
+/// terminal's.
+const FORWARDED: [Signal; 7] = [
+    Signal::SIGTERM,
+    Signal::SIGINT,
+    Signal::SIGUSR1,
+    Signal::SIGUSR2,
+    Signal::SIGCONT,
+    Signal::SIGHUP,
+    Signal::SIGQUIT,
+];
+
+pub struct Watch<'a> {
+    pub node: &'a Node,
+    pub plan: &'a Plan,
+    pub dir: Scratch,
+    pub nnodes: usize,
+    pub expect_rdma: bool,
+    pub require_gdr: bool,
+    /// Report a stop verdict as a warning and let the job run.
+    pub allow_fallback: bool,
+}
+
+/// The variables that make NCCL write what the watch reads, unless the user set them; or why
+/// the watch cannot see NCCL's network choice with the user's settings.
+pub fn debug_env(dir: &Path, user: impl Fn(&str) -> Option<String>) -> Result<Vec<(String, String)>, String> {
+    if let Some(f) = user("NCCL_DEBUG_FILE") {
+        return Err(format!("NCCL_DEBUG_FILE={f} is set: NCCL's log goes where the watch does not look"));
+    }
+    let mut v = Vec::new();
+    match user("NCCL_DEBUG").map(|s| s.to_ascii_uppercase()) {
+        None => v.push(("NCCL_DEBUG".into(), "INFO".into())),
+        Some(l) if l == "INFO" || l == "TRACE" => {}
+        Some(l) => return Err(format!("NCCL_DEBUG={l} is set: NCCL does not log its network choice below INFO")),
+    }
+    match user("NCCL_DEBUG_SUBSYS") {
+        None => v.push(("NCCL_DEBUG_SUBSYS".into(), "INIT,NET".into())),
+        Some(s) => {
+            let up = s.to_ascii_uppercase();
+            let has = |x: &str| up.split(',').any(|p| p.trim() == x || p.trim() == "ALL");
+            if up.starts_with('^') || !(has("INIT") && has("NET")) {
+                return Err(format!("NCCL_DEBUG_SUBSYS={s} is set without INIT and NET"));
+            }
+        }
+    }
+    v.push(("NCCL_DEBUG_FILE".into(), format!("{}/nccl.%h.%p.log", dir.display())));
+    Ok(v)
+}
+
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// Run `cmd` (torchrun, or enroot start … torchrun) under the watch and return its status.
+pub fn run(mut cmd: Command, w: Watch) -> Result<ExitCode> {
+    let mut set = SigSet::empty();
+    for s in FORWARDED {
+        set.add(s);
+    }
+    // Blocked here before any thread exists, so every thread inherits it and only the
+    // forwarder, in sigwait, takes them; the child gets a clean mask back before exec.
+    set.thread_block().context("cannot block signals for forwarding")?;
+    let child_mask = set;
+    // SAFETY: only async-signal-safe calls (sigprocmask, prctl) between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            child_mask.thread_unblock().map_err(std::io::Error::from)?;
+            // If ibwire is killed outright (SIGKILL), torchrun is told to stop, not orphaned.
+            nix::libc::prctl(nix::libc::PR_SET_PDEATHSIG, nix::libc::SIGTERM as nix::libc::c_ulong, 0, 0, 0);
+            Ok(())
+        });
+    }
+    // Its own process group, so that stopping the job reaches torchrun's workers too.
+    cmd.process_group(0);
+    let mut child = cmd.spawn().with_context(|| format!("cannot start {:?}", cmd.get_program()))?;
+    let pid = Pid::from_raw(child.id() as i32);
+    let reaped = Arc::new(AtomicBool::new(false));
+    // A waiter thread, so that torchrun's exit is seen at once, not at the next poll.
+    let (tx, exited) = std::sync::mpsc::channel();
+    {
+        let reaped = reaped.clone();
+        std::thread::spawn(move || {
+            let st = child.wait();
+            reaped.store(true, Ordering::SeqCst);
+            let _ = tx.send(st);
+        });
+    }
+    {
+        let reaped = reaped.clone();
+        std::thread::spawn(move || {
+            while let Ok(sig) = set.wait() {
+                if reaped.load(Ordering::SeqCst) {
+                    break;
+                }
+                let _ = kill(pid, sig);
+            }
+        });
+    }
+    let host = w.node.hostname.clone().unwrap_or_else(|| "this node".into());
+    let mut logs: BTreeMap<PathBuf, (u64, String)> = BTreeMap::new();
+    let mut decided = false;
+    let mut keep_logs = false;
+    let started = Instant::now();
+    let status = loop {
+        match exited.recv_timeout(if decided { Duration::from_secs(3600) } else { POLL }) {
+            Ok(st) => break st.context("waiting for torchrun")?,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(e) => anyhow::bail!("waiting for torchrun: {e}"),
+        }
+        let written = if decided { None } else { read_new(w.dir.path(), &mut logs) };
+        if let Some(written) = written {
+            let lag = written.elapsed().unwrap_or_default().as_secs_f64();
+            let text: String = logs.values().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join("\n");
+            let facts = log::analyse(&text);
+            match netguard::judge(w.node, w.plan, &facts, w.nnodes, w.expect_rdma, w.require_gdr) {
+                Verdict::Pending | Verdict::Fine { done: false, .. } => {}
+                Verdict::Fine { what, done: true } => {
+                    decided = true;
+                    if std::env::var_os("IBWIRE_DEBUG").is_some() {
+                        say(&format!(
+                            "ibwire launch: {host}: {what} ({:.1}s after start)",
+                            started.elapsed().as_secs_f64()
+                        ));
+                    }
+                }
+                Verdict::Warn(m) => {
+                    decided = true;
+                    keep_logs = true;
+                    say(&format!("ibwire launch: warning: {host}: {m}"));
+                }
+                Verdict::Stop(m) if w.allow_fallback => {
+                    decided = true;
+                    keep_logs = true;
+                    say(&format!("ibwire launch: warning: {host}: {m} (running on: --allow-socket-fallback)"));
+                }
+                Verdict::Stop(m) => {
+                    say(&format!(
+                        "ibwire launch: error: {host}: {m}; job stopped {:.1}s after start, {lag:.2}s after NCCL logged it (NCCL's logs: {}). Fix the cause, or pass --allow-socket-fallback to run anyway, or --expect-net socket if sockets are intended",
+                        started.elapsed().as_secs_f64(),
+                        w.dir.path().display()
+                    ));
+                    let _ = w.dir.keep();
+                    stop(&exited, pid);
+                    return Ok(ExitCode::from(1));
+                }
+            }
+        }
+    };
+    if keep_logs {
+        say(&format!("ibwire launch: NCCL's logs kept in {}", w.dir.keep().display()));
+    }
+    Ok(exit_code(status))
+}
+
+/// SIGTERM to torchrun's group (torchrun stops its workers), SIGKILL after the grace period.
+fn stop(exited: &std::sync::mpsc::Receiver<std::io::Result<std::process::ExitStatus>>, pid: Pid) {
+    let _ = killpg(pid, Signal::SIGTERM);
+    let on_time = exited.recv_timeout(GRACE).is_ok();
+    let _ = killpg(pid, Signal::SIGKILL); // workers that outlived torchrun, or torchrun itself
+    if !on_time {
+        let _ = exited.recv_timeout(Duration::from_secs(5));
+    }
+}
+
+fn exit_code(st: std::process::ExitStatus) -> ExitCode {
+    use std::os::unix::process::ExitStatusExt;
+    match (st.code(), st.signal()) {
+        (Some(c), _) => ExitCode::from(c.clamp(0, 255) as u8),
+        (None, Some(s)) => ExitCode::from((128 + s).clamp(0, 255) as u8),
+        _ => ExitCode::from(1),
+    }
+}
+
+/// Append what each rank's log gained since the last look; the newest write time when anything
+/// did (how long ago NCCL wrote what is being judged).
+fn read_new(dir: &Path, logs: &mut BTreeMap<PathBuf, (u64, String)>) -> Option<std::time::SystemTime> {
+    let rd = std::fs::read_dir(dir).ok()?;
+    let mut grew: Option<std::time::SystemTime> = None;
+    for e in rd.flatten() {
+        let p = e.path();
+        if !e.file_type().map(|t| t.is_file()).unwrap_or(false) {
+            continue;
+        }
+        let (off, text) = logs.entry(p.clone()).or_default();
+        let Ok(meta) = e.metadata() else { continue };
+        let len = meta.len();
+        if len <= *off || *off >= MAX_LOG {
+            continue;
+        }
+        let Ok(mut f) = std::fs::File::open(&p) else { continue };
+        if f.seek(SeekFrom::Start(*off)).is_err() {
+            continue;
+        }
+        let mut buf = Vec::new();
+        if f.take(MAX_LOG - *off).read_to_end(&mut buf).is_err() {
+            continue;
+        }
+        // Only whole lines: NCCL may be mid-line.
+        let Some(end) = buf.iter().rposition(|b| *b == b'\n') else { continue };
+        text.push_str(&String::from_utf8_lossy(&buf[..=end]));
+        *off += end as u64 + 1;
+        let m = meta.modified().unwrap_or(std::time::SystemTime::UNIX_EPOCH);
+        grew = Some(grew.map_or(m, |g| g.max(m)));
+    }
+    grew
+}

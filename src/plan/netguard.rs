@@ -1,0 +1,191 @@
+//! The socket-fallback guard: what network a job should run on, whether to pin `NCCL_NET` so
+//! NCCL refuses to start instead of falling back, and the verdict on what NCCL logged at init.
+//!
+//! NCCL tries the external plugin (`libnccl-net.so` or `NCCL_NET_PLUGIN`), then its internal
+//! `IB`, then `Socket`, and takes the first that initialises with a device — silently (spec
+//! nccl-rules.md §2, `plugin/net.cc`). `NCCL_NET=IB` names the one it must use: if IB cannot
+//! start, init fails with "Failed to initialize any NET plugin" (`init.cc:2117`). That is only
+//! right when no external plugin is meant to carry the traffic (HPC-X `IBext`, AWS libfabric,
+//! Google `gIB`): pinning `IB` would skip it. So the pin is set only when no plugin is in play,
+//! and the log watch (`cmd::watch`) covers every case, plugins included.
+
+use super::verify::{self, CeilingInputs};
+use super::Plan;
+use crate::nccl::log::LogFacts;
+use crate::probe::Node;
+
+/// What the user declared with `--expect-net`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ExpectNet {
+    /// InfiniBand/RoCE when this node has healthy HCAs and the job spans nodes.
+    #[default]
+    Auto,
+    /// InfiniBand/RoCE whatever the node shows; sockets stop the job.
+    Ib,
+    /// Sockets are intended: nothing is watched or pinned.
+    Socket,
+}
+
+/// Does this job have to run its inter-node traffic over InfiniBand/RoCE?
+pub fn expects_rdma(plan: &Plan, nnodes: usize, expect: ExpectNet) -> bool {
+    match expect {
+        ExpectNet::Ib => true,
+        ExpectNet::Socket => false,
+        ExpectNet::Auto => nnodes > 1 && !plan.hcas.is_empty(),
+    }
+}
+
+/// The library names NCCL would load as a net plugin: `libnccl-net.so`, or for each entry of
+/// `NCCL_NET_PLUGIN` (a comma list) `libnccl-net-<name>.so` and the name itself.
+pub fn plugin_names(nccl_net_plugin: Option<&str>) -> Vec<String> {
+    match nccl_net_plugin.map(str::trim) {
+        None | Some("") => vec!["libnccl-net.so".into()],
+        Some(list) => list
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .flat_map(|n| [format!("libnccl-net-{n}.so"), n.to_string()])
+            .collect(),
+    }
+}
+
+/// Whether to set `NCCL_NET=IB`, and why (or why not), given the job's variables and where a
+/// plugin library was found (`plugin`: its path, from a look in the library directories).
+pub fn pin(
+    expect_rdma: bool,
+    allow_fallback: bool,
+    var: impl Fn(&str) -> Option<String>,
+    plugin: Option<&str>,
+) -> Result<String, String> {
+    if !expect_rdma {
+        return Err("the job is not expected to use InfiniBand/RoCE".into());
+    }
+    if allow_fallback {
+        return Err("socket fallback allowed".into());
+    }
+    if let Some(v) = var("NCCL_NET") {
+        return Err(format!("NCCL_NET={v} set by the user"));
+    }
+    match var("NCCL_NET_PLUGIN").as_deref().map(str::trim) {
+        Some("none") => {}
+        Some(p) if !p.is_empty() => return Err(format!("NCCL_NET_PLUGIN={p}: an external plugin carries the traffic")),
+        _ => {}
+    }
+    if let Some(p) = plugin {
+        return Err(format!("net plugin {p} present: NCCL would prefer it, and NCCL_NET=IB would skip it"));
+    }
+    Ok("InfiniBand/RoCE expected and no net plugin in play: NCCL fails at init instead of falling back to sockets"
+        .into())
+}
+
+/// The watch's reading of NCCL's log so far.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Nothing decisive yet (NCCL has not initialised, or no network channel yet).
+    Pending,
+    /// On the expected network; `final` once GPUDirect RDMA is known too.
+    Fine {
+        what: String,
+        done: bool,
+    },
+    Warn(String),
+    Stop(String),
+}
+
+/// Judge what NCCL logged (`facts`, this node's ranks so far). `causes` come from verify's
+/// ranked explanations, so the watch and `verify` say the same thing.
+pub fn judge(
+    node: &Node,
+    plan: &Plan,
+    facts: &LogFacts,
+    nnodes: usize,
+    expect_rdma: bool,
+    require_gdr: bool,
+) -> Verdict {
+    let failed_init =
+        facts.warns.iter().chain(&facts.errors).find(|w| w.contains("Failed to initialize any NET plugin"));
+    let observed = facts.observed();
+    let report =
+        verify::judge(node, plan, facts, None, &CeilingInputs { nodes: Some(nnodes.max(2)), ..Default::default() });
+    let mut causes = report.causes.clone();
+    if plan.hcas.is_empty() {
+        // --expect-net ib on a node that shows no usable port: that is the first thing to say.
+        causes.insert(
+            0,
+            if node.rdma.is_empty() {
+                "this node has no InfiniBand/RoCE device at all (ibwire probe lists none)".to_string()
+            } else {
+                "no HCA port on this node is healthy (ibwire env --explain gives each reason)".to_string()
+            },
+        );
+    }
+    let causes = if causes.is_empty() { String::new() } else { format!("; likely: {}", causes.join("; ")) };
+    if let Some(w) = failed_init.filter(|_| expect_rdma) {
+        return Verdict::Stop(format!(
+            "NCCL could not start its InfiniBand transport (NCCL_NET=IB forbids the socket fallback): \"{w}\"{causes}"
+        ));
+    }
+    let Some(net) = observed else { return Verdict::Pending };
+    if facts.network.as_deref() == Some("mixed") || (expect_rdma && !facts.on_rdma()) {
+        if !expect_rdma {
+            return Verdict::Fine { what: format!("NCCL uses {net}"), done: true };
+        }
+        let evidence: Vec<String> =
+            [facts.ib_no_device.then(|| "NET/IB : No device found".to_string()), Some(format!("Using network {net}"))]
+                .into_iter()
+                .flatten()
+                .collect();
+        return Verdict::Stop(format!(
+            "NCCL chose {net} where InfiniBand/RoCE was expected (NCCL: \"{}\"){causes}",
+            evidence.join("\", \"")
+        ));
+    }
+    if !facts.on_rdma() {
+        return Verdict::Fine { what: format!("NCCL uses {net}, as declared"), done: true };
+    }
+    // On RDMA: GPUDirect RDMA shows on the first inter-node channels.
+    let c = &facts.channels;
+    if c.net_ib + c.net_other == 0 && facts.gdr.is_none() {
+        return Verdict::Fine { what: format!("NCCL uses {net}"), done: false };
+    }
+    if facts.gdr == Some(false) && (report.gdr_expected || require_gdr) {
+        let msg = format!(
+            "NCCL uses {net} without GPUDirect RDMA (inter-node channels lack /GDRDMA): data is staged through host memory{causes}"
+        );
+        return if require_gdr { Verdict::Stop(msg) } else { Verdict::Warn(msg) };
+    }
+    let gdr = if facts.gdr == Some(true) { " with GPUDirect RDMA" } else { "" };
+    Verdict::Fine { what: format!("NCCL uses {net}{gdr}"), done: true }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars<'a>(v: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |k| v.iter().find(|(n, _)| *n == k).map(|(_, x)| x.to_string())
+    }
+
+    #[test]
+    fn pin_only_where_no_plugin_is_in_play() {
+        assert!(pin(true, false, vars(&[]), None).is_ok());
+        assert!(pin(false, false, vars(&[]), None).unwrap_err().contains("not expected"));
+        assert!(pin(true, true, vars(&[]), None).unwrap_err().contains("allowed"));
+        assert!(pin(true, false, vars(&[("NCCL_NET", "Socket")]), None).unwrap_err().contains("set by the user"));
+        assert!(pin(true, false, vars(&[("NCCL_NET_PLUGIN", "aws-ofi")]), None)
+            .unwrap_err()
+            .contains("external plugin"));
+        assert!(pin(true, false, vars(&[("NCCL_NET_PLUGIN", "none")]), None).is_ok());
+        let e = pin(true, false, vars(&[]), Some("/opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so")).unwrap_err();
+        assert!(e.contains("would skip it"), "{e}");
+    }
+
+    #[test]
+    fn plugin_library_names() {
+        assert_eq!(plugin_names(None), vec!["libnccl-net.so"]);
+        assert_eq!(
+            plugin_names(Some("ofi, ncclnet")),
+            vec!["libnccl-net-ofi.so", "ofi", "libnccl-net-ncclnet.so", "ncclnet"]
+        );
+    }
+}

@@ -1,0 +1,207 @@
+//! The socket-fallback watch of `ibwire launch` (issue 16), without a GPU: a stand-in torchrun
+//! writes real NCCL log lines (tests/fixtures) into NCCL_DEBUG_FILE at a controlled moment,
+//! then trains (sleeps). The watch must stop a Socket job within its promise, let an IB job
+//! run, warn when GPUDirect RDMA is missing, forward signals, and keep torchrun's status.
+
+mod common;
+use common::*;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const STANDIN: &str = r#"#!/bin/bash
+# stand-in torchrun: NCCL's log lines at a chosen moment, then a training loop
+f=${NCCL_DEBUG_FILE//%h/$(hostname)}; f=${f//%p/$$}
+trap 'echo USR1 >> "$STANDIN_MARK"' USR1
+trap 'echo TERM >> "$STANDIN_MARK"; exit ${STANDIN_TERM_EXIT:-143}' TERM
+echo "argv: $*" > "$STANDIN_MARK.env"; env | grep -E '^NCCL_' | sort >> "$STANDIN_MARK.env"
+sleep "${STANDIN_DELAY:-0.3}"
+if [ -n "${STANDIN_LOG:-}" ]; then cat "$STANDIN_LOG" >> "$f"; fi
+end=$((SECONDS + ${STANDIN_RUN:-1})); while [ $SECONDS -lt $end ]; do sleep 0.1; done
+exit "${STANDIN_EXIT:-0}"
+"#;
+
+struct Job {
+    _t: tempfile::TempDir,
+    root: PathBuf,
+    bin: PathBuf,
+    mark: PathBuf,
+}
+
+fn job() -> Job {
+    let t = tree_dir();
+    let root = t.path().join("node");
+    ibwire::fixture::story(&root);
+    let bin = t.path().join("bin");
+    fs::create_dir(&bin).unwrap();
+    let tr = bin.join("torchrun");
+    fs::write(&tr, STANDIN).unwrap();
+    fs::set_permissions(&tr, fs::Permissions::from_mode(0o755)).unwrap();
+    let mark = t.path().join("mark");
+    Job { _t: t, root, bin, mark }
+}
+
+fn fixture(rel: &str) -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel);
+    assert!(p.exists(), "{}", p.display());
+    p
+}
+
+fn launch(j: &Job, log: Option<&Path>, extra: &[&str], vars: &[(&str, &str)]) -> Child {
+    let mut c = Command::new(bin());
+    c.args(["launch", "--root", j.root.to_str().unwrap(), "--nnodes", "2", "--node-rank", "0"])
+        .args(["--master-addr", "198.21.151.17"])
+        .args(extra)
+        .args(["--", "train.py"])
+        .env_clear()
+        .env("PATH", format!("{}:/usr/bin:/bin", j.bin.display()))
+        .env("HOME", j.root.parent().unwrap())
+        .env("TMPDIR", j.root.parent().unwrap())
+        .env("STANDIN_MARK", &j.mark)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    if let Some(l) = log {
+        c.env("STANDIN_LOG", l);
+    }
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    c.spawn().unwrap()
+}
+
+fn finish(c: Child) -> (i32, String, Duration) {
+    let t = Instant::now();
+    let o = c.wait_with_output().unwrap();
+    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stderr).into_owned(), t.elapsed())
+}
+
+#[test]
+fn a_socket_fallback_stops_the_job_at_init() {
+    let j = job();
+    let t = Instant::now();
+    let c = launch(
+        &j,
+        Some(&fixture("real/nccl-logs/dgx-a100-forced-net-socket-nccl-676.excerpt.log")),
+        &[],
+        &[("STANDIN_RUN", "60")],
+    );
+    let (rc, err, _) = finish(c);
+    let took = t.elapsed();
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("gpu-001: NCCL chose Socket where InfiniBand/RoCE was expected"), "{err}");
+    assert!(err.contains("--allow-socket-fallback"), "{err}");
+    // 0.3 s until NCCL's line, one poll, SIGTERM honoured at once: well under the 60 s job.
+    assert!(took < Duration::from_secs(5), "stopped after {took:?}");
+    assert!(fs::read_to_string(&j.mark).unwrap_or_default().contains("TERM"), "torchrun was told to stop");
+    // What the child saw: the watch's variables and the pin (no plugin on this machine).
+    let env = fs::read_to_string(j.mark.with_extension("env")).unwrap();
+    assert!(env.contains("NCCL_DEBUG=INFO") && env.contains("NCCL_DEBUG_SUBSYS=INIT,NET"), "{env}");
+    assert!(env.contains("NCCL_NET=IB"), "{env}");
+}
+
+/// The same, replaying NCCL 2.28.9's own lines from the 2×H200 device run (guard.sh): the
+/// unpinned fallback, and the pinned init failure.
+#[test]
+fn real_nccl_lines_from_the_device_are_judged_the_same() {
+    for (log, words) in [
+        ("h200-2gpu-guard/1-expect-ib-plugin-nccl.log", "NCCL chose Socket where InfiniBand/RoCE was expected"),
+        ("h200-2gpu-guard/2-expect-ib-pinned-nccl.log", "could not start its InfiniBand transport"),
+    ] {
+        let j = job();
+        let (rc, err, _) = finish(launch(&j, Some(&fixture(log)), &[], &[("STANDIN_RUN", "60")]));
+        assert_eq!(rc, 1, "{log}: {err}");
+        assert!(err.contains(words), "{log}: {err}");
+    }
+    // The completed socket run: real NET/Socket channel lines, as verify reads them.
+    let f =
+        ibwire::nccl::log::analyse(&fs::read_to_string(fixture("h200-2gpu-guard/3-expect-socket-nccl.log")).unwrap());
+    assert_eq!(f.observed().as_deref(), Some("Socket"));
+    assert_eq!((f.channels.net_socket, f.channels.net_ib), (8, 0));
+    assert_eq!(f.version.as_deref(), Some("2.28.9+cuda13.0"));
+}
+
+#[test]
+fn allow_socket_fallback_warns_and_runs() {
+    let j = job();
+    let c = launch(
+        &j,
+        Some(&fixture("h200-1gpu/nccl-allreduce-1gpu.log")),
+        &["--allow-socket-fallback"],
+        &[("STANDIN_EXIT", "0")],
+    );
+    let (rc, err, _) = finish(c);
+    assert_eq!(rc, 0, "{err}");
+    assert!(err.contains("warning: gpu-001: NCCL chose Socket"), "{err}");
+    let env = fs::read_to_string(j.mark.with_extension("env")).unwrap();
+    assert!(!env.contains("NCCL_NET=IB"), "no pin when fallback is allowed: {env}");
+}
+
+#[test]
+fn an_ib_job_with_gpudirect_runs_and_keeps_its_status() {
+    let j = job();
+    let c = launch(
+        &j,
+        Some(&fixture("real/nccl-logs/h100-roce-2node-tpgds-aihub0008-aws-ofi-plugin-fallback-to-ib.log")),
+        &[],
+        &[("STANDIN_EXIT", "7")],
+    );
+    let (rc, err, _) = finish(c);
+    assert_eq!(rc, 7, "torchrun's status: {err}");
+    assert!(!err.contains("error"), "{err}");
+}
+
+#[test]
+fn ib_without_gpudirect_is_a_warning_or_with_require_gdr_a_stop() {
+    let j = job();
+    let log = fixture("real/nccl-logs/net-ib-without-gdrdma-gid0-nccl-1657.excerpt.log");
+    let (rc, err, _) = finish(launch(&j, Some(&log), &[], &[]));
+    assert_eq!(rc, 0, "{err}");
+    assert!(err.contains("warning: gpu-001: NCCL uses IB without GPUDirect RDMA"), "{err}");
+    let (rc, err, _) = finish(launch(&j, Some(&log), &["--require-gdr"], &[("STANDIN_RUN", "60")]));
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("error: gpu-001: NCCL uses IB without GPUDirect RDMA"), "{err}");
+}
+
+#[test]
+fn signals_reach_torchrun_and_its_status_comes_back() {
+    let j = job();
+    let log = fixture("real/nccl-logs/h100-roce-2node-tpgds-aihub0008-aws-ofi-plugin-fallback-to-ib.log");
+    let c = launch(&j, Some(&log), &[], &[("STANDIN_RUN", "60"), ("STANDIN_TERM_EXIT", "42")]);
+    let pid = nix::unistd::Pid::from_raw(c.id() as i32);
+    std::thread::sleep(Duration::from_millis(800));
+    for s in [nix::sys::signal::Signal::SIGUSR1, nix::sys::signal::Signal::SIGCONT] {
+        nix::sys::signal::kill(pid, s).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let (rc, err, _) = finish(c);
+    let marks = fs::read_to_string(&j.mark).unwrap_or_default();
+    assert!(marks.contains("USR1") && marks.contains("TERM"), "{marks}");
+    assert_eq!(rc, 42, "{err}");
+}
+
+#[test]
+fn sockets_declared_or_a_plugin_present_change_what_is_done() {
+    let j = job();
+    // --expect-net socket: no watch, no pin; torchrun replaces ibwire as before.
+    let (rc, err, _) =
+        finish(launch(&j, Some(&fixture("h200-1gpu/nccl-allreduce-1gpu.log")), &["--expect-net", "socket"], &[]));
+    assert_eq!(rc, 0, "{err}");
+    let env = fs::read_to_string(j.mark.with_extension("env")).unwrap();
+    assert!(!env.contains("NCCL_NET=IB") && !env.contains("NCCL_DEBUG_FILE"), "{env}");
+    // A net plugin on LD_LIBRARY_PATH: no pin (it would skip the plugin), the watch stays.
+    let lib = j.root.parent().unwrap().join("lib");
+    fs::create_dir(&lib).unwrap();
+    fs::write(lib.join("libnccl-net.so"), "").unwrap();
+    let c = launch(&j, None, &["--dry-run"], &[("LD_LIBRARY_PATH", lib.to_str().unwrap())]);
+    let o = c.wait_with_output().unwrap();
+    assert!(o.status.success());
+    let c = launch(&j, None, &["--dry-run", "--explain"], &[("LD_LIBRARY_PATH", lib.to_str().unwrap())]);
+    let (_, err, _) = finish(c);
+    assert!(err.contains("NCCL_NET not pinned: net plugin") && err.contains("libnccl-net.so"), "{err}");
+    // The user's NCCL_DEBUG=WARN hides NCCL's choice: said, since nothing else guards the job…
+    let (_, err, _) = finish(launch(&j, None, &["--dry-run"], &[("NCCL_DEBUG", "WARN"), ("NCCL_NET_PLUGIN", "ofi")]));
+    assert!(err.contains("NCCL_DEBUG=WARN is set") && err.contains("would go unnoticed"), "{err}");
+}
