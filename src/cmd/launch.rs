@@ -212,7 +212,12 @@ pub fn prepare(
     }
     let mut watch_off = None;
     if let Some(dir) = watch_dir.filter(|_| expect_rdma || a.require_gdr) {
+        // enroot's -m takes SRC:DST with no blank or colon inside either.
+        let mountable = !dir.to_string_lossy().contains([' ', '\t', '\n', ':']);
         match crate::cmd::watch::debug_env(dir, user) {
+            Ok(_) if a.container.is_some() && !mountable => {
+                watch_off = Some(format!("the log directory {} cannot be an enroot mount (blank or colon in TMPDIR)", dir.display()))
+            }
             Ok(vars) => {
                 extra_env.extend(vars.into_iter().map(|(k, v)| format!("{k}={v}")));
                 if a.container.is_some() {
