@@ -186,6 +186,18 @@ mod tests {
     }
 
     #[test]
+    fn an_unparsable_job_id_keeps_the_node_list() {
+        let env: BTreeMap<String, String> =
+            [("SLURM_JOB_NODELIST", "gpu-[001-002]"), ("SLURM_JOB_ID", "12x"), ("SLURM_NODEID", "1")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        let j = from_env(&env).unwrap().unwrap();
+        assert_eq!(j.nodes, vec!["gpu-001", "gpu-002"]);
+        assert_eq!((j.node_rank, j.job_id), (Some(1), None));
+    }
+
+    #[test]
     fn order_is_kept() {
         assert_eq!(expand_hostlist("b1,a1").unwrap(), ["b1", "a1"]);
     }

@@ -344,3 +344,30 @@ fn errors_name_the_real_cause() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).len() < 400 && stderr(&o).contains("not an ibwire snapshot"), "{}", stderr(&o));
 }
+
+/// 10 000 connected routes and as many local addresses: linear, not quadratic.
+#[test]
+fn address_ownership_stays_linear() {
+    let mut route =
+        String::from("Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n");
+    let mut trie = String::from("Local:\n");
+    for i in 0..10_000u32 {
+        let net = std::net::Ipv4Addr::from(0x0a00_0000 + (i << 8));
+        let ip = std::net::Ipv4Addr::from(u32::from(net) + 5);
+        route.push_str(&format!(
+            "eth{}\t{:08X}\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n",
+            i % 4,
+            u32::from(net).swap_bytes()
+        ));
+        trie.push_str(&format!("     |-- {ip}\n        /32 host LOCAL\n"));
+    }
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("tree");
+    ibwire::fixture::plain(&root);
+    fs::write(root.join("proc/net/route"), route).unwrap();
+    fs::write(root.join("proc/net/fib_trie"), trie).unwrap();
+    let start = Instant::now();
+    let n = probe::probe(&ProbeOptions::at(&root));
+    assert!(start.elapsed() < Duration::from_secs(3), "{:?}", start.elapsed());
+    assert_eq!(n.routes.len(), 10_000);
+}

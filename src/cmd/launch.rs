@@ -216,7 +216,10 @@ pub fn prepare(
         let mountable = !dir.to_string_lossy().contains([' ', '\t', '\n', ':']);
         match crate::cmd::watch::debug_env(dir, user) {
             Ok(_) if a.container.is_some() && !mountable => {
-                watch_off = Some(format!("the log directory {} cannot be an enroot mount (blank or colon in TMPDIR)", dir.display()))
+                watch_off = Some(format!(
+                    "the log directory {} cannot be an enroot mount (blank or colon in TMPDIR)",
+                    dir.display()
+                ))
             }
             Ok(vars) => {
                 extra_env.extend(vars.into_iter().map(|(k, v)| format!("{k}={v}")));
