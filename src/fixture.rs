@@ -555,6 +555,7 @@ pub fn story(root: &Path) -> Tree {
     lo.operstate = "unknown";
     t.netdev(&lo, None);
     t.w("sys/module/nvidia_peermem/version", "550.54.15");
+    t.w("proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)");
     t.w("usr/lib/x86_64-linux-gnu/libibverbs.so.1", "");
     t.w("usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav34.so", "");
     t.finish();

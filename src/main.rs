@@ -166,6 +166,36 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Compare the nodes of a job and name the ones that differ from the rest.
+    ///
+    /// Reads one snapshot per node (probe --save or probe --json output, JSON or YAML; files,
+    /// directories of them, or - for JSON documents on stdin), decides each node as `env`
+    /// would, and compares what must agree across nodes: GPU count and model, NVIDIA driver,
+    /// healthy HCA ports and NCCL_IB_HCA, link layer, port rates, narrowed PCIe links, the
+    /// partition of the P_Key NCCL uses, the IB subnet prefix, HCA firmware, peer memory,
+    /// memlock, the bootstrap interface's subnet. Only what differs is listed, nodes grouped by
+    /// value (hostlist-compressed), with the effect and the fix. Exit 1 on any error-level
+    /// difference or unreadable snapshot.
+    ///
+    /// Examples:
+    ///   srun --ntasks-per-node=1 --output='fleet/%N.json' ibwire probe --json
+    ///   ibwire fleet fleet/ --master-addr "$(scontrol show hostnames | head -n1)"
+    ///   cat node*.json | ibwire fleet - --json
+    #[command(verbatim_doc_comment)]
+    Fleet {
+        /// Snapshot files, directories of them, or - (JSON documents on standard input).
+        #[arg(value_name = "SNAPSHOT|DIR|-", required = true)]
+        inputs: Vec<PathBuf>,
+        /// The rendezvous host: compare each node's route to it (else: the default route).
+        #[arg(long, value_name = "HOST")]
+        master_addr: Option<String>,
+        /// Configuration file (hca.include/exclude, bootstrap_interface apply to every node).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Print {"report": {...}, "input_errors": [...]} as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// The GPU↔NIC PCIe matrix (PIX/PXB/PHB/NODE/SYS) from sysfs, as nvidia-smi topo -m.
     ///
     /// Computed from the PCIe tree alone, so it works in containers without NVML and on
@@ -283,6 +313,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 print!("{}", cmd::topo::text(&n, &m));
             }
             Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Fleet { inputs, master_addr, config, json } => {
+            cmd::fleet::run(&inputs, master_addr.as_deref(), config.as_deref(), json)
         }
         Cmd::Env { node, decide, format, explain } => {
             let n = source(&node, false).load()?;

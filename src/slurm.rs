@@ -130,6 +130,90 @@ fn expand_range_list(body: &str) -> std::result::Result<Vec<String>, String> {
     Ok(out)
 }
 
+/// The canonical order of host names for `compress_hostlist`: by prefix, then by the number at
+/// the end (names without one first within their prefix), then by the number's width.
+pub fn host_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let (pa, na) = split_num(a);
+    let (pb, nb) = split_num(b);
+    pa.cmp(pb).then_with(|| match (na, nb) {
+        (None, None) => std::cmp::Ordering::Equal,
+        (None, Some(_)) => std::cmp::Ordering::Less,
+        (Some(_), None) => std::cmp::Ordering::Greater,
+        (Some(x), Some(y)) => {
+            let (vx, vy) = (x.parse::<u128>().unwrap_or(u128::MAX), y.parse::<u128>().unwrap_or(u128::MAX));
+            vx.cmp(&vy).then(x.len().cmp(&y.len())).then(x.cmp(y))
+        }
+    })
+}
+
+/// `gpu-017` → (`gpu-`, Some(`017`)); `login` → (`login`, None).
+fn split_num(s: &str) -> (&str, Option<&str>) {
+    let digits = s.bytes().rev().take_while(u8::is_ascii_digit).count().min(18);
+    if digits == 0 {
+        (s, None)
+    } else {
+        (&s[..s.len() - digits], Some(&s[s.len() - digits..]))
+    }
+}
+
+/// Slurm's compressed form of a set of host names (`gpu-[001-016,018-064],login1`), the inverse
+/// of `expand_hostlist` for names in `host_order` without repeats. A run is extended only while
+/// each number, written with the width of the run's first, is exactly the name: `n[9-10]`
+/// expands to `n9,n10`, and `n09`,`n10` stay apart from `n9`.
+pub fn compress_hostlist(names: &[String]) -> String {
+    let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
+    sorted.sort_by(|a, b| host_order(a, b));
+    sorted.dedup();
+    /// (first, last, width) of a run of numbers.
+    type Run = (u128, u128, usize);
+    let mut groups: Vec<(String, Vec<Run>)> = Vec::new();
+    for n in sorted {
+        let (prefix, num) = split_num(n);
+        // A name that cannot be one of a bracket's members stays whole.
+        let bracketable = !prefix.contains(['[', ']', ',']);
+        let Some(num) = num.filter(|_| bracketable) else {
+            groups.push((n.to_string(), Vec::new()));
+            continue;
+        };
+        let v: u128 = num.parse().unwrap_or(0);
+        if let Some((p, runs)) = groups.last_mut() {
+            if !runs.is_empty() && p == prefix {
+                let (_, hi, w) = runs.last_mut().unwrap();
+                if v == *hi + 1 && format!("{v:0w$}", w = *w) == num {
+                    *hi = v;
+                    continue;
+                }
+                runs.push((v, v, num.len()));
+                continue;
+            }
+        }
+        groups.push((prefix.to_string(), vec![(v, v, num.len())]));
+    }
+    let mut out: Vec<String> = Vec::new();
+    for (prefix, runs) in groups {
+        match runs.as_slice() {
+            [] => out.push(prefix),
+            [(a, b, w)] if a == b => out.push(format!("{prefix}{a:0w$}", w = *w)),
+            _ => {
+                let body: Vec<String> = runs
+                    .iter()
+                    .map(
+                        |(a, b, w)| {
+                            if a == b {
+                                format!("{a:0w$}", w = *w)
+                            } else {
+                                format!("{a:0w$}-{b:0w$}", w = *w)
+                            }
+                        },
+                    )
+                    .collect();
+                out.push(format!("{prefix}[{}]", body.join(",")));
+            }
+        }
+    }
+    out.join(",")
+}
+
 /// Read the job from Slurm's variables; None outside Slurm.
 pub fn from_env(env: &BTreeMap<String, String>) -> Result<Option<Job>> {
     let Some(list) = env.get("SLURM_JOB_NODELIST").or_else(|| env.get("SLURM_NODELIST")) else {
@@ -195,6 +279,22 @@ mod tests {
         let j = from_env(&env).unwrap().unwrap();
         assert_eq!(j.nodes, vec!["gpu-001", "gpu-002"]);
         assert_eq!((j.node_rank, j.job_id), (Some(1), None));
+    }
+
+    #[test]
+    fn compressed_lists() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut v: Vec<String> = (1..=64).filter(|i| *i != 17).map(|i| format!("gpu-{i:03}")).collect();
+        assert_eq!(compress_hostlist(&v), "gpu-[001-016,018-064]");
+        v.push("login1".into());
+        assert_eq!(compress_hostlist(&v), "gpu-[001-016,018-064],login1");
+        assert_eq!(compress_hostlist(&names(&["gpu-017"])), "gpu-017");
+        assert_eq!(compress_hostlist(&names(&["n9", "n10", "n11"])), "n[9-11]");
+        assert_eq!(compress_hostlist(&names(&["n09", "n10", "n9"])), "n[9,09-10]");
+        assert_eq!(compress_hostlist(&names(&["a", "b1", "b2", "c"])), "a,b[1-2],c");
+        for s in ["gpu-[001-016,018-064],login1", "n[9,09-10]", "a,b[1-2],c", "n[9-11]"] {
+            assert_eq!(compress_hostlist(&expand_hostlist(s).unwrap()), s);
+        }
     }
 
     #[test]

@@ -185,6 +185,19 @@ proptest! {
         prop_assert_eq!(shell_words::split(&line.join(" ")).unwrap(), words);
     }
 
+    /// Compressing a node list, then expanding it, gives the list back (in canonical order,
+    /// without repeats): fleet's groups name exactly the nodes they hold.
+    #[test]
+    fn hostlist_compress_then_expand_is_the_identity(
+        names in prop::collection::vec(("[a-c]{1,2}-?", 0u32..40, 0usize..4), 1..40)
+    ) {
+        let mut v: Vec<String> = names.iter().map(|(p, n, w)| if *w == 3 { p.clone() } else { format!("{p}{n:0w$}", w = *w + 1) }).collect();
+        v.sort_by(|a, b| ibwire::slurm::host_order(a, b));
+        v.dedup();
+        let c = ibwire::slurm::compress_hostlist(&v);
+        prop_assert_eq!(ibwire::slurm::expand_hostlist(&c).unwrap(), v, "{}", c);
+    }
+
     /// The parsers take any text without panicking.
     #[test]
     fn parsers_take_any_text(s in any::<String>()) {

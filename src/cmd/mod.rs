@@ -2,6 +2,7 @@
 
 pub mod doctor;
 pub mod env;
+pub mod fleet;
 pub mod hook;
 pub mod launch;
 pub mod probe;

@@ -78,14 +78,39 @@ pub fn analyse(node: &Node, plan: &plan::Plan, text: &str, a: &Args) -> (Report,
     (judge(node, plan, &facts, measured.as_ref(), &ci), facts)
 }
 
-pub fn render(r: &Report, facts: &log::LogFacts, json: bool) -> Result<String> {
+/// What each node's NCCL reported, nodes grouped by it (hostlist-compressed), the majority first;
+/// empty when the log is one node's.
+pub fn per_node(text: &str) -> Vec<(String, String, usize)> {
+    let hosts = log::by_host(text);
+    if hosts.len() < 2 {
+        return Vec::new();
+    }
+    let mut by: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for (h, t) in &hosts {
+        by.entry(log::node_summary(&log::analyse(t))).or_default().push(h.clone());
+    }
+    let mut v: Vec<(String, String, usize)> =
+        by.into_iter().map(|(k, hs)| (k, crate::slurm::compress_hostlist(&hs), hs.len())).collect();
+    v.sort_by_key(|g| std::cmp::Reverse(g.2));
+    v
+}
+
+pub fn render(r: &Report, facts: &log::LogFacts, json: bool, text: &str) -> Result<String> {
+    let nodes = per_node(text);
     if json {
         let mut v = serde_json::to_value(r)?;
         v["log"] = serde_json::to_value(facts)?;
+        v["per_node"] = nodes.iter().map(|(what, hosts, n)| serde_json::json!({"nccl": what, "nodes": hosts, "count": n})).collect();
         return Ok(serde_json::to_string_pretty(&v)? + "\n");
     }
     let mut s = String::new();
     s.push_str(&format!("{}\n", r.verdict));
+    if nodes.len() > 1 {
+        s.push_str("  per node, NCCL reported:\n");
+        for (what, hosts, n) in &nodes {
+            s.push_str(&format!("    {what}: {hosts} ({n})\n"));
+        }
+    }
     let f = |o: Option<f64>| o.map(|v| format!("{v:.1} GB/s")).unwrap_or_else(|| "-".into());
     s.push_str(&format!(
         "  network: {} (expected {})   GPUDirect RDMA: {}   NCCL {}\n",
@@ -168,7 +193,7 @@ pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
             a.from_log.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
         );
     }
-    print!("{}", render(&r, &facts, a.json)?);
+    print!("{}", render(&r, &facts, a.json, &text)?);
     Ok(if r.ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 

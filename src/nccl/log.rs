@@ -96,6 +96,50 @@ fn after<'a>(l: &'a str, pat: &str) -> Option<&'a str> {
     l.find(pat).map(|i| &l[i + pat.len()..])
 }
 
+/// The host that wrote an NCCL line (`host:pid:tid [dev] NCCL …`), if it is one.
+pub fn line_host(raw: &str) -> Option<&str> {
+    let l = unwrap_line(raw);
+    if !(l.contains(" NCCL INFO") || l.contains(" NCCL WARN")) {
+        return None;
+    }
+    let head = &l[..l.find(" [")?];
+    let mut it = head.rsplitn(3, ':');
+    let (tid, pid, host) = (it.next()?, it.next()?, it.next()?);
+    let num = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    (num(tid) && num(pid) && !host.is_empty() && !host.contains(' ')).then_some(host)
+}
+
+/// Each host's NCCL lines, for a per-node view of a log that several nodes wrote.
+pub fn by_host(text: &str) -> std::collections::BTreeMap<String, String> {
+    let mut m: std::collections::BTreeMap<String, String> = Default::default();
+    for raw in text.lines() {
+        if let Some(h) = line_host(raw) {
+            let e = m.entry(h.to_string()).or_default();
+            e.push_str(raw);
+            e.push('\n');
+        }
+    }
+    m
+}
+
+/// What one node's NCCL reported, in NCCL's words: `IB, GDRDMA, 8 HCAs` or `Socket`.
+pub fn node_summary(f: &LogFacts) -> String {
+    let net = f.observed().unwrap_or_else(|| "network not shown".into());
+    let mut parts = vec![net];
+    match f.gdr {
+        Some(true) => parts.push("GDRDMA".into()),
+        Some(false) if f.on_rdma() => parts.push("no GDRDMA".into()),
+        _ => {}
+    }
+    if !f.ib_devices.is_empty() {
+        parts.push(format!("{} HCA port{}", f.ib_devices.len(), if f.ib_devices.len() == 1 { "" } else { "s" }));
+    }
+    if f.ib_no_device {
+        parts.push("NET/IB : No device found".into());
+    }
+    parts.join(", ")
+}
+
 pub fn analyse(text: &str) -> LogFacts {
     let mut f = LogFacts::default();
     let mut networks: BTreeSet<String> = BTreeSet::new();

@@ -5,6 +5,7 @@
 
 pub mod bootstrap_if;
 pub mod doctor;
+pub mod fleet;
 pub mod gpus;
 pub mod hca;
 pub mod hook;

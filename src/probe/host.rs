@@ -37,7 +37,28 @@ pub fn read(sys: &SysRoot) -> HostFacts {
         || sys.exists(Path::new("run/.containerenv"))
         || sys.exists(Path::new(".enroot"))
         || sys.read(Path::new("proc/1/environ")).map(|e| e.contains("container=")).unwrap_or(false);
-    HostFacts { peermem, memlock_bytes, memlock_unlimited, dev_infiniband, libibverbs, mlx5_provider, in_container }
+    let nvidia_driver = sys.read(Path::new("proc/driver/nvidia/version")).and_then(|t| parse_driver_version(&t));
+    HostFacts {
+        peermem,
+        memlock_bytes,
+        memlock_unlimited,
+        dev_infiniband,
+        libibverbs,
+        mlx5_provider,
+        in_container,
+        nvidia_driver,
+    }
+}
+
+/// `NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 …` → `550.54.15`
+/// (open kernel modules say `NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release …`).
+pub fn parse_driver_version(text: &str) -> Option<String> {
+    let line = text.lines().find(|l| l.starts_with("NVRM version:"))?;
+    line.split_whitespace()
+        .find(|w| {
+            w.split('.').count() >= 2 && w.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .map(str::to_string)
 }
 
 /// `Max locked memory  8388608  8388608  bytes` from `/proc/self/limits` (the soft limit).
@@ -80,4 +101,16 @@ pub fn hostname(sys: &SysRoot) -> Option<String> {
         return nix::unistd::gethostname().ok().and_then(|h| h.into_string().ok());
     }
     sys.read(Path::new("proc/sys/kernel/hostname"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn driver_versions() {
+        let t = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\nGCC version:  gcc version 12.2.0";
+        assert_eq!(super::parse_driver_version(t).as_deref(), Some("550.54.15"));
+        let o = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build  (dvs-builder@U16-I3-B03-4-3)";
+        assert_eq!(super::parse_driver_version(o).as_deref(), Some("570.86.15"));
+        assert_eq!(super::parse_driver_version("garbage"), None);
+    }
 }

@@ -304,6 +304,10 @@ pub struct HostFacts {
     pub mlx5_provider: Option<String>,
     /// True when this process runs inside a container (enroot, docker, …).
     pub in_container: bool,
+    /// The NVIDIA kernel driver's version (`/proc/driver/nvidia/version`), e.g. `550.54.15`; it
+    /// fixes the CUDA driver API version too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvidia_driver: Option<String>,
 }
 
 impl Node {

@@ -1,0 +1,266 @@
+//! `fleet`: the facts that must agree across the nodes of a job, compared. A collective runs at
+//! the speed of its slowest rail on its worst node, and some differences break it outright (a
+//! partition or subnet that differs, a different GPU count): none of that shows on one node
+//! alone. Each node's facts are decided with the same rules as `env` (healthy HCAs, bootstrap
+//! interface), grouped by value, and every node outside the majority is named with the effect.
+
+use super::{Intent, Plan, Severity};
+use crate::probe::{LinkLayer, Node};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One compared fact of one node; None when the snapshot does not say (an older schema, a
+/// probe without the driver loaded).
+pub type Value = Option<String>;
+
+struct Attr {
+    key: &'static str,
+    label: &'static str,
+    severity: Severity,
+    /// What the difference does, said after "X has A, the other N nodes B: ".
+    effect: &'static str,
+}
+
+const ATTRS: &[Attr] = &[
+    Attr { key: "gpu_count", label: "GPUs", severity: Severity::Error, effect: "torchrun starts a different number of ranks there, and a job sized for the majority fails or leaves GPUs idle" },
+    Attr { key: "gpu_model", label: "GPU model", severity: Severity::Warning, effect: "the slowest model sets the pace of every collective" },
+    Attr { key: "nvidia_driver", label: "NVIDIA driver", severity: Severity::Warning, effect: "mixed driver (and CUDA driver API) versions; align them before chasing anything else" },
+    Attr { key: "healthy_hcas", label: "healthy HCA ports", severity: Severity::Warning, effect: "NCCL runs fewer rails (or crosses PCIe) there, and every ring through that node runs at its pace" },
+    Attr { key: "nccl_ib_hca", label: "NCCL_IB_HCA (by GPU affinity)", severity: Severity::Warning, effect: "rails are not the same devices on every node: rail-aligned fabrics route across spines" },
+    Attr { key: "link_layer", label: "link layer", severity: Severity::Error, effect: "InfiniBand and RoCE ports cannot connect to each other: NCCL's connections between them fail" },
+    Attr { key: "rate", label: "port rates", severity: Severity::Warning, effect: "a downtrained port caps every ring through it" },
+    Attr { key: "pcie", label: "PCIe links below their width", severity: Severity::Warning, effect: "a narrowed GPU or HCA link caps what that rail can carry" },
+    Attr { key: "partition", label: "P_Key at index 0", severity: Severity::Error, effect: "NCCL's queue pairs use index 0: ports in different partitions cannot talk, and connections fail or hang" },
+    Attr { key: "subnet_prefix", label: "IB subnet prefix", severity: Severity::Error, effect: "ports on different subnets cannot reach each other without a router" },
+    Attr { key: "hca_firmware", label: "HCA firmware", severity: Severity::Warning, effect: "mixed firmware: align it (known fixes and defaults differ between versions)" },
+    Attr { key: "peermem", label: "GPUDirect peer memory", severity: Severity::Warning, effect: "no GPUDirect RDMA there: its traffic is staged through host memory" },
+    Attr { key: "memlock", label: "memlock limit", severity: Severity::Warning, effect: "a low limit makes RDMA memory registration fail under load" },
+    Attr { key: "bootstrap", label: "bootstrap interface (subnet)", severity: Severity::Error, effect: "NCCL's bootstrap must reach rank 0 from every node: a node without the interface cannot join" },
+];
+
+/// The compared facts of one node, plus the detail that explains an outlier (what was excluded).
+#[derive(Debug, Clone)]
+pub struct NodeFacts {
+    pub host: String,
+    pub values: BTreeMap<&'static str, Value>,
+    pub excluded: Vec<String>,
+}
+
+fn joined(mut v: Vec<String>) -> Option<String> {
+    v.sort();
+    v.dedup();
+    (!v.is_empty()).then(|| v.join(", "))
+}
+
+pub fn facts(host: &str, node: &Node, plan: &Plan) -> NodeFacts {
+    let mut v: BTreeMap<&'static str, Value> = BTreeMap::new();
+    let ports: Vec<(&crate::probe::RdmaDevice, &crate::probe::RdmaPort)> = plan
+        .hcas
+        .iter()
+        .filter_map(|(d, p)| {
+            let dev = node.rdma_device(d)?;
+            Some((dev, dev.ports.iter().find(|x| x.port == *p)?))
+        })
+        .collect();
+    v.insert("gpu_count", Some(node.gpus.len().to_string()));
+    v.insert("gpu_model", joined(node.gpus.iter().map(|g| g.model.clone()).collect()).or(Some("no GPU".into())));
+    v.insert("nvidia_driver", node.host.nvidia_driver.clone().or_else(|| node.gpus.is_empty().then(|| "none".into())));
+    v.insert("healthy_hcas", Some(plan.hcas.len().to_string()));
+    v.insert("nccl_ib_hca", Some(plan.get("NCCL_IB_HCA").map(|s| s.value.clone()).unwrap_or_else(|| "none".into())));
+    v.insert(
+        "link_layer",
+        Some(
+            joined(ports.iter().filter_map(|(_, p)| p.link_layer.map(|l| l.to_string())).collect())
+                .unwrap_or_else(|| "none".into()),
+        ),
+    );
+    let rates: Vec<Option<String>> = ports.iter().map(|(_, p)| p.rate.clone()).collect();
+    // Distinct rates, not counts: a missing port is the healthy-ports fact's business.
+    v.insert(
+        "rate",
+        if rates.iter().any(Option::is_none) {
+            None
+        } else {
+            Some(joined(rates.into_iter().flatten().collect()).unwrap_or_else(|| "none".into()))
+        },
+    );
+    let mut narrow: Vec<String> = Vec::new();
+    let mut known = true;
+    for (name, pci) in ports
+        .iter()
+        .map(|(d, _)| (d.name.clone(), d.pci.as_ref()))
+        .chain(node.gpus.iter().enumerate().map(|(i, g)| (format!("GPU{i}"), Some(&g.pci))))
+    {
+        match pci.map(|p| (p.link.current_width, p.link.narrower())) {
+            Some((Some(_), Some((c, m)))) => narrow.push(format!("{name} x{c} of x{m}")),
+            Some((Some(_), None)) => {}
+            _ => known = false,
+        }
+    }
+    v.insert("pcie", if known { Some(joined(narrow).unwrap_or_else(|| "none".into())) } else { None });
+    let ib: Vec<&crate::probe::RdmaPort> =
+        ports.iter().map(|(_, p)| *p).filter(|p| p.link_layer == Some(LinkLayer::InfiniBand)).collect();
+    let parts: Vec<Option<String>> = ib.iter().map(|p| p.pkey0.map(|k| format!("0x{:04x}", k & 0x7fff))).collect();
+    v.insert(
+        "partition",
+        if parts.iter().any(Option::is_none) {
+            None
+        } else {
+            Some(joined(parts.into_iter().flatten().collect()).unwrap_or_else(|| "none".into()))
+        },
+    );
+    let prefixes: Vec<Option<String>> = ib
+        .iter()
+        .map(|p| p.gids.iter().find(|g| g.index == 0).map(|g| g.gid.split(':').take(4).collect::<Vec<_>>().join(":")))
+        .collect();
+    v.insert(
+        "subnet_prefix",
+        if prefixes.iter().any(Option::is_none) {
+            None
+        } else {
+            Some(joined(prefixes.into_iter().flatten().collect()).unwrap_or_else(|| "none".into()))
+        },
+    );
+    let fw: Vec<Option<String>> = ports.iter().map(|(d, _)| d.fw_ver.clone()).collect();
+    v.insert(
+        "hca_firmware",
+        if fw.iter().any(Option::is_none) {
+            None
+        } else {
+            Some(joined(fw.into_iter().flatten().collect()).unwrap_or_else(|| "none".into()))
+        },
+    );
+    v.insert(
+        "peermem",
+        Some(node.host.peermem.clone().map(|m| format!("loaded ({m})")).unwrap_or_else(|| "not loaded".into())),
+    );
+    v.insert(
+        "memlock",
+        match (node.host.memlock_unlimited, node.host.memlock_bytes) {
+            (Some(true), _) => Some("unlimited".into()),
+            (_, Some(b)) => Some(format!("{} KiB", b / 1024)),
+            _ => None,
+        },
+    );
+    v.insert(
+        "bootstrap",
+        Some(match plan.bootstrap_if.as_ref().and_then(|i| node.iface(i)) {
+            Some(i) => {
+                let net = i.routable_addr(true).or_else(|| i.routable_addr(false)).map(|a| a.trunc().to_string());
+                format!("{} ({})", i.name, net.unwrap_or_else(|| "no address".into()))
+            }
+            None => "none".into(),
+        }),
+    );
+    let excluded = plan
+        .excluded
+        .iter()
+        .map(|e| format!("{}{}: {}", e.device, e.port.map(|p| format!(" port {p}")).unwrap_or_default(), e.reason))
+        .collect();
+    NodeFacts { host: host.to_string(), values: v, excluded }
+}
+
+/// Decide one node the way `env` would, then take its facts.
+pub fn node_facts(host: &str, node: &Node, intent: &Intent) -> NodeFacts {
+    facts(host, node, &super::decide(node, intent))
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Group {
+    pub value: String,
+    /// Hostlist-compressed (`gpu-[001-016,018-064]`).
+    pub nodes: String,
+    pub count: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Difference {
+    pub attribute: &'static str,
+    pub label: &'static str,
+    pub severity: Severity,
+    /// The majority first.
+    pub groups: Vec<Group>,
+    /// One sentence per outlier group: who, what, the effect, the fix where one is known.
+    pub messages: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub nodes: usize,
+    pub agree: Vec<&'static str>,
+    pub differences: Vec<Difference>,
+    /// Attributes some snapshots do not record, with those nodes.
+    pub unknown: Vec<(String, String)>,
+}
+
+pub fn compare(all: &[NodeFacts]) -> Report {
+    let mut report = Report { nodes: all.len(), agree: Vec::new(), differences: Vec::new(), unknown: Vec::new() };
+    let differs = |key: &str| {
+        let mut vals = all.iter().filter_map(|n| n.values.get(key).cloned().flatten());
+        let first = vals.next();
+        vals.any(|v| Some(v) != first)
+    };
+    for a in ATTRS {
+        // A rail that is missing changes NCCL_IB_HCA too: said once, by the healthy-ports fact.
+        if a.key == "nccl_ib_hca" && differs("healthy_hcas") {
+            continue;
+        }
+        let mut by: BTreeMap<&str, Vec<&NodeFacts>> = BTreeMap::new();
+        let mut unknown: Vec<String> = Vec::new();
+        for n in all {
+            match n.values.get(a.key).and_then(|v| v.as_deref()) {
+                Some(val) => by.entry(val).or_default().push(n),
+                None => unknown.push(n.host.clone()),
+            }
+        }
+        if !unknown.is_empty() {
+            report.unknown.push((a.label.to_string(), crate::slurm::compress_hostlist(&unknown)));
+        }
+        if by.len() <= 1 {
+            report.agree.push(a.label);
+            continue;
+        }
+        let mut groups: Vec<(&str, Vec<&NodeFacts>)> = by.into_iter().collect();
+        // The majority first; ties keep the value order.
+        groups.sort_by_key(|g| std::cmp::Reverse(g.1.len()));
+        let hosts =
+            |g: &[&NodeFacts]| crate::slurm::compress_hostlist(&g.iter().map(|n| n.host.clone()).collect::<Vec<_>>());
+        let (maj_val, maj) = (&groups[0].0, &groups[0].1);
+        let mut messages = Vec::new();
+        for (val, g) in &groups[1..] {
+            let verb = if g.len() == 1 { "has" } else { "have" };
+            let mut m = format!(
+                "{} {verb} {} {val}, the other {} node{} {maj_val}: {}",
+                hosts(g),
+                a.label,
+                maj.len(),
+                if maj.len() == 1 { "" } else { "s" },
+                a.effect
+            );
+            // What the rules excluded there and not on the majority: the fix for a rail short.
+            if a.key == "healthy_hcas" || a.key == "nccl_ib_hca" {
+                let usual: std::collections::BTreeSet<&String> = maj.iter().flat_map(|n| n.excluded.iter()).collect();
+                let extra: Vec<&String> = g[0].excluded.iter().filter(|e| !usual.contains(e)).take(3).collect();
+                if !extra.is_empty() {
+                    m.push_str(&format!(
+                        "; fix on {}: {}",
+                        g[0].host,
+                        extra.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("; ")
+                    ));
+                }
+            }
+            messages.push(m);
+        }
+        report.differences.push(Difference {
+            attribute: a.key,
+            label: a.label,
+            severity: a.severity,
+            groups: groups
+                .iter()
+                .map(|(v, g)| Group { value: v.to_string(), nodes: hosts(g), count: g.len() })
+                .collect(),
+            messages,
+        });
+    }
+    report
+}
