@@ -31,7 +31,7 @@ hooks_dir() {
 }
 
 if [ "${1:-}" = "--uninstall" ]; then
-  rm -f "$BIN"
+  rm -f "$BIN" "$BIN-taskprolog"
   hd=$(hooks_dir)
   if [ -f "$hd/$HOOK_NAME" ]; then rm -f "$hd/$HOOK_NAME"; echo "removed $hd/$HOOK_NAME"; fi
   echo "removed $BIN"
@@ -57,7 +57,9 @@ echo "building ibwire (release; a first build takes a few minutes)..."
 cargo build --release --locked
 install -d "$DESTDIR$PREFIX/bin"
 install -m 0755 target/release/ibwire "$BIN"
-echo "installed $BIN"
+# The Slurm TaskProlog is ibwire called through this name (TaskProlog= takes no arguments).
+ln -sf ibwire "$BIN-taskprolog"
+echo "installed $BIN (and $BIN-taskprolog for slurm.conf's TaskProlog=)"
 
 if [ -f hooks/$HOOK_NAME ]; then
   hd=$(hooks_dir)

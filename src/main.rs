@@ -3,7 +3,7 @@
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 use ibwire::cmd::{self, NodeSource};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Make multi-node GPU training on Slurm + enroot + torchrun right by construction.
@@ -105,6 +105,20 @@ enum Cmd {
     /// was written.
     #[command(verbatim_doc_comment)]
     Hook {
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// The Slurm TaskProlog for bare-metal jobs (slurm.conf: TaskProlog=/usr/bin/ibwire-taskprolog).
+    ///
+    /// slurmstepd runs it before every task, as the job's user, with the task's environment, and
+    /// adds each `export NAME=value` line it prints to the task's environment. It prints the
+    /// decided NCCL_IB_HCA, NCCL_SOCKET_IFNAME, NCCL_SOCKET_FAMILY, GLOO_SOCKET_IFNAME,
+    /// CUDA_VISIBLE_DEVICES/CUDA_DEVICE_ORDER the job has not set itself, and NCCL_NET=IB for a
+    /// multi-node job with healthy HCAs and no net plugin. It never fails the task: any error
+    /// (a broken /etc/ibwire.yaml, a bad flag) is one stderr line, nothing exported, exit 0.
+    /// Like the hook, it ignores IBWIRE_ROOT (only --root, for tests).
+    #[command(verbatim_doc_comment)]
+    Taskprolog {
         #[command(flatten)]
         node: NodeArgs,
     },
@@ -254,7 +268,9 @@ fn hook_main() -> ExitCode {
             Ok(cmd::hook::run(&cmd::job_env(), &src))
         }
         Ok(_) => Err("not the hook".to_string()),
-        Err(e) => Err(e.to_string().lines().next().unwrap_or("bad arguments").to_string()),
+        Err(e) => {
+            Err(e.to_string().lines().next().unwrap_or("bad arguments").trim_start_matches("error: ").to_string())
+        }
     });
     let msg = match res {
         Ok(Ok(code)) => return code,
@@ -268,6 +284,26 @@ fn hook_main() -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// The TaskProlog: like the hook, nothing may make it fail a task.
+fn taskprolog_main() -> ExitCode {
+    std::env::remove_var("IBWIRE_ROOT");
+    match std::panic::catch_unwind(Cli::try_parse) {
+        Ok(Ok(Cli { cmd: Cmd::Taskprolog { node } })) => {
+            let root = node.root.unwrap_or_else(|| PathBuf::from("/"));
+            cmd::taskprolog::run(&cmd::job_env(), &root)
+        }
+        Ok(Ok(_)) => ExitCode::SUCCESS,
+        Ok(Err(e)) => {
+            use std::io::Write;
+            let first =
+                e.to_string().lines().next().unwrap_or("bad arguments").trim_start_matches("error: ").to_string();
+            let _ = writeln!(std::io::stderr(), "ibwire-taskprolog: error: {first}; nothing exported");
+            ExitCode::SUCCESS
+        }
+        Err(_) => ExitCode::SUCCESS,
     }
 }
 
@@ -304,6 +340,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Cmd::Launch { node, args } => cmd::launch::run(&source(&node, false).load()?, &args),
         Cmd::Hook { .. } => unreachable!("dispatched by hook_main"),
+        Cmd::Taskprolog { .. } => unreachable!("dispatched by taskprolog_main"),
         Cmd::Topo { node, all_nics, json, no_nvidia_smi } => {
             let n = source(&node, !no_nvidia_smi).load()?;
             let m = ibwire::plan::topo::matrix(&n, all_nics);
@@ -331,6 +368,16 @@ fn main() -> ExitCode {
     }
     if std::env::args_os().nth(1).is_some_and(|a| a == "hook") {
         return hook_main();
+    }
+    if std::env::args_os().nth(1).is_some_and(|a| a == "taskprolog") {
+        return taskprolog_main();
+    }
+    // Installed as a link named ibwire-taskprolog, it is the TaskProlog itself: slurm.conf's
+    // TaskProlog= takes a program without arguments.
+    let argv0 = std::env::args_os().next().unwrap_or_default();
+    if Path::new(&argv0).file_name().is_some_and(|n| n == "ibwire-taskprolog") {
+        std::env::remove_var("IBWIRE_ROOT");
+        return cmd::taskprolog::run(&cmd::job_env(), Path::new("/"));
     }
     // Output into a closed pipe (`ibwire probe --json | head`) ends the process quietly, as
     // for any Unix filter, instead of a panic on EPIPE.

@@ -18,6 +18,9 @@ pub enum Format {
     Json,
     /// `NAME="value"` lines in enroot's environ format.
     Enroot,
+    /// `export NAME=value` lines as a Slurm TaskProlog prints them (unquoted: slurmstepd reads
+    /// them without a shell); a value that cannot be written so is refused on stderr.
+    Slurm,
 }
 
 /// The master address: the flag, else Slurm's first node, else MASTER_ADDR.
@@ -62,6 +65,13 @@ pub fn run(node: &Node, intent: &Intent, format: Format, explain: bool) -> Resul
     let out = match format {
         Format::Sh => render::sh(&plan)?,
         Format::Enroot => render::enroot(&plan)?,
+        Format::Slurm => {
+            let (s, refused) = render::slurm(&plan);
+            for r in &refused {
+                eprintln!("ibwire: error: {r}");
+            }
+            s
+        }
         Format::Json => serde_json::to_string_pretty(&render::json(&plan))? + "\n",
     };
     print!("{out}");

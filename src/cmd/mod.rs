@@ -6,6 +6,7 @@ pub mod fleet;
 pub mod hook;
 pub mod launch;
 pub mod probe;
+pub mod taskprolog;
 pub mod topo;
 pub mod verify;
 pub mod watch;

@@ -38,6 +38,39 @@ pub fn sh_quote(v: &str) -> String {
     format!("'{}'", v.replace('\'', "'\\''"))
 }
 
+/// One line of a Slurm TaskProlog's output: `export NAME=value`. slurmstepd reads it without a
+/// shell — no quoting, no escapes, the value is the rest of the line — so a value with a line
+/// break, a NUL, or blanks at either end (which would be lost or change meaning) cannot be
+/// written: refused, with the reason.
+pub fn slurm_line(name: &str, value: &str) -> Result<String> {
+    if !valid_name(name) {
+        bail!("refusing to write variable name {name:?} for Slurm");
+    }
+    if value.contains(['\n', '\r', '\0']) {
+        bail!("{name}: value contains a line break or NUL; a TaskProlog line cannot carry it");
+    }
+    if value.trim() != value {
+        bail!("{name}: value has blanks at its start or end, which Slurm's TaskProlog parsing would not keep");
+    }
+    Ok(format!("export {name}={value}"))
+}
+
+/// TaskProlog lines for every setting; refused values are left out (named in the error list).
+pub fn slurm(plan: &Plan) -> (String, Vec<String>) {
+    let mut s = String::new();
+    let mut refused = Vec::new();
+    for st in &plan.settings {
+        match slurm_line(&st.name, &st.value) {
+            Ok(l) => {
+                s.push_str(&l);
+                s.push('\n');
+            }
+            Err(e) => refused.push(format!("{e:#}")),
+        }
+    }
+    (s, refused)
+}
+
 /// One `NAME="value"` line for enroot's environ file. enroot strips exactly one pair of
 /// surrounding quotes and has no escapes and no multi-line values, so the value is wrapped in
 /// quotes (it survives even if it starts or ends with a quote) and line breaks are refused.

@@ -5,12 +5,13 @@ set -euo pipefail
 S=$(mktemp -d /tmp/ibwire-stage-XXXX); trap 'rm -rf "$S"' EXIT
 for i in 1 2; do DESTDIR=$S PREFIX=/opt/ib ./install.sh > "$S/log$i"; done
 test -x "$S/opt/ib/bin/ibwire" || { echo "FAIL: binary not installed"; exit 1; }
+[ "$(readlink "$S/opt/ib/bin/ibwire-taskprolog")" = ibwire ] || { echo "FAIL: no ibwire-taskprolog link"; exit 1; }
 hook=$(find "$S" -name 90-ibwire.sh)
 [ -n "$hook" ] && [ -x "$hook" ] || { echo "FAIL: hook not installed"; cat "$S/log1"; exit 1; }
 grep -q '^IBWIRE="/opt/ib/bin/ibwire"$' "$hook" || { echo "FAIL: hook path"; cat "$hook"; exit 1; }
 "$S/opt/ib/bin/ibwire" --version | grep -q ibwire
 DESTDIR=$S PREFIX=/opt/ib ./install.sh --uninstall > /dev/null
-[ ! -e "$S/opt/ib/bin/ibwire" ] && [ ! -e "$hook" ] || { echo "FAIL: uninstall left files"; exit 1; }
+[ ! -e "$S/opt/ib/bin/ibwire" ] && [ ! -L "$S/opt/ib/bin/ibwire-taskprolog" ] && [ ! -e "$hook" ] || { echo "FAIL: uninstall left files"; exit 1; }
 out=$(env PATH=/usr/bin:/bin ./install.sh 2>&1 || true)
 echo "$out" | grep -q "cargo not found" || { echo "FAIL: no clear message without cargo: $out"; exit 1; }
 # The hook goes where enroot reads it: stand-ins for enroot 4.x (`info`, indented) and 3.x (no

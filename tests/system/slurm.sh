@@ -2,11 +2,14 @@
 # System test (root): a real Slurm 22.05 cluster from Debian packages — slurmctld and two slurmd
 # "nodes" in network namespaces, munge, fake GPU GRES — runs examples/train-baremetal.sbatch:
 # `srun ibwire launch -- examples/allreduce.py` on 2 nodes, real torchrun (gloo), to completion.
+# slurm.conf's TaskProlog is `ibwire taskprolog`, each node reading its own fixture tree (node1
+# the story node, node2 the same with mlx5_6 down): bare `srun env` tasks get each node's
+# decided NCCL settings, keep a value the job set, and still run with a broken config.
 # Recipe and pitfalls: shared/spec/ci-recipes.md §1. Bounded by sbatch --time and timeouts.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPO=$PWD
-B=${IBWIRE:?}; VENV=$(tests/system/setup-torch.sh)
+B=${IBWIRE:?}; G=${GEN_TREE:?}; VENV=$(tests/system/setup-torch.sh)
 for c in slurmctld slurmd sbatch munged mungekey; do command -v $c >/dev/null || { echo "FAIL: $c missing (apt-get install slurmctld slurmd slurm-client munge)"; exit 1; }; done
 . tests/system/netns-lib.sh
 W=$(mktemp -d /tmp/ibwire-slurm-XXXX)
@@ -24,6 +27,12 @@ munged -F --key-file="$W/munge/munge.key" --socket=/run/munge/munge.socket.2 --p
 echo $! > "$W/munged.pid"
 for _ in $(seq 50); do munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.1; done
 for i in 0 1 2 3 4 5 6 7; do mknod "$W/gpu/nvidia$i" c 195 $i; done
+"$G" story "$W/trees/node1"; "$G" story "$W/trees/node2"
+echo "1: DOWN" > "$(readlink -f "$W/trees/node2/sys/class/infiniband/mlx5_6")/ports/1/state"
+mkdir -p "$W/bin"
+printf '#!/bin/sh\nexec %s taskprolog --root %s/trees/"$(hostname)"\n' "$B" "$W" > "$W/bin/taskprolog"
+chmod 755 "$W/bin/taskprolog"
+printf 'hca: [unclosed\n' > "$W/broken.yaml"
 cat > "$W/etc/slurm.conf" <<CONF
 ClusterName=ci
 SlurmctldHost=node1(10.77.0.1)
@@ -46,6 +55,7 @@ SelectTypeParameters=CR_Core
 MpiDefault=none
 SwitchType=switch/none
 ReturnToService=2
+TaskProlog=$W/bin/taskprolog
 GresTypes=gpu
 NodeName=node[1-2] CPUs=2 RealMemory=1000 Gres=gpu:8 State=UNKNOWN
 PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP
@@ -66,7 +76,7 @@ for _ in $(seq 120); do
   [ "$(ip netns exec ibw-n1 sinfo -h -o %t 2>/dev/null)" = idle ] && break; sleep 0.5
 done
 [ "$(ip netns exec ibw-n1 sinfo -h -o %t 2>/dev/null)" = idle ] || { echo "FAIL: nodes not idle"; tail -20 "$W"/log/*; exit 1; }
-mkdir -p "$W/bin"; ln -s "$B" "$W/bin/ibwire"
+ln -s "$B" "$W/bin/ibwire"
 jid=$(ip netns exec ibw-n1 env PATH="$W/bin:$VENV/bin:$PATH" PYTHONWARNINGS=ignore PG_TIMEOUT=60 \
   IBWIRE_LAUNCH_ARGS=--explain \
   `# --gpus-per-node=1 overrides the example's 8: the fake GPUs run one gloo rank a node` \
@@ -78,5 +88,22 @@ state=$(ip netns exec ibw-n1 scontrol show job "$jid" | grep -o 'JobState=[A-Z]*
 out="$W/jobs/train-$jid.out"
 [ "$state" = JobState=COMPLETED ] || { echo "FAIL: job $jid $state"; cat "$out"; tail -20 "$W"/log/slurmd.node*.log; exit 1; }
 [ "$(grep -c 'allreduce_sum=3.0 expected=3.0' "$out")" = 2 ] || { echo "FAIL: output"; cat "$out"; exit 1; }
-[ "$(grep -c '^GLOO_SOCKET_IFNAME=eno8303$' "$out")" = 2 ] || { echo "FAIL: interface"; cat "$out"; exit 1; }
+[ "$(grep -c '^GLOO_SOCKET_IFNAME=eno8303\( (yours, kept)\)\?$' "$out")" = 2 ] || { echo "FAIL: interface"; cat "$out"; exit 1; }
 echo "ok: sbatch examples/train-baremetal.sbatch (job $jid) COMPLETED on node[1-2]; both ranks allreduce_sum=3.0 over eno8303"
+# TaskProlog: a bare task on each node gets that node's decisions, ...
+srun_env() { ip netns exec ibw-n1 timeout 60 srun -N2 --ntasks-per-node=1 -l "$@" env 2> "$W/srun.err" | sort; }
+HCA8='=mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1,mlx5_8:1,mlx5_9:1'
+HCA7='=mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_7:1,mlx5_8:1,mlx5_9:1'
+e=$(srun_env)
+echo "$e" | grep -qx "0: NCCL_IB_HCA=$HCA8" || { echo "FAIL: TaskProlog on node1"; echo "$e" | grep -E 'NCCL|GLOO'; cat "$W/srun.err"; exit 1; }
+echo "$e" | grep -qx "1: NCCL_IB_HCA=$HCA7" || { echo "FAIL: TaskProlog on node2 (mlx5_6 down)"; echo "$e" | grep -E 'NCCL|GLOO'; exit 1; }
+[ "$(echo "$e" | grep -c '^[01]: NCCL_SOCKET_IFNAME==eno8303$')" = 2 ] || { echo "FAIL: NCCL_SOCKET_IFNAME"; echo "$e" | grep NCCL; exit 1; }
+[ "$(echo "$e" | grep -c '^[01]: NCCL_NET=IB$')" = 2 ] || { echo "FAIL: NCCL_NET pin for a 2-node job"; echo "$e" | grep NCCL; exit 1; }
+# ... keeps what the job set itself ...
+e=$(srun_env --export=ALL,NCCL_SOCKET_IFNAME=custom0)
+[ "$(echo "$e" | grep -c '^[01]: NCCL_SOCKET_IFNAME=custom0$')" = 2 ] || { echo "FAIL: the job's NCCL_SOCKET_IFNAME was overridden"; echo "$e" | grep NCCL; exit 1; }
+# ... and a broken config costs the settings, not the task.
+e=$(srun_env --export=ALL,IBWIRE_CONFIG=$W/broken.yaml)
+[ "$(echo "$e" | grep -c '^[01]: SLURM_NODEID=')" = 2 ] || { echo "FAIL: tasks did not run with a broken config"; cat "$W/srun.err"; exit 1; }
+echo "$e" | grep -q 'NCCL_IB_HCA' && { echo "FAIL: settings exported despite a broken config"; exit 1; }
+echo "ok: TaskProlog: node1 8 rails, node2 7 (mlx5_6 down), NCCL_NET=IB, the job's NCCL_SOCKET_IFNAME kept, a broken config leaves tasks running"
