@@ -213,7 +213,9 @@ fn snapshots_on_standard_input() {
 #[test]
 fn verify_groups_nodes_by_what_their_nccl_reported() {
     let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let ib = fs::read_to_string(fx.join("real/nccl-logs/h100-roce-2node-tpgds-aihub0008-aws-ofi-plugin-fallback-to-ib.log")).unwrap();
+    let ib =
+        fs::read_to_string(fx.join("real/nccl-logs/h100-roce-2node-tpgds-aihub0008-aws-ofi-plugin-fallback-to-ib.log"))
+            .unwrap();
     let sock = fs::read_to_string(fx.join("h200-2gpu-guard/3-expect-socket-nccl.log")).unwrap();
     let t = tempfile::tempdir().unwrap();
     let f = t.path().join("all.log");

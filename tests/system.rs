@@ -56,3 +56,9 @@ fn slurm_cluster_runs_the_baremetal_example_on_two_nodes() {
 fn capture_into_a_full_disk_is_one_line() {
     script("capture-full-disk.sh", Duration::from_secs(120));
 }
+
+#[test]
+#[ignore = "system test: needs root (dpkg -i on this machine), Debian's rpm, cargo-deb and cargo-generate-rpm from crates.io; run by .ci/run"]
+fn deb_and_rpm_packages_install_and_remove_cleanly() {
+    script("packages.sh", Duration::from_secs(1500));
+}

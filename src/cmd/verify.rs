@@ -100,7 +100,10 @@ pub fn render(r: &Report, facts: &log::LogFacts, json: bool, text: &str) -> Resu
     if json {
         let mut v = serde_json::to_value(r)?;
         v["log"] = serde_json::to_value(facts)?;
-        v["per_node"] = nodes.iter().map(|(what, hosts, n)| serde_json::json!({"nccl": what, "nodes": hosts, "count": n})).collect();
+        v["per_node"] = nodes
+            .iter()
+            .map(|(what, hosts, n)| serde_json::json!({"nccl": what, "nodes": hosts, "count": n}))
+            .collect();
         return Ok(serde_json::to_string_pretty(&v)? + "\n");
     }
     let mut s = String::new();
