@@ -139,7 +139,7 @@ fn sixty_four_nodes_with_two_independent_outliers() {
     // The human table: one row per value, nothing for what agrees beyond the summary.
     let o = Command::new(bin()).arg("fleet").arg(t.path()).output().unwrap();
     let text = stdout(&o);
-    assert!(text.starts_with("64 nodes: 11 facts agree, 2 differ (0 errors, 2 warnings)"), "{text}");
+    assert!(text.starts_with("64 nodes: 12 facts agree, 2 differ (0 errors, 2 warnings)"), "{text}");
     assert!(text.contains("gpu-[001-016,018-064] (63)") && text.contains("gpu-017 (1)"), "{text}");
     assert_eq!(text.lines().filter(|l| l.starts_with("warning:")).count(), 2, "{text}");
 }
@@ -229,4 +229,43 @@ fn verify_groups_nodes_by_what_their_nccl_reported() {
     assert_eq!(sock_group["nodes"], "vm");
     let ib_group = groups.iter().find(|g| g["nccl"].as_str().unwrap().starts_with("IB, GDRDMA")).expect("an IB node");
     assert!(ib_group["count"].as_u64().unwrap() >= 1, "{groups:#?}");
+}
+
+/// RoCE: the active MTU follows the interface's; one node left at 1500 among jumbo-frame ones.
+#[test]
+fn a_roce_node_with_a_smaller_mtu_is_named() {
+    use ibwire::fixture::{under_root_port, NetDev, Port, Tree};
+    let t = tree_dir();
+    let mut tree = Tree::new(t.path());
+    for i in 0..2u8 {
+        let rc = 0x10 + i * 0x10;
+        let chain = under_root_port(rc, &[format!("0000:{:02x}:00.0", rc + 1)]);
+        let nd = format!("ens{}np0", i + 1);
+        let ip = format!("10.0.{i}.5");
+        let pci = tree.hca(&format!("mlx5_{i}"), &chain, 0, &[Port::roce(1, &nd, Some(&ip))], i as u32);
+        let mut d = NetDev::eth(&nd);
+        d.mtu = 9000;
+        tree.netdev(&d, Some(&pci));
+        tree.addr(&nd, &format!("{ip}/24"));
+    }
+    tree.netdev(&NetDev::eth("eno1"), None);
+    tree.addr("eno1", "192.168.0.2/24");
+    tree.route("eno1", "0.0.0.0/0", Some("192.168.0.1"), 0);
+    tree.finish();
+    let base = probe::probe(&ProbeOptions::at(t.path()));
+    let d = tempfile::tempdir().unwrap();
+    for h in ["r1", "r2", "r3"] {
+        let mut n = base.clone();
+        n.hostname = Some(h.into());
+        if h == "r2" {
+            n.net.iter_mut().find(|i| i.name == "ens2np0").unwrap().mtu = Some(1500);
+        }
+        fs::write(d.path().join(format!("{h}.json")), serde_json::to_string(&n).unwrap()).unwrap();
+    }
+    let (_, v, err) = fleet(&[d.path().to_str().unwrap()]);
+    let diffs = v["report"]["differences"].as_array().unwrap_or_else(|| panic!("{err}"));
+    assert_eq!(diffs.len(), 1, "{diffs:#?}");
+    assert_eq!(diffs[0]["attribute"], "roce_mtu");
+    assert_eq!(diffs[0]["groups"][1]["nodes"], "r2");
+    assert_eq!(diffs[0]["groups"][1]["value"], "1500, 9000");
 }

@@ -29,6 +29,7 @@ const ATTRS: &[Attr] = &[
     Attr { key: "nccl_ib_hca", label: "NCCL_IB_HCA (by GPU affinity)", severity: Severity::Warning, effect: "rails are not the same devices on every node: rail-aligned fabrics route across spines" },
     Attr { key: "link_layer", label: "link layer", severity: Severity::Error, effect: "InfiniBand and RoCE ports cannot connect to each other: NCCL's connections between them fail" },
     Attr { key: "rate", label: "port rates", severity: Severity::Warning, effect: "a downtrained port caps every ring through it" },
+    Attr { key: "roce_mtu", label: "RoCE interface MTU", severity: Severity::Warning, effect: "a RoCE port's active MTU follows its interface's MTU, and both ends use the smaller: jumbo frames lost on every connection to that node" },
     Attr { key: "pcie", label: "PCIe links below their width", severity: Severity::Warning, effect: "a narrowed GPU or HCA link caps what that rail can carry" },
     Attr { key: "partition", label: "P_Key at index 0", severity: Severity::Error, effect: "NCCL's queue pairs use index 0: ports in different partitions cannot talk, and connections fail or hang" },
     Attr { key: "subnet_prefix", label: "IB subnet prefix", severity: Severity::Error, effect: "ports on different subnets cannot reach each other without a router" },
@@ -82,6 +83,21 @@ pub fn facts(host: &str, node: &Node, plan: &Plan) -> NodeFacts {
             None
         } else {
             Some(joined(rates.into_iter().flatten().collect()).unwrap_or_else(|| "none".into()))
+        },
+    );
+    // InfiniBand's active MTU is negotiated by the fabric and not in sysfs; a RoCE port's follows
+    // its interface's MTU, which is.
+    let roce: Vec<Option<String>> = ports
+        .iter()
+        .filter(|(_, p)| p.link_layer == Some(LinkLayer::Ethernet))
+        .map(|(d, _)| d.netdevs.first().and_then(|n| node.iface(n)).and_then(|i| i.mtu).map(|m| m.to_string()))
+        .collect();
+    v.insert(
+        "roce_mtu",
+        if roce.iter().any(Option::is_none) {
+            None
+        } else {
+            Some(joined(roce.into_iter().flatten().collect()).unwrap_or_else(|| "no RoCE port".into()))
         },
     );
     let mut narrow: Vec<String> = Vec::new();
