@@ -186,11 +186,10 @@ enum Cmd {
     /// directories of them, or - for JSON documents on stdin), decides each node as `env`
     /// would, and compares what must agree across nodes: GPU count and model, NVIDIA driver,
     /// healthy HCA ports and NCCL_IB_HCA, link layer, port rates, RoCE interface MTU, narrowed
-    /// PCIe links, the
-    /// partition of the P_Key NCCL uses, the IB subnet prefix, HCA firmware, peer memory,
-    /// memlock, the bootstrap interface's subnet. Only what differs is listed, nodes grouped by
-    /// value (hostlist-compressed), with the effect and the fix. Exit 1 on any error-level
-    /// difference or unreadable snapshot.
+    /// PCIe links, the partition of the P_Key NCCL uses, the IB subnet prefix, HCA firmware,
+    /// peer memory, memlock, the bootstrap interface's subnet. Only what differs is listed,
+    /// nodes grouped by value (hostlist-compressed), with the effect and the fix. Exit 1 on any
+    /// error-level difference or unreadable snapshot.
     ///
     /// Examples:
     ///   srun --ntasks-per-node=1 --output='fleet/%N.json' ibwire probe --json
