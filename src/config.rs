@@ -131,6 +131,15 @@ pub fn load(explicit: Option<&Path>) -> Result<Config> {
     Ok(layered(layers))
 }
 
+/// ibwire's own switches in the environment (IBWIRE_STRICT, IBWIRE_DEBUG,
+/// IBWIRE_ALLOW_SOCKET_FALLBACK): set and not empty, `0`, or a no/false spelling is on.
+pub fn truthy(v: Option<&str>) -> bool {
+    match v.map(str::trim) {
+        None | Some("") | Some("0") => false,
+        Some(s) => !matches!(s.to_ascii_lowercase().as_str(), "n" | "no" | "f" | "false"),
+    }
+}
+
 /// The administrator's file.
 pub const ADMIN: &str = "/etc/ibwire.yaml";
 

@@ -260,8 +260,7 @@ fn source(n: &NodeArgs, nvidia_smi: bool) -> NodeSource {
 /// included, which become one warning and exit 0.
 fn hook_main() -> ExitCode {
     std::env::remove_var("IBWIRE_ROOT");
-    let strict_env =
-        std::env::var("IBWIRE_STRICT").map(|v| !matches!(v.trim(), "" | "0" | "n" | "no" | "false")).unwrap_or(false);
+    let strict_env = ibwire::config::truthy(std::env::var("IBWIRE_STRICT").ok().as_deref());
     let res = std::panic::catch_unwind(|| match Cli::try_parse() {
         Ok(Cli { cmd: Cmd::Hook { node } }) => {
             let src = NodeSource { detail: ibwire::probe::Detail::Hook, ..source(&node, false) };

@@ -214,6 +214,15 @@ pub fn compress_hostlist(names: &[String]) -> String {
     out.join(",")
 }
 
+/// The job's node count from Slurm's variables (`SLURM_JOB_NUM_NODES`, or the older
+/// `SLURM_NNODES`); 1 outside Slurm or when unreadable.
+pub fn num_nodes(var: impl Fn(&str) -> Option<String>) -> usize {
+    ["SLURM_JOB_NUM_NODES", "SLURM_NNODES"]
+        .iter()
+        .find_map(|k| var(k).and_then(|v| v.trim().parse::<usize>().ok()))
+        .unwrap_or(1)
+}
+
 /// Read the job from Slurm's variables; None outside Slurm.
 pub fn from_env(env: &BTreeMap<String, String>) -> Result<Option<Job>> {
     let Some(list) = env.get("SLURM_JOB_NODELIST").or_else(|| env.get("SLURM_NODELIST")) else {

@@ -5,6 +5,7 @@
 //! start: on a node without RDMA it does nothing and says nothing; any error is one warning line
 //! and exit 0, unless strict mode (IBWIRE_STRICT=1 or hook.strict) asked for a failure.
 
+use super::{one_line, say};
 use crate::config::Config;
 use crate::enroot::{environ, fstab};
 use crate::plan::{self, hook, visible, Intent, Master};
@@ -36,15 +37,11 @@ fn enroot_flag(v: Option<&String>) -> bool {
     }
 }
 
-/// ibwire's own switches (IBWIRE_STRICT, IBWIRE_DEBUG): `0` means off, as users write it.
-fn truthy(v: Option<&String>) -> bool {
-    enroot_flag(v) && v.map(|s| s.trim() != "0").unwrap_or(false)
-}
-
 pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode {
     let root = src.root.clone().unwrap_or_else(|| PathBuf::from("/"));
     let cfg = crate::config::load(None);
-    let strict = truthy(env.get("IBWIRE_STRICT")) || cfg.as_ref().ok().and_then(|c| c.hook.strict).unwrap_or(false);
+    let strict = crate::config::truthy(env.get("IBWIRE_STRICT").map(String::as_str))
+        || cfg.as_ref().ok().and_then(|c| c.hook.strict).unwrap_or(false);
     let res = std::panic::catch_unwind(|| -> Result<Outcome> {
         let cfg = cfg.as_ref().map_err(|e| anyhow::anyhow!("{e:#}"))?;
         let node = src.load()?;
@@ -60,7 +57,7 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
             for w in &o.warnings {
                 say(&format!("ibwire-hook: warning: {w}"));
             }
-            if truthy(env.get("IBWIRE_DEBUG")) {
+            if crate::config::truthy(env.get("IBWIRE_DEBUG").map(String::as_str)) {
                 say(&format!("ibwire-hook: devices: {}", o.devices.join(",")));
                 for l in o.mounts.iter().chain(&o.environ) {
                     say(&format!("ibwire-hook: + {l}"));
@@ -81,16 +78,6 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
             ExitCode::SUCCESS
         }
     }
-}
-
-/// One line to stderr. A full disk or a closed pipe must not turn a warning into a panic that
-/// fails the container start: the write's error is dropped.
-fn say(line: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{line}");
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A variable from the hook's environment, else its last value in the container's environ
@@ -163,7 +150,7 @@ pub fn decide_and_write(node: &Node, env: &BTreeMap<String, String>, cfg: &Confi
     let mut d = hook::decide(node, &p, &sel, restricted, mad, |k| env.contains_key(k) || file_env.contains_key(k));
     if let Some(why) = pin_nccl_net(&p, &sel, env, &file_env, cfg, rootfs.as_deref()) {
         d.env.push(("NCCL_NET".into(), "IB".into()));
-        if truthy(env.get("IBWIRE_DEBUG")) {
+        if crate::config::truthy(env.get("IBWIRE_DEBUG").map(String::as_str)) {
             say(&format!("ibwire-hook: NCCL_NET=IB: {why}"));
         }
     }
@@ -205,23 +192,14 @@ fn pin_nccl_net(
 ) -> Option<String> {
     let var = |k: &str| lookup(env, file_env, k);
     let exposed = p.hcas.iter().any(|(dev, _)| sel.devices.contains(dev));
-    let nnodes = ["SLURM_JOB_NUM_NODES", "SLURM_NNODES"]
-        .iter()
-        .find_map(|k| var(k).and_then(|v| v.trim().parse::<usize>().ok()))
-        .unwrap_or(1);
-    let expect = match var("IBWIRE_EXPECT_NET").as_deref().map(str::trim) {
-        Some("ib") => plan::netguard::ExpectNet::Ib,
-        Some("socket") => plan::netguard::ExpectNet::Socket,
-        _ => plan::netguard::ExpectNet::Auto,
-    };
-    if !exposed || !plan::netguard::expects_rdma(p, nnodes, expect) {
-        return None;
-    }
-    let allow =
-        truthy(var("IBWIRE_ALLOW_SOCKET_FALLBACK").as_ref()) || cfg.launch.allow_socket_fallback.unwrap_or(false);
-    let dirs = super::launch::plugin_dirs(file_env.get("LD_LIBRARY_PATH").map(String::as_str));
-    let plugin = rootfs.and_then(|r| super::launch::find_plugin(r, &dirs, var("NCCL_NET_PLUGIN").as_deref()));
-    plan::netguard::pin(true, allow, var, plugin.as_deref()).ok()
+    let plugin = rootfs.and_then(|r| {
+        crate::probe::host::find_net_plugin(
+            r,
+            file_env.get("LD_LIBRARY_PATH").map(String::as_str),
+            var("NCCL_NET_PLUGIN").as_deref(),
+        )
+    });
+    plan::netguard::pin_for_job(p, exposed, cfg, var, plugin.as_deref()).ok()
 }
 
 /// umad/issm nodes only for real root, as the stock hook: the uid map's outside uid is 0.

@@ -105,40 +105,6 @@ pub struct Prepared {
     pub allow_fallback: bool,
 }
 
-/// Library directories where NCCL's dlopen finds a net plugin: LD_LIBRARY_PATH, then the
-/// usual system ones (ld.so.cache lists no more than these in practice).
-pub fn plugin_dirs(ld_library_path: Option<&str>) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> =
-        ld_library_path.unwrap_or("").split(':').filter(|d| d.starts_with('/')).map(PathBuf::from).collect();
-    for d in [
-        "/usr/local/lib",
-        "/usr/lib/x86_64-linux-gnu",
-        "/usr/lib/aarch64-linux-gnu",
-        "/usr/lib64",
-        "/usr/lib",
-        "/lib/x86_64-linux-gnu",
-        "/lib64",
-    ] {
-        v.push(PathBuf::from(d));
-    }
-    v
-}
-
-/// The first net plugin library under `root` (`/`, or a container's rootfs), by lstat only.
-pub fn find_plugin(root: &Path, dirs: &[PathBuf], nccl_net_plugin: Option<&str>) -> Option<String> {
-    let names = plan::netguard::plugin_names(nccl_net_plugin);
-    for d in dirs {
-        for n in &names {
-            let p = d.join(n);
-            let host = root.join(p.strip_prefix("/").unwrap_or(&p));
-            if std::fs::symlink_metadata(&host).is_ok() {
-                return Some(p.display().to_string());
-            }
-        }
-    }
-    None
-}
-
 pub fn prepare(
     node: &Node,
     a: &Args,
@@ -192,9 +158,9 @@ pub fn prepare(
         })
     };
     let plugin = if a.container.is_none() {
-        find_plugin(
+        crate::probe::host::find_net_plugin(
             Path::new("/"),
-            &plugin_dirs(env.get("LD_LIBRARY_PATH").map(String::as_str)),
+            env.get("LD_LIBRARY_PATH").map(String::as_str),
             env.get("NCCL_NET_PLUGIN").map(String::as_str),
         )
     } else {

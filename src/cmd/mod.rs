@@ -46,6 +46,18 @@ impl NodeSource {
     }
 }
 
+/// One line to stderr. Where ibwire must not fail (the hook, the TaskProlog, the watch) a full
+/// disk or a closed pipe must not turn a message into a panic: the write's error is dropped.
+pub(crate) fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// An error's text on one line (causes chained with `{:#}` may contain line breaks).
+pub(crate) fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// The job's environment. Bytes that are not UTF-8 become U+FFFD rather than dropping the
 /// variable: a value the user set is set, whatever its bytes, and must not be overridden.
 pub fn job_env() -> std::collections::BTreeMap<String, String> {

@@ -7,6 +7,7 @@
 //! is on the path of every task of every job, so it reads the node the hook's way, and nothing
 //! makes it fail the task: any error is one line on stderr, nothing exported, exit 0.
 
+use super::{one_line, say};
 use crate::plan::{self, netguard, Intent, Source};
 use crate::probe::{Detail, ProbeOptions};
 use crate::render;
@@ -44,19 +45,12 @@ pub fn lines(env: &BTreeMap<String, String>, root: &Path) -> Result<(Vec<String>
     {
         push(&s.name, &s.value);
     }
-    let nnodes = ["SLURM_JOB_NUM_NODES", "SLURM_NNODES"]
-        .iter()
-        .find_map(|k| env.get(*k).and_then(|v| v.trim().parse::<usize>().ok()))
-        .unwrap_or(1);
-    let allow = cfg.launch.allow_socket_fallback.unwrap_or(false)
-        || env.get("IBWIRE_ALLOW_SOCKET_FALLBACK").is_some_and(|v| !matches!(v.trim(), "" | "0"));
-    let plugin = super::launch::find_plugin(
+    let plugin = crate::probe::host::find_net_plugin(
         root,
-        &super::launch::plugin_dirs(env.get("LD_LIBRARY_PATH").map(String::as_str)),
+        env.get("LD_LIBRARY_PATH").map(String::as_str),
         env.get("NCCL_NET_PLUGIN").map(String::as_str),
     );
-    let expect = netguard::expects_rdma(&p, nnodes, netguard::ExpectNet::Auto);
-    if netguard::pin(expect, allow, |k| env.get(k).cloned(), plugin.as_deref()).is_ok() {
+    if netguard::pin_for_job(&p, true, &cfg, |k| env.get(k).cloned(), plugin.as_deref()).is_ok() {
         push("NCCL_NET", "IB");
     }
     Ok((out, refused))
@@ -65,11 +59,10 @@ pub fn lines(env: &BTreeMap<String, String>, root: &Path) -> Result<(Vec<String>
 /// Print the lines; never fail the task.
 pub fn run(env: &BTreeMap<String, String>, root: &Path) -> std::process::ExitCode {
     let res = std::panic::catch_unwind(|| lines(env, root));
-    let mut err = std::io::stderr().lock();
     match res {
         Ok(Ok((out, refused))) => {
             for r in refused {
-                let _ = writeln!(err, "ibwire-taskprolog: warning: {}", one_line(&r));
+                say(&format!("ibwire-taskprolog: warning: {}", one_line(&r)));
             }
             let mut text = out.join("\n");
             if !text.is_empty() {
@@ -79,15 +72,11 @@ pub fn run(env: &BTreeMap<String, String>, root: &Path) -> std::process::ExitCod
             let _ = std::io::stdout().lock().write_all(text.as_bytes());
         }
         Ok(Err(e)) => {
-            let _ = writeln!(err, "ibwire-taskprolog: error: {}; nothing exported", one_line(&format!("{e:#}")));
+            say(&format!("ibwire-taskprolog: error: {}; nothing exported", one_line(&format!("{e:#}"))));
         }
         Err(_) => {
-            let _ = writeln!(err, "ibwire-taskprolog: error: internal error (panic); nothing exported");
+            say("ibwire-taskprolog: error: internal error (panic); nothing exported");
         }
     }
     std::process::ExitCode::SUCCESS
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }

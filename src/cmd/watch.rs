@@ -5,6 +5,7 @@
 //! warning (an error with `--require-gdr`). Every signal Slurm or a terminal sends is forwarded
 //! to torchrun, and ibwire exits with torchrun's status.
 
+use super::say;
 use crate::input::Scratch;
 use crate::nccl::log;
 use crate::plan::netguard::{self, Verdict};
@@ -14,7 +15,7 @@ use anyhow::{Context, Result};
 use nix::sys::signal::{kill, killpg, SigSet, Signal};
 use nix::unistd::Pid;
 use std::collections::BTreeMap;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -75,10 +76,6 @@ pub fn debug_env(dir: &Path, user: impl Fn(&str) -> Option<String>) -> Result<Ve
     }
     v.push(("NCCL_DEBUG_FILE".into(), format!("{}/nccl.%h.%p.log", dir.display())));
     Ok(v)
-}
-
-fn say(line: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 /// Run `cmd` (torchrun, or enroot start … torchrun) under the watch and return its status.

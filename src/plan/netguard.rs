@@ -35,20 +35,6 @@ pub fn expects_rdma(plan: &Plan, nnodes: usize, expect: ExpectNet) -> bool {
     }
 }
 
-/// The library names NCCL would load as a net plugin: `libnccl-net.so`, or for each entry of
-/// `NCCL_NET_PLUGIN` (a comma list) `libnccl-net-<name>.so` and the name itself.
-pub fn plugin_names(nccl_net_plugin: Option<&str>) -> Vec<String> {
-    match nccl_net_plugin.map(str::trim) {
-        None | Some("") => vec!["libnccl-net.so".into()],
-        Some(list) => list
-            .split(',')
-            .map(str::trim)
-            .filter(|n| !n.is_empty())
-            .flat_map(|n| [format!("libnccl-net-{n}.so"), n.to_string()])
-            .collect(),
-    }
-}
-
 /// Whether to set `NCCL_NET=IB`, and why (or why not), given the job's variables and where a
 /// plugin library was found (`plugin`: its path, from a look in the library directories).
 pub fn pin(
@@ -76,6 +62,28 @@ pub fn pin(
     }
     Ok("InfiniBand/RoCE expected and no net plugin in play: NCCL fails at init instead of falling back to sockets"
         .into())
+}
+
+/// The pin for a job seen from inside Slurm (the enroot hook, the TaskProlog), where `var`
+/// looks up the job's variables: several nodes (`SLURM_JOB_NUM_NODES`), healthy ports the job
+/// can use (`ports_usable`), `IBWIRE_EXPECT_NET`, and neither `IBWIRE_ALLOW_SOCKET_FALLBACK`
+/// nor the config's `launch.allow_socket_fallback`. `plugin` is where a net plugin was found.
+pub fn pin_for_job(
+    plan: &Plan,
+    ports_usable: bool,
+    config: &crate::config::Config,
+    var: impl Fn(&str) -> Option<String>,
+    plugin: Option<&str>,
+) -> Result<String, String> {
+    let expect = match var("IBWIRE_EXPECT_NET").as_deref().map(str::trim) {
+        Some("ib") => ExpectNet::Ib,
+        Some("socket") => ExpectNet::Socket,
+        _ => ExpectNet::Auto,
+    };
+    let expect_rdma = ports_usable && expects_rdma(plan, crate::slurm::num_nodes(&var), expect);
+    let allow = crate::config::truthy(var("IBWIRE_ALLOW_SOCKET_FALLBACK").as_deref())
+        || config.launch.allow_socket_fallback.unwrap_or(false);
+    pin(expect_rdma, allow, var, plugin)
 }
 
 /// The watch's reading of NCCL's log so far.
@@ -178,14 +186,5 @@ mod tests {
         assert!(pin(true, false, vars(&[("NCCL_NET_PLUGIN", "none")]), None).is_ok());
         let e = pin(true, false, vars(&[]), Some("/opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so")).unwrap_err();
         assert!(e.contains("would skip it"), "{e}");
-    }
-
-    #[test]
-    fn plugin_library_names() {
-        assert_eq!(plugin_names(None), vec!["libnccl-net.so"]);
-        assert_eq!(
-            plugin_names(Some("ofi, ncclnet")),
-            vec!["libnccl-net-ofi.so", "ofi", "libnccl-net-ncclnet.so", "ncclnet"]
-        );
     }
 }

@@ -4,8 +4,53 @@ use super::model::{HostFacts, NumaNode};
 use super::sysroot::SysRoot;
 use std::path::{Path, PathBuf};
 
-const LIB_DIRS: &[&str] =
-    &["usr/lib/x86_64-linux-gnu", "usr/lib/aarch64-linux-gnu", "usr/lib64", "usr/lib", "lib/x86_64-linux-gnu", "lib64"];
+const LIB_DIRS: &[&str] = &[
+    "usr/lib/x86_64-linux-gnu",
+    "usr/lib/aarch64-linux-gnu",
+    "usr/lib64",
+    "usr/lib",
+    "lib/x86_64-linux-gnu",
+    "lib64",
+    "usr/local/lib",
+];
+
+/// The library names NCCL would load as a net plugin: `libnccl-net.so`, or for each entry of
+/// `NCCL_NET_PLUGIN` (a comma list) `libnccl-net-<name>.so` and the name itself.
+pub fn net_plugin_names(nccl_net_plugin: Option<&str>) -> Vec<String> {
+    match nccl_net_plugin.map(str::trim) {
+        None | Some("") => vec!["libnccl-net.so".into()],
+        Some(list) => list
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .flat_map(|n| [format!("libnccl-net-{n}.so"), n.to_string()])
+            .collect(),
+    }
+}
+
+/// The first NCCL net plugin library under `root` (`/`, or a container's rootfs) where NCCL's
+/// dlopen would find it: `LD_LIBRARY_PATH`, then the usual library directories (ld.so.cache
+/// lists no more than these in practice). By lstat only, and inside the root: an image's
+/// symlinks are resolved in the image, never on the host.
+pub fn find_net_plugin(root: &Path, ld_library_path: Option<&str>, nccl_net_plugin: Option<&str>) -> Option<String> {
+    let sys = SysRoot::new(root);
+    let names = net_plugin_names(nccl_net_plugin);
+    let dirs = ld_library_path
+        .unwrap_or("")
+        .split(':')
+        .filter_map(|d| d.strip_prefix('/'))
+        .filter(|d| !d.is_empty())
+        .chain(LIB_DIRS.iter().copied());
+    for d in dirs {
+        for n in &names {
+            let rel = Path::new(d).join(n);
+            if sys.exists(&rel) {
+                return Some(format!("/{}", rel.display()));
+            }
+        }
+    }
+    None
+}
 
 pub fn read(sys: &SysRoot) -> HostFacts {
     if !sys.full() {
@@ -105,6 +150,25 @@ pub fn hostname(sys: &SysRoot) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn net_plugin_names_and_lookup() {
+        assert_eq!(super::net_plugin_names(None), vec!["libnccl-net.so"]);
+        assert_eq!(
+            super::net_plugin_names(Some("ofi, ncclnet")),
+            vec!["libnccl-net-ofi.so", "ofi", "libnccl-net-ncclnet.so", "ncclnet"]
+        );
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("opt/hpcx/lib");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("libnccl-net.so"), "").unwrap();
+        assert_eq!(super::find_net_plugin(t.path(), None, None), None);
+        assert_eq!(
+            super::find_net_plugin(t.path(), Some("/nowhere:/opt/hpcx/lib"), None).as_deref(),
+            Some("/opt/hpcx/lib/libnccl-net.so")
+        );
+        assert_eq!(super::find_net_plugin(t.path(), Some("/opt/hpcx/lib"), Some("ofi")), None);
+    }
+
     #[test]
     fn driver_versions() {
         let t = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\nGCC version:  gcc version 12.2.0";
