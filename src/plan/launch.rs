@@ -209,13 +209,13 @@ impl Launch {
     }
 }
 
-/// POSIX quoting, except words holding control characters (a newline would break the one-line
+/// POSIX quoting (`render::sh_quote`: braces, `~`, globs quoted too), except words holding control characters (a newline would break the one-line
 /// promise): those use bash's `$'…'` with escapes.
 pub fn quote_word(w: &str) -> String {
     // Only ASCII controls need $'…': C1 controls (U+0080–U+009F) are safe in single quotes,
     // and \xHH would turn them into raw bytes (found by tests/properties.rs).
     if !w.chars().any(|c| c.is_ascii_control()) {
-        return shell_words::quote(w).into_owned();
+        return crate::render::sh_quote(w);
     }
     let mut s = String::from("$'");
     for c in w.chars() {
