@@ -23,7 +23,7 @@ for n in 1 2; do
 done
 # The dry run names the port derived from the job id and the node rank.
 line=$(in_ns 2 node2 env SLURM_JOB_NODELIST='node[1-2]' SLURM_NODEID=1 SLURM_JOB_ID=777 "$B" launch --dry-run -- x.py)
-case "$line" in *"'--node-rank=1' '--master-addr=10.77.0.1' '--master-port=20777' x.py") ;; *) echo "FAIL: dry run: $line"; exit 1;; esac
+case "$line" in *"--node-rank=1 --master-addr=10.77.0.1 --master-port=20777 x.py") ;; *) echo "FAIL: dry run: $line"; exit 1;; esac
 # A pinned interface that does not reach the master: refused at once, nothing started.
 start=$(date +%s)
 set +e
