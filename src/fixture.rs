@@ -352,6 +352,18 @@ impl Tree {
         pci
     }
 
+    /// RoCE rail `i`: `mlx5_<i>` on its own root port, netdev `ens<i+1>np0` (MTU `mtu`) with
+    /// 10.0.<i>.5/24 and the matching RoCE v2 GID.
+    pub fn roce_rail(&mut self, i: u8, mtu: u32) {
+        let rc = 0x10 + i * 0x10;
+        let chain = under_root_port(rc, &[format!("0000:{:02x}:00.0", rc + 1)]);
+        let nd = format!("ens{}np0", i + 1);
+        let ip = format!("10.0.{i}.5");
+        let pci = self.hca(&format!("mlx5_{i}"), &chain, 0, &[Port::roce(1, &nd, Some(&ip))], i as u32);
+        self.netdev(&NetDev { mtu, ..NetDev::eth(&nd) }, Some(&pci));
+        self.addr(&nd, &format!("{ip}/24"));
+    }
+
     /// Mark the function at `vf` as an SR-IOV virtual function of `pf_dir`.
     pub fn make_vf(&self, vf_dir: &Path, pf_dir: &Path) {
         self.link(vf_dir.join("physfn"), pf_dir);

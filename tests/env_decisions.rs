@@ -100,13 +100,7 @@ fn roce_node(r: &Path) {
     let mut t = Tree::new(r);
     t.numa(0, "0-31");
     for i in 0..4u8 {
-        let rc = 0x10 + i * 0x10;
-        let chain = under_root_port(rc, &[format!("0000:{:02x}:00.0", rc + 1)]);
-        let nd = format!("ens{}np0", i + 1);
-        let ip = format!("10.0.{i}.5");
-        let pci = t.hca(&format!("mlx5_{i}"), &chain, 0, &[Port::roce(1, &nd, Some(&ip))], i as u32);
-        t.netdev(&NetDev::eth(&nd), Some(&pci));
-        t.addr(&nd, &format!("{ip}/24"));
+        t.roce_rail(i, 1500);
     }
     let f0 = under_root_port(0x90, &["0000:91:00.0".into()]);
     let f1 = under_root_port(0x90, &["0000:91:00.1".into()]);

@@ -234,19 +234,11 @@ fn verify_groups_nodes_by_what_their_nccl_reported() {
 /// RoCE: the active MTU follows the interface's; one node left at 1500 among jumbo-frame ones.
 #[test]
 fn a_roce_node_with_a_smaller_mtu_is_named() {
-    use ibwire::fixture::{under_root_port, NetDev, Port, Tree};
+    use ibwire::fixture::{NetDev, Tree};
     let t = tree_dir();
     let mut tree = Tree::new(t.path());
     for i in 0..2u8 {
-        let rc = 0x10 + i * 0x10;
-        let chain = under_root_port(rc, &[format!("0000:{:02x}:00.0", rc + 1)]);
-        let nd = format!("ens{}np0", i + 1);
-        let ip = format!("10.0.{i}.5");
-        let pci = tree.hca(&format!("mlx5_{i}"), &chain, 0, &[Port::roce(1, &nd, Some(&ip))], i as u32);
-        let mut d = NetDev::eth(&nd);
-        d.mtu = 9000;
-        tree.netdev(&d, Some(&pci));
-        tree.addr(&nd, &format!("{ip}/24"));
+        tree.roce_rail(i, 9000);
     }
     tree.netdev(&NetDev::eth("eno1"), None);
     tree.addr("eno1", "192.168.0.2/24");

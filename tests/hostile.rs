@@ -260,6 +260,19 @@ fn nccl_log_parsing_stays_linear() {
     assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
 }
 
+/// What `$X` holds after `eval` of `line` in the shell `sh` (argv: program and its options).
+fn eval_in(sh: &[&str], line: &str) -> String {
+    let o = Command::new(sh[0])
+        .args(&sh[1..])
+        .arg("-c")
+        .arg("eval \"$1\"; printf %s \"$X\"")
+        .arg("sh")
+        .arg(line)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 /// `eval "$(ibwire env)"` gives back every value byte for byte in bash, dash and busybox sh.
 #[test]
 fn env_sh_round_trips_through_every_shell() {
@@ -280,15 +293,7 @@ fn env_sh_round_trips_through_every_shell() {
         .run(&"[^\\x00]{0,24}", |v| {
             let line = format!("export X={}", ibwire::render::sh_quote(&v));
             for sh in &shells {
-                let o = Command::new(sh[0])
-                    .args(&sh[1..])
-                    .arg("-c")
-                    .arg("eval \"$1\"; printf %s \"$X\"")
-                    .arg("sh")
-                    .arg(&line)
-                    .output()
-                    .unwrap();
-                prop_assert_eq!(String::from_utf8_lossy(&o.stdout).into_owned(), v.clone(), "{} with {}", sh[0], line);
+                prop_assert_eq!(eval_in(sh, &line), v.clone(), "{} with {}", sh[0], line);
             }
             Ok(())
         })
@@ -296,15 +301,7 @@ fn env_sh_round_trips_through_every_shell() {
     for v in ["{a,b}", "~root", "*", "a b", "'", "$(id)", "`id`", "!x", "[ab]", "=x", ""] {
         let line = format!("export X={}", ibwire::render::sh_quote(v));
         for sh in &shells {
-            let o = Command::new(sh[0])
-                .args(&sh[1..])
-                .arg("-c")
-                .arg("eval \"$1\"; printf %s \"$X\"")
-                .arg("sh")
-                .arg(&line)
-                .output()
-                .unwrap();
-            assert_eq!(String::from_utf8_lossy(&o.stdout), v, "{} with {line}", sh[0]);
+            assert_eq!(eval_in(sh, &line), v, "{} with {line}", sh[0]);
         }
     }
 }

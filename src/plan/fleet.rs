@@ -53,6 +53,15 @@ fn joined(mut v: Vec<String>) -> Option<String> {
     (!v.is_empty()).then(|| v.join(", "))
 }
 
+/// The distinct values of a fact over a node's ports, joined; unknown (None) as soon as one port
+/// does not record it, so an older snapshot is not taken for a difference; `empty` for no port.
+fn over_ports(values: Vec<Option<String>>, empty: &str) -> Value {
+    if values.iter().any(Option::is_none) {
+        return None;
+    }
+    Some(joined(values.into_iter().flatten().collect()).unwrap_or_else(|| empty.to_string()))
+}
+
 pub fn facts(host: &str, node: &Node, plan: &Plan) -> NodeFacts {
     let mut v: BTreeMap<&'static str, Value> = BTreeMap::new();
     let ports: Vec<(&crate::probe::RdmaDevice, &crate::probe::RdmaPort)> = plan
@@ -77,14 +86,7 @@ pub fn facts(host: &str, node: &Node, plan: &Plan) -> NodeFacts {
     );
     let rates: Vec<Option<String>> = ports.iter().map(|(_, p)| p.rate.clone()).collect();
     // Distinct rates, not counts: a missing port is the healthy-ports fact's business.
-    v.insert(
-        "rate",
-        if rates.iter().any(Option::is_none) {
-            None
-        } else {
-            Some(joined(rates.into_iter().flatten().collect()).unwrap_or_else(|| "none".into()))
-        },
-    );
+    v.insert("rate", over_ports(rates, "none"));
     // InfiniBand's active MTU is negotiated by the fabric and not in sysfs; a RoCE port's follows
     // its interface's MTU, which is.
     let roce: Vec<Option<String>> = ports
@@ -92,14 +94,7 @@ pub fn facts(host: &str, node: &Node, plan: &Plan) -> NodeFacts {
         .filter(|(_, p)| p.link_layer == Some(LinkLayer::Ethernet))
         .map(|(d, _)| d.netdevs.first().and_then(|n| node.iface(n)).and_then(|i| i.mtu).map(|m| m.to_string()))
         .collect();
-    v.insert(
-        "roce_mtu",
-        if roce.iter().any(Option::is_none) {
-            None
-        } else {
-            Some(joined(roce.into_iter().flatten().collect()).unwrap_or_else(|| "no RoCE port".into()))
-        },
-    );
+    v.insert("roce_mtu", over_ports(roce, "no RoCE port"));
     let mut narrow: Vec<String> = Vec::new();
     let mut known = true;
     for (name, pci) in ports
@@ -117,35 +112,14 @@ pub fn facts(host: &str, node: &Node, plan: &Plan) -> NodeFacts {
     let ib: Vec<&crate::probe::RdmaPort> =
         ports.iter().map(|(_, p)| *p).filter(|p| p.link_layer == Some(LinkLayer::InfiniBand)).collect();
     let parts: Vec<Option<String>> = ib.iter().map(|p| p.pkey0.map(|k| format!("0x{:04x}", k & 0x7fff))).collect();
-    v.insert(
-        "partition",
-        if parts.iter().any(Option::is_none) {
-            None
-        } else {
-            Some(joined(parts.into_iter().flatten().collect()).unwrap_or_else(|| "none".into()))
-        },
-    );
+    v.insert("partition", over_ports(parts, "none"));
     let prefixes: Vec<Option<String>> = ib
         .iter()
         .map(|p| p.gids.iter().find(|g| g.index == 0).map(|g| g.gid.split(':').take(4).collect::<Vec<_>>().join(":")))
         .collect();
-    v.insert(
-        "subnet_prefix",
-        if prefixes.iter().any(Option::is_none) {
-            None
-        } else {
-            Some(joined(prefixes.into_iter().flatten().collect()).unwrap_or_else(|| "none".into()))
-        },
-    );
+    v.insert("subnet_prefix", over_ports(prefixes, "none"));
     let fw: Vec<Option<String>> = ports.iter().map(|(d, _)| d.fw_ver.clone()).collect();
-    v.insert(
-        "hca_firmware",
-        if fw.iter().any(Option::is_none) {
-            None
-        } else {
-            Some(joined(fw.into_iter().flatten().collect()).unwrap_or_else(|| "none".into()))
-        },
-    );
+    v.insert("hca_firmware", over_ports(fw, "none"));
     v.insert(
         "peermem",
         Some(node.host.peermem.clone().map(|m| format!("loaded ({m})")).unwrap_or_else(|| "not loaded".into())),
