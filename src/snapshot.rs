@@ -60,17 +60,24 @@ pub fn parse(text: &str) -> Result<Node> {
             None => anyhow!("0:0: {}", clip(&e.to_string())),
         })
     };
-    let head: Option<Head> = if json { serde_json::from_str(text).ok() } else { serde_yaml::from_str(text).ok() };
-    let mut node = match (parsed, head) {
-        (Ok(n), _) => n,
-        (Err(e), Some(h)) if h.schema != SCHEMA && h.schema != 1 => bail!(
+    // The version is read again, leniently, only to explain a snapshot that did not parse.
+    let head = || -> Option<Head> {
+        if json {
+            serde_json::from_str(text).ok()
+        } else {
+            serde_yaml::from_str(text).ok()
+        }
+    };
+    let mut node = match parsed.map_err(|e| (e, head())) {
+        Ok(n) => n,
+        Err((e, Some(h))) if h.schema != SCHEMA && h.schema != 1 => bail!(
             "1:1: snapshot schema {} is not supported (this ibwire reads schemas 1 and {SCHEMA}); re-run `ibwire probe --save` with this version ({e:#})",
             h.schema
         ),
-        (Err(e), Some(_)) => {
+        Err((e, Some(_))) => {
             bail!("{e:#} (not a snapshot this version wrote, or one from a development build; re-run `ibwire probe --save`)")
         }
-        (Err(e), None) => bail!("{e:#} (not an ibwire snapshot: `ibwire probe --save FILE` writes one)"),
+        Err((e, None)) => bail!("{e:#} (not an ibwire snapshot: `ibwire probe --save FILE` writes one)"),
     };
     match node.schema {
         SCHEMA => {}
