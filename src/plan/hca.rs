@@ -123,6 +123,16 @@ pub fn select(node: &Node, policy: &Policy) -> Decision {
 
     let mut cands: Vec<(&RdmaDevice, &RdmaPort)> = Vec::new();
     for d in &node.rdma {
+        let pf = d.pci.as_ref().and_then(|x| x.physfn.as_deref()).and_then(|b| pf_of.get(b));
+        let vf_reason = |pf: &str| format!("SR-IOV virtual function of {pf}; the physical function is used");
+        if d.ports.is_empty() {
+            // The hook does not read the ports of a VF whose PF is an RDMA device: the device
+            // is excluded as a whole.
+            if let Some(pf) = pf {
+                dec.excluded.push(Exclusion { device: d.name.clone(), port: None, reason: vf_reason(pf) });
+            }
+            continue;
+        }
         for p in &d.ports {
             let reason = if !policy.include.is_empty() && !listed(policy.include, &d.name, p.port) {
                 Some("not in the configured hca.include list".to_string())
@@ -130,9 +140,9 @@ pub fn select(node: &Node, policy: &Policy) -> Decision {
                 Some("listed in the configured hca.exclude".to_string())
             } else if !nccl_list_safe(&d.name) {
                 Some("device name cannot be written in NCCL_IB_HCA syntax".to_string())
-            } else if let Some(pf) = d.pci.as_ref().and_then(|x| x.physfn.as_deref()).and_then(|b| pf_of.get(b)) {
-                // Before the port checks: the hook does not read a VF's ports at all.
-                Some(format!("SR-IOV virtual function of {pf}; the physical function is used"))
+            } else if let Some(pf) = pf {
+                // Before the port checks, as on the hook's path, which has none to check.
+                Some(vf_reason(pf))
             } else if let Some(r) = port_problem(node, d, p) {
                 Some(r)
             } else {

@@ -24,11 +24,7 @@ pub struct Selection {
 /// Verbs devices in the stock hook's order: PCI address, then name.
 pub fn pci_order(node: &Node) -> Vec<&RdmaDevice> {
     let mut v: Vec<&RdmaDevice> = node.rdma.iter().filter(|d| d.uverbs.is_some()).collect();
-    v.sort_by(|a, b| {
-        let ka = a.pci.as_ref().map(|p| bus_key(&p.bdf)).unwrap_or((u32::MAX, 0, 0, 0));
-        let kb = b.pci.as_ref().map(|p| bus_key(&p.bdf)).unwrap_or((u32::MAX, 0, 0, 0));
-        ka.cmp(&kb).then(a.name.cmp(&b.name))
-    });
+    v.sort_by_cached_key(|d| (d.pci.as_ref().map(|p| bus_key(&p.bdf)).unwrap_or((u32::MAX, 0, 0, 0)), d.name.clone()));
     v
 }
 

@@ -52,9 +52,11 @@ pub fn find_net_plugin(root: &Path, ld_library_path: Option<&str>, nccl_net_plug
     None
 }
 
-pub fn read(sys: &SysRoot) -> HostFacts {
+/// `dev_infiniband`: the names in /dev/infiniband (probe_with lists them once; sorted except on
+/// the hook's path).
+pub fn read(sys: &SysRoot, dev_infiniband: Vec<String>) -> HostFacts {
     if !sys.full() {
-        return HostFacts { dev_infiniband: sys.list(Path::new("dev/infiniband")), ..Default::default() };
+        return HostFacts { dev_infiniband, ..Default::default() };
     }
     let peermem = if sys.exists(Path::new("sys/module/nvidia_peermem")) {
         Some("nvidia_peermem".to_string())
@@ -64,7 +66,6 @@ pub fn read(sys: &SysRoot) -> HostFacts {
         None
     };
     let (memlock_bytes, memlock_unlimited) = memlock(sys);
-    let dev_infiniband = sys.list(Path::new("dev/infiniband"));
     let find = |names: &[&str]| -> Option<String> {
         for d in LIB_DIRS {
             for n in names {

@@ -48,13 +48,20 @@ pub fn probe_with(sys: &SysRoot, opts: &ProbeOptions) -> Node {
     // snapshot does not depend on the interleaving).
     // On the hook's path the sections are a few dozen files each: threads (stacks, malloc
     // arenas, a random seed each) would cost more than they save.
+    // Listed once for both readers: on an SR-IOV node it holds thousands of names. The hook only
+    // looks names up in it, so it skips the (natural) sort a snapshot wants.
+    let dev_ib = if sys.detail() == Detail::Hook {
+        sys.list_unordered(Path::new("dev/infiniband"))
+    } else {
+        sys.list(Path::new("dev/infiniband"))
+    };
     let (mut rdma, (net, routes), gpus) = if sys.detail() == Detail::Hook {
-        (rdma::read(sys), net::read(sys), gpu::read(sys))
+        (rdma::read(sys, &dev_ib), net::read(sys), gpu::read(sys))
     } else {
         std::thread::scope(|s| {
             let n = s.spawn(|| net::read(sys));
             let g = s.spawn(|| gpu::read(sys));
-            let r = rdma::read(sys);
+            let r = rdma::read(sys, &dev_ib);
             (r, join(n), join(g))
         })
     };
@@ -72,7 +79,7 @@ pub fn probe_with(sys: &SysRoot, opts: &ProbeOptions) -> Node {
         routes,
         gpus,
         numa: if sys.full() { host::numa(sys) } else { Vec::new() },
-        host: host::read(sys),
+        host: host::read(sys, dev_ib),
         nvlinks: Vec::new(),
         notes: Vec::new(),
     };

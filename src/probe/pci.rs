@@ -23,18 +23,21 @@ pub fn is_bdf(s: &str) -> bool {
 
 /// Read a PCI function given the root-relative resolved path of its sysfs directory
 /// (`sys/devices/pci0000:00/0000:00:01.0/0000:1a:00.0`). Returns None when the path is not a
-/// PCI device (a virtual device, a bond).
-pub fn read_function(sys: &SysRoot, dir: &Path) -> Option<PciFunction> {
-    let comps: Vec<String> = dir.iter().map(|c| c.to_string_lossy().into_owned()).collect();
+/// PCI device (a virtual device, a bond). `physfn`: the `physfn` link's target name at `dir`
+/// when the caller has read it already (used only when `dir` is the function itself).
+pub fn read_function(sys: &SysRoot, dir: &Path, physfn: Option<Option<String>>) -> Option<PciFunction> {
+    let whole = dir.to_string_lossy();
+    let comps: Vec<&str> = super::sysroot::components(&whole).collect();
     let start = comps.iter().position(|c| c.starts_with("pci") && c.contains(':'))?;
-    let root = comps[start].clone();
+    let root = comps[start].to_string();
     // Devices such as virtio0 hang below their PCI function: the function is the last BDF of
     // the unbroken chain under the root complex.
-    let chain: Vec<String> = comps[start + 1..].iter().take_while(|c| is_bdf(c)).cloned().collect();
-    let bdf = chain.last()?.clone();
-    let dir: std::path::PathBuf = comps[..start + 1 + chain.len()].iter().collect();
+    let chain: Vec<&str> = comps[start + 1..].iter().take_while(|c| is_bdf(c)).copied().collect();
+    let bdf = chain.last()?.to_string();
+    let physfn = physfn.filter(|_| start + 1 + chain.len() == comps.len());
+    let dir = std::path::PathBuf::from(comps[..start + 1 + chain.len()].join("/"));
     let dir = dir.as_path();
-    let bridges = chain[..chain.len() - 1].to_vec();
+    let bridges = chain[..chain.len() - 1].iter().map(|c| c.to_string()).collect();
     let read_numa = || {
         sys.parse(&dir.join("numa_node"), "a NUMA node number", |s| parse_num(s).map(|v| v as i32)).filter(|n| *n >= 0)
     };
@@ -42,8 +45,9 @@ pub fn read_function(sys: &SysRoot, dir: &Path) -> Option<PciFunction> {
     // firmware describes the device itself, which servers do not do for endpoints: on the hook's
     // path one read per root complex serves the GPUs, HCAs and VFs below it.
     let numa_node = if sys.full() { read_numa() } else { sys.per_root(&root, read_numa) };
-    let physfn =
-        sys.read_link(&dir.join("physfn")).and_then(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()));
+    let physfn = physfn.unwrap_or_else(|| {
+        sys.read_link(&dir.join("physfn")).and_then(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()))
+    });
     if !sys.full() {
         // Decisions need the path and the NUMA node; ids and link speeds are descriptive.
         return Some(PciFunction { bdf, root, bridges, numa_node, physfn, ..Default::default() });
@@ -69,7 +73,7 @@ pub fn read_function(sys: &SysRoot, dir: &Path) -> Option<PciFunction> {
 /// Resolve a `device` link (or any path) to a PCI function.
 pub fn function_at(sys: &SysRoot, link: &Path) -> Option<PciFunction> {
     let dir = sys.resolve(link)?;
-    read_function(sys, &dir)
+    read_function(sys, &dir, None)
 }
 
 #[cfg(test)]

@@ -9,8 +9,9 @@
 
 use super::model::{Gid, LinkLayer, RdmaDevice, RdmaPort};
 use super::pci;
-use super::sysroot::{parse_hex, Detail, SysRoot};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use super::sysroot::{natural_cmp, parse_hex, Detail, SysRoot};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Entries of an InfiniBand GID table read by `probe --all` (mlx5 has 8; alias GUIDs aside,
@@ -28,11 +29,12 @@ struct Located {
     physfn: Option<String>,
 }
 
-pub fn read(sys: &SysRoot) -> Vec<RdmaDevice> {
+/// `dev_nodes`: the names in /dev/infiniband.
+pub fn read(sys: &SysRoot, dev_nodes: &[String]) -> Vec<RdmaDevice> {
     let class = Path::new("sys/class/infiniband");
     let detail = sys.detail();
     let full = sys.full();
-    let dev_nodes = sys.list(Path::new("dev/infiniband"));
+    let dev_nodes: FxHashSet<&str> = dev_nodes.iter().map(String::as_str).collect();
     let names = sys.list(class);
     // Pass 1, symlinks only: where each device sits and whether it is a virtual function.
     let located: Vec<Located> = names
@@ -62,7 +64,7 @@ pub fn read(sys: &SysRoot) -> Vec<RdmaDevice> {
     let devices = super::sysroot::par_map(&located, |l| {
         let name = &l.name;
         let dir = &l.dir;
-        let pci = l.pci_dir.as_deref().and_then(|d| pci::read_function(sys, d));
+        let pci = l.pci_dir.as_deref().and_then(|d| pci::read_function(sys, d, Some(l.physfn.clone())));
         // On the hook's path the netdevs come from /sys/class/net's links (probe::link_netdevs).
         let netdevs = match (&l.pci_dir, full) {
             (Some(d), true) => sys.list(&d.join("net")),
@@ -73,23 +75,21 @@ pub fn read(sys: &SysRoot) -> Vec<RdmaDevice> {
             (Some(u), true) => sys.read(&Path::new("sys/class/infiniband_verbs").join(u).join("dev")),
             _ => None,
         };
-        let uverbs_node_present = uverbs.as_ref().map(|u| dev_nodes.contains(u)).unwrap_or(false);
+        let uverbs_node_present = uverbs.as_ref().map(|u| dev_nodes.contains(u.as_str())).unwrap_or(false);
         let virtual_function = l.physfn.is_some();
         // Excluded in favour of its PF whatever its ports say (plan::hca): on the hook's path its
         // port attributes are not read — on a node with hundreds of VFs, that is the whole cost.
         let skip_ports = detail == Detail::Hook && l.physfn.as_ref().is_some_and(|pf| rdma_pfs.contains(pf));
         let mut ports = Vec::new();
-        if detail == Detail::Hook {
+        if skip_ports {
+            // Not even counted: plan::hca excludes it before looking at ports.
+        } else if detail == Detail::Hook {
             for num in 1..=MAX_PORTS {
                 let pd = dir.join("ports").join(num.to_string());
                 if !sys.exists(&pd) {
                     break;
                 }
-                ports.push(if skip_ports {
-                    RdmaPort { port: num, ..Default::default() }
-                } else {
-                    read_port(sys, &pd, num)
-                });
+                ports.push(read_port(sys, &pd, num));
             }
         } else {
             for p in sys.list(&dir.join("ports")) {
@@ -128,12 +128,12 @@ pub fn read(sys: &SysRoot) -> Vec<RdmaDevice> {
 /// by location alone; otherwise (several devices on one parent, software devices, trees of
 /// plain directories) the entry's `ibdev` file does.
 struct Owners {
-    by_parent: HashMap<PathBuf, Vec<String>>,
+    by_parent: FxHashMap<PathBuf, Vec<String>>,
 }
 
 impl Owners {
     fn new(located: &[Located]) -> Owners {
-        let mut by_parent: HashMap<PathBuf, Vec<String>> = HashMap::new();
+        let mut by_parent: FxHashMap<PathBuf, Vec<String>> = FxHashMap::default();
         for l in located {
             if let Some(p) = l.dir.parent().and_then(Path::parent) {
                 by_parent.entry(p.to_path_buf()).or_default().push(l.name.clone());
@@ -146,19 +146,21 @@ impl Owners {
     fn children(&self, sys: &SysRoot, class: &str, prefixes: &[&str]) -> BTreeMap<String, Vec<String>> {
         let class = PathBuf::from(class);
         let mut m: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for u in sys.list(&class) {
+        for u in sys.list_unordered(&class) {
             if !prefixes.iter().any(|p| u.starts_with(p)) {
                 continue;
             }
             let by_place = sys
-                .resolve(&class.join(&u))
-                .and_then(|d| d.parent().and_then(Path::parent).map(Path::to_path_buf))
+                .link_dir(&class.join(&u), 2)
                 .and_then(|p| self.by_parent.get(&p))
                 .filter(|v| v.len() == 1)
                 .map(|v| v[0].clone());
             if let Some(ibdev) = by_place.or_else(|| sys.read(&class.join(&u).join("ibdev"))) {
                 m.entry(ibdev).or_default().push(u);
             }
+        }
+        for v in m.values_mut() {
+            v.sort_unstable_by(|a, b| natural_cmp(a, b));
         }
         m
     }
