@@ -261,12 +261,17 @@ fn source(n: &NodeArgs, nvidia_smi: bool) -> NodeSource {
 fn hook_main() -> ExitCode {
     std::env::remove_var("IBWIRE_ROOT");
     let strict_env = ibwire::config::truthy(std::env::var("IBWIRE_STRICT").ok().as_deref());
-    let res = std::panic::catch_unwind(|| match Cli::try_parse() {
+    let res = std::panic::catch_unwind(|| match hook_args().map(Ok).unwrap_or_else(Cli::try_parse) {
         Ok(Cli { cmd: Cmd::Hook { node } }) => {
             let src = NodeSource { detail: ibwire::probe::Detail::Hook, ..source(&node, false) };
             Ok(cmd::hook::run(&cmd::job_env(), &src))
         }
         Ok(_) => Err("not the hook".to_string()),
+        // `ibwire hook --help` is a person asking, not enroot starting a container.
+        Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) => {
+            let _ = e.print();
+            Ok(ExitCode::SUCCESS)
+        }
         Err(e) => {
             Err(e.to_string().lines().next().unwrap_or("bad arguments").trim_start_matches("error: ").to_string())
         }
@@ -284,6 +289,17 @@ fn hook_main() -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// `ibwire hook [--root DIR | --snapshot FILE]` parsed by the hook's own arguments alone: building
+/// every subcommand's parser (what Cli::try_parse does) was a fifth of the hook's instructions
+/// and most of the pages it touched. Anything else (--help, an error) goes the full way, so
+/// messages stay the same.
+fn hook_args() -> Option<Cli> {
+    use clap::FromArgMatches;
+    let cmd = <NodeArgs as clap::Args>::augment_args(clap::Command::new("hook"));
+    let m = cmd.try_get_matches_from(std::env::args_os().skip(1)).ok()?;
+    Some(Cli { cmd: Cmd::Hook { node: NodeArgs::from_arg_matches(&m).ok()? } })
 }
 
 /// The TaskProlog: like the hook, nothing may make it fail a task.

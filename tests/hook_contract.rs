@@ -308,6 +308,13 @@ fn hide_sysfs_binds_masks_holding_only_selected_devices() {
     assert_eq!(names, vec!["mlx5_0"]);
     let target = fs::read_link(mask.join("mlx5_0")).unwrap();
     assert!(target.starts_with("/sys/devices/pci0000:15/"), "{}", target.display());
+    // The mad class keeps only mlx5_0's node (the hook matches umad links when it masks).
+    let mut mad: Vec<String> = fs::read_dir(rt.join("ibwire-sysfs/infiniband_mad"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    mad.sort();
+    assert_eq!(mad, vec!["umad0"]);
     assert!(r
         .fstab
         .contains(&format!("{} /sys/class/infiniband none bind,ro,nosuid,noexec,nodev 0 0", mask.display())));

@@ -52,6 +52,24 @@ fn hook_argument_errors_and_empty_root_never_stop_a_start() {
     }
 }
 
+/// The hook parses its own flags without building every subcommand (speed); what it accepts,
+/// refuses and explains must be what the full parser does.
+#[test]
+fn hook_help_and_flags_as_the_full_parser() {
+    let t = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| Command::new(bin()).args(args).env_clear().env("HOME", t.path()).output().unwrap();
+    let o = run(&["hook", "--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("ENROOT_ROOTFS"), "help on stdout");
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    // --root and --snapshot conflict in the full parser: still refused (a warning, exit 0).
+    let o = run(&["hook", "--root", "/", "--snapshot", "x.yaml"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
+    let o = run(&["hook", "--root", "/nonexistent-ibwire"]);
+    assert!(stderr(&o).contains("--root /nonexistent-ibwire: not a directory"), "{}", stderr(&o));
+}
+
 #[test]
 fn hook_ignores_ibwire_root_from_the_job() {
     let (t, root) = story();
@@ -172,6 +190,9 @@ fn the_hooks_probe_sees_management_nodes() {
     o.detail = Detail::Hook;
     let n = probe::probe(&o);
     assert_eq!(n.rdma_device("mlx5_0").unwrap().mad, vec!["umad0"], "hook.mad needs them");
+    // Without hook.mad or hide_sysfs the hook does not ask: one link per function saved.
+    o.mad = false;
+    assert!(probe::probe(&o).rdma.iter().all(|d| d.mad.is_empty()));
 }
 
 #[test]

@@ -44,9 +44,14 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
         || cfg.as_ref().ok().and_then(|c| c.hook.strict).unwrap_or(false);
     let res = std::panic::catch_unwind(|| -> Result<Outcome> {
         let cfg = cfg.as_ref().map_err(|e| anyhow::anyhow!("{e:#}"))?;
-        let node = src.load()?;
-        let out = decide_and_write(&node, env, cfg, &root)?;
-        Ok(out)
+        // umad/issm owners are one link per RDMA function: read only when they are used.
+        let mad = cfg.hook.hide_sysfs.unwrap_or(false) || (cfg.hook.mad.unwrap_or(false) && real_root(env));
+        let node = src.load_with_mad(mad)?;
+        let out = decide_and_write(&node, env, cfg, &root);
+        // The process ends next: freeing a 512-function node one string at a time cost a
+        // twentieth of the hook's instructions there.
+        std::mem::forget(node);
+        out
     });
     let outcome = match res {
         Ok(r) => r,

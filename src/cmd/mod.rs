@@ -26,6 +26,11 @@ pub struct NodeSource {
 
 impl NodeSource {
     pub fn load(&self) -> Result<Node> {
+        self.load_with_mad(true)
+    }
+
+    /// `load`; `mad: false` skips matching umad/issm nodes to devices (ProbeOptions::mad).
+    pub fn load_with_mad(&self, mad: bool) -> Result<Node> {
         if let Some(s) = &self.snapshot {
             return crate::snapshot::load(s);
         }
@@ -42,6 +47,7 @@ impl NodeSource {
         let mut o = ProbeOptions::at(&root);
         o.nvidia_smi = self.nvidia_smi;
         o.detail = self.detail;
+        o.mad = mad;
         Ok(crate::probe::probe(&o))
     }
 }

@@ -22,6 +22,7 @@ pub fn lines(env: &BTreeMap<String, String>, root: &Path) -> Result<(Vec<String>
     let cfg = crate::config::load(None)?;
     let mut o = ProbeOptions::at(root);
     o.detail = Detail::Hook;
+    o.mad = false; // environment only: no device nodes
     let node = crate::probe::probe(&o);
     let mut refused = Vec::new();
     // As in the hook: a master that does not resolve costs the route, not every setting.

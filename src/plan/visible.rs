@@ -23,9 +23,15 @@ pub struct Selection {
 
 /// Verbs devices in the stock hook's order: PCI address, then name.
 pub fn pci_order(node: &Node) -> Vec<&RdmaDevice> {
-    let mut v: Vec<&RdmaDevice> = node.rdma.iter().filter(|d| d.uverbs.is_some()).collect();
-    v.sort_by_cached_key(|d| (d.pci.as_ref().map(|p| bus_key(&p.bdf)).unwrap_or((u32::MAX, 0, 0, 0)), d.name.clone()));
-    v
+    type Keyed<'a> = ((u32, u32, u32, u32), &'a str, &'a RdmaDevice);
+    let mut v: Vec<Keyed> = node
+        .rdma
+        .iter()
+        .filter(|d| d.uverbs.is_some())
+        .map(|d| (d.pci.as_ref().map(|p| bus_key(&p.bdf)).unwrap_or((u32::MAX, 0, 0, 0)), d.name.as_str(), d))
+        .collect();
+    v.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    v.into_iter().map(|x| x.2).collect()
 }
 
 /// `value` is IBWIRE_VISIBLE_DEVICES (names, PCI addresses, indices) or, with `mellanox`,

@@ -26,6 +26,9 @@ pub struct ProbeOptions {
     pub nvidia_smi_timeout: Duration,
     /// How much to read beyond what decisions use; see `Detail`.
     pub detail: sysroot::Detail,
+    /// Match umad/issm nodes to their devices (one link per function). The hook needs them only
+    /// when it binds mad nodes or masks sysfs.
+    pub mad: bool,
 }
 
 impl ProbeOptions {
@@ -35,12 +38,13 @@ impl ProbeOptions {
             nvidia_smi: false,
             nvidia_smi_timeout: Duration::from_secs(5),
             detail: sysroot::Detail::Standard,
+            mad: true,
         }
     }
 }
 
 pub fn probe(opts: &ProbeOptions) -> Node {
-    probe_with(&SysRoot::new(&opts.root).with_detail(opts.detail), opts)
+    probe_with(&SysRoot::new(&opts.root).with_detail(opts.detail).with_mad(opts.mad), opts)
 }
 
 pub fn probe_with(sys: &SysRoot, opts: &ProbeOptions) -> Node {

@@ -21,11 +21,13 @@ pub fn read(sys: &SysRoot) -> (Vec<NetIf>, Vec<Route>) {
     let addrs = if sys.is_live() { live_addrs(sys) } else { tree_addrs(sys, &routes) };
     let hook = sys.detail() == Detail::Hook;
     let mut ifs = Vec::new();
+    let class_dir = sys.resolve(&class).unwrap_or_else(|| class.clone());
     for name in sys.list(&class) {
         let link = class.join(&name);
         // A software interface without an address (a container's veth, a bridge port) cannot
         // be the bootstrap interface and carries no RDMA device: on the hook's path its link
         // target is all that is read. Its master and lowers come from the other side.
+        let mut dir = None;
         if hook && !addrs.contains_key(&name) && !vlans.contains_key(&name) {
             if let Some(t) = sys.read_link(&link) {
                 if t.to_string_lossy().contains("/devices/virtual/net/") {
@@ -33,9 +35,10 @@ pub fn read(sys: &SysRoot) -> (Vec<NetIf>, Vec<Route>) {
                     ifs.push(NetIf::unread(&name, kind));
                     continue;
                 }
+                dir = Some(sys.follow(&class_dir, &name, &t));
             }
         }
-        let Some(dir) = sys.resolve(&link) else {
+        let Some(dir) = dir.unwrap_or_else(|| sys.resolve_in(&class_dir, &name)) else {
             sys.note(format!("{} is a dangling link; interface skipped", sys.show(&link)));
             continue;
         };
@@ -107,7 +110,7 @@ fn read_if(sys: &SysRoot, name: &str, dir: &Path, vlan_parent: Option<&String>, 
     // lstat for the four it needs instead of listing ~30 entries of every interface.
     let entries = if full { sys.list(dir) } else { Vec::new() };
     let has = |n: &str| if full { entries.iter().any(|e| e == n) } else { sys.exists(&dir.join(n)) };
-    let pci = if has("device") { pci::function_at(sys, &dir.join("device")) } else { None };
+    let pci = sys.resolve_in(dir, "device").and_then(|d| pci::read_function(sys, &d, None));
     let devtype = if vlan_parent.is_some() { Some("vlan") } else { None };
     let kind = classify(name, if_type, pci.is_some(), devtype, has("bonding"), has("bridge"));
     let master = if has("master") {
@@ -118,7 +121,7 @@ fn read_if(sys: &SysRoot, name: &str, dir: &Path, vlan_parent: Option<&String>, 
     let lowers = entries.iter().filter_map(|e| e.strip_prefix("lower_").map(str::to_string)).collect();
     let rdma_device = if full {
         pci.as_ref()
-            .and_then(|_| sys.resolve(&dir.join("device")))
+            .and_then(|_| sys.resolve_in(dir, "device"))
             .and_then(|d| sys.list(&d.join("infiniband")).into_iter().next())
     } else {
         None // filled from the RDMA devices (probe::link_netdevs)

@@ -45,9 +45,7 @@ pub fn read_function(sys: &SysRoot, dir: &Path, physfn: Option<Option<String>>) 
     // firmware describes the device itself, which servers do not do for endpoints: on the hook's
     // path one read per root complex serves the GPUs, HCAs and VFs below it.
     let numa_node = if sys.full() { read_numa() } else { sys.per_root(&root, read_numa) };
-    let physfn = physfn.unwrap_or_else(|| {
-        sys.read_link(&dir.join("physfn")).and_then(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()))
-    });
+    let physfn = physfn.unwrap_or_else(|| sys.physfn(dir));
     if !sys.full() {
         // Decisions need the path and the NUMA node; ids and link speeds are descriptive.
         return Some(PciFunction { bdf, root, bridges, numa_node, physfn, ..Default::default() });

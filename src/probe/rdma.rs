@@ -36,20 +36,26 @@ pub fn read(sys: &SysRoot, dev_nodes: &[String]) -> Vec<RdmaDevice> {
     let full = sys.full();
     let dev_nodes: FxHashSet<&str> = dev_nodes.iter().map(String::as_str).collect();
     let names = sys.list(class);
+    let class_dir = sys.resolve(class).unwrap_or_else(|| class.to_path_buf());
     // Pass 1, symlinks only: where each device sits and whether it is a virtual function.
     let located: Vec<Located> = names
         .iter()
         .filter_map(|name| {
-            let link = class.join(name);
-            let Some(dir) = sys.resolve(&link) else {
-                sys.note(format!("{} is a dangling link; device skipped", sys.show(&link)));
+            let Some(dir) = sys.resolve_in(&class_dir, name) else {
+                sys.note(format!("{} is a dangling link; device skipped", sys.show(&class.join(name))));
                 return None;
             };
-            let pci_dir = sys.resolve(&dir.join("device"));
-            let physfn = pci_dir
-                .as_ref()
-                .and_then(|d| sys.read_link(&d.join("physfn")))
-                .and_then(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()));
+            // The driver core puts a class device with a parent at `<parent>/infiniband/<name>`
+            // and points its `device` link at `<parent>`: live, for a PCI parent, that is known
+            // without asking (one readlink per function saved on SR-IOV nodes).
+            let glue = dir.parent().filter(|p| p.file_name().is_some_and(|n| n == "infiniband")).and_then(Path::parent);
+            let pci_dir = match glue {
+                Some(p) if sys.kernfs_trusted() && p.file_name().and_then(|n| n.to_str()).is_some_and(pci::is_bdf) => {
+                    Some(p.to_path_buf())
+                }
+                _ => sys.resolve_in(&dir, "device"),
+            };
+            let physfn = pci_dir.as_ref().and_then(|d| sys.physfn(d));
             Some(Located { name: name.clone(), dir, pci_dir, physfn })
         })
         .collect();
@@ -60,7 +66,11 @@ pub fn read(sys: &SysRoot, dev_nodes: &[String]) -> Vec<RdmaDevice> {
         .collect();
     let owners = Owners::new(&located);
     let verbs = owners.children(sys, "sys/class/infiniband_verbs", &["uverbs"]);
-    let mads = owners.children(sys, "sys/class/infiniband_mad", &["umad", "issm"]);
+    let mads = if sys.wants_mad() {
+        owners.children(sys, "sys/class/infiniband_mad", &["umad", "issm"])
+    } else {
+        BTreeMap::new()
+    };
     let devices = super::sysroot::par_map(&located, |l| {
         let name = &l.name;
         let dir = &l.dir;
@@ -145,13 +155,14 @@ impl Owners {
     /// ibdev name → its entries of `class` whose names start with one of `prefixes`.
     fn children(&self, sys: &SysRoot, class: &str, prefixes: &[&str]) -> BTreeMap<String, Vec<String>> {
         let class = PathBuf::from(class);
+        let class_dir = sys.resolve(&class).unwrap_or_else(|| class.clone());
         let mut m: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for u in sys.list_unordered(&class) {
             if !prefixes.iter().any(|p| u.starts_with(p)) {
                 continue;
             }
             let by_place = sys
-                .link_dir(&class.join(&u), 2)
+                .link_dir(&class_dir, &u, 2)
                 .and_then(|p| self.by_parent.get(&p))
                 .filter(|v| v.len() == 1)
                 .map(|v| v[0].clone());

@@ -51,6 +51,10 @@ pub struct SysRoot {
     root_numa: Mutex<FxHashMap<String, Option<i32>>>,
     /// Open attempts (files and directories), for the budget tests: stable where time is not.
     opens: AtomicUsize,
+    /// See ProbeOptions::mad.
+    mad: bool,
+    /// `physfn` link name per PCI function directory: an HCA's function is also its netdevs'.
+    physfn: Mutex<FxHashMap<String, Option<String>>>,
 }
 
 impl SysRoot {
@@ -65,6 +69,8 @@ impl SysRoot {
             detail: Detail::Standard,
             root_numa: Mutex::new(FxHashMap::default()),
             opens: AtomicUsize::new(0),
+            mad: true,
+            physfn: Mutex::new(FxHashMap::default()),
         }
     }
 
@@ -78,6 +84,31 @@ impl SysRoot {
     pub fn with_detail(mut self, d: Detail) -> SysRoot {
         self.detail = d;
         self
+    }
+
+    pub fn with_mad(mut self, mad: bool) -> SysRoot {
+        self.mad = mad;
+        self
+    }
+
+    /// The PF's name (`0000:1a:00.0`) when the PCI function at `dir` is an SR-IOV virtual
+    /// function; read once per function. Only physical functions are remembered: they are the
+    /// ones other devices share (an HCA's netdevs), and hundreds of VFs would only fill the map.
+    pub fn physfn(&self, dir: &Path) -> Option<String> {
+        let key = text(dir.as_os_str());
+        if let Some(v) = self.physfn.lock().unwrap().get(key.as_ref()) {
+            return v.clone();
+        }
+        let v = self.read_link(&dir.join("physfn")).and_then(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()));
+        if v.is_none() {
+            self.physfn.lock().unwrap().insert(key.into_owned(), None);
+        }
+        v
+    }
+
+    /// Whether umad/issm nodes are matched to devices (ProbeOptions::mad).
+    pub fn wants_mad(&self) -> bool {
+        self.mad
     }
 
     pub fn detail(&self) -> Detail {
@@ -110,6 +141,12 @@ impl SysRoot {
 
     pub fn is_live(&self) -> bool {
         self.live
+    }
+
+    /// Live and not capturing: sysfs is the kernel's own, so its layout rules hold (see
+    /// `resolve`); a capture walks everything so that the tree it writes is complete.
+    pub fn kernfs_trusted(&self) -> bool {
+        self.live && self.recorder.is_none()
     }
 
     pub fn root(&self) -> &Path {
@@ -316,31 +353,78 @@ impl SysRoot {
         self.resolve_comps(&comps, 0).map(PathBuf::from)
     }
 
-    /// The directory `up` levels above the place the link `rel` points to, resolved inside the
-    /// root; `rel` itself when it is no link. Only that directory is walked, not the target's
-    /// last components, which need not even exist: for questions of place (which PCI function
-    /// a uverbs entry hangs under) that is one `readlink` per link, and what is opened later
-    /// still goes through `resolve`.
-    pub fn link_dir(&self, rel: &Path, up: usize) -> Option<PathBuf> {
+    /// `resolve(dir/name)` for a `dir` that `resolve` returned (canonical): one `readlink`, no
+    /// cache. Live, a kernfs link's target is taken as written (see `resolve`); in a tree the
+    /// target is walked. On an SR-IOV node this is the per-function path (class links,
+    /// `device`), where the cache's bookkeeping cost more than the system calls.
+    pub fn resolve_in(&self, dir: &Path, name: &str) -> Option<PathBuf> {
+        self.entry_target(dir, name, 0)
+    }
+
+    /// The directory `up` levels above the place the link `dir/name` points to (`dir` canonical,
+    /// as for `resolve_in`); `dir/name` itself when it is no link. The target's last components
+    /// are not walked and need not exist: for questions of place (which PCI function a uverbs
+    /// entry hangs under) that is one `readlink`; what is opened later still goes through
+    /// `resolve`.
+    pub fn link_dir(&self, dir: &Path, name: &str, up: usize) -> Option<PathBuf> {
+        self.entry_target(dir, name, up)
+    }
+
+    fn entry_target(&self, dir: &Path, name: &str, up: usize) -> Option<PathBuf> {
+        let d = text(dir.as_os_str());
+        let mut at = String::with_capacity(d.len() + name.len() + 160);
+        at.push_str(&d);
+        if !at.is_empty() {
+            at.push('/');
+        }
+        at.push_str(name);
         if self.recorder.is_some() {
-            self.resolve(rel); // a capture keeps the target's directories
+            // A capture keeps every directory on the way: the general walk records them.
+            self.resolve(Path::new(&at));
         }
-        let parent = self.resolve(rel.parent()?)?;
-        let name = text(rel.file_name()?);
-        let mut at = text(parent.as_os_str()).into_owned();
-        let link = if at.is_empty() { name.to_string() } else { format!("{at}/{name}") };
-        self.record(Path::new(&link));
-        match fs::read_link(self.abs(Path::new(&link))) {
-            Ok(target) => {
-                follow_lexically(&mut at, &text(target.as_os_str()));
+        self.record(Path::new(&at));
+        match fs::read_link(self.abs(Path::new(&at))) {
+            Err(e) if e.raw_os_error() == Some(nix::libc::EINVAL) => {
+                // A plain entry of a canonical directory: canonical.
+                for _ in 0..up {
+                    pop_component(&mut at);
+                }
+                Some(PathBuf::from(at))
             }
-            Err(e) if e.raw_os_error() == Some(nix::libc::EINVAL) => at = link,
-            Err(_) => return None,
+            Err(_) => None,
+            Ok(target) => self.follow_target(at, &target, up),
         }
+    }
+
+    /// Where the link `dir/name` (`dir` canonical) whose target `read_link` returned points:
+    /// for callers that looked at the target first (one readlink, not two).
+    pub fn follow(&self, dir: &Path, name: &str, target: &Path) -> Option<PathBuf> {
+        let d = text(dir.as_os_str());
+        let mut at = String::with_capacity(d.len() + name.len() + 160);
+        at.push_str(&d);
+        if !at.is_empty() {
+            at.push('/');
+        }
+        at.push_str(name);
+        if self.recorder.is_some() {
+            self.resolve(Path::new(&at));
+        }
+        self.follow_target(at, target, 0)
+    }
+
+    fn follow_target(&self, mut at: String, target: &Path, up: usize) -> Option<PathBuf> {
+        let link_in_sys = at.starts_with("sys/");
+        pop_component(&mut at);
+        follow_lexically(&mut at, &text(target.as_os_str()));
+        let trusted = self.kernfs_trusted() && link_in_sys && at.starts_with("sys/");
         for _ in 0..up {
             pop_component(&mut at);
         }
-        self.resolve(Path::new(&at))
+        if trusted {
+            Some(PathBuf::from(at))
+        } else {
+            self.resolve(Path::new(&at))
+        }
     }
 
     /// `comps` are relative to the root; the result is `a/b/c` ("" for the root itself).
@@ -400,7 +484,7 @@ impl SysRoot {
                         let mut t = base.clone();
                         follow_lexically(&mut t, &text(target.as_os_str()));
                         // A capture walks every target: the tree it writes needs each directory.
-                        if self.live && self.recorder.is_none() && next.starts_with("sys/") && t.starts_with("sys/") {
+                        if self.kernfs_trusted() && next.starts_with("sys/") && t.starts_with("sys/") {
                             // Each directory on the way is a real one: cache it as itself, so
                             // paths below the target (`…/mlx5_0/device`) start from it.
                             // Longest first, up to the first one cached: the cached prefixes
@@ -482,7 +566,26 @@ fn follow_lexically(at: &mut String, target: &str) {
         at.clear();
     }
     at.reserve(target.len() + 1);
-    for c in components(target) {
+    // Kernfs writes `../../devices/pci…/name`: leading `..` then plain names. Pop those, then
+    // append the rest in one piece unless it holds `.`, `..` or empty components.
+    let mut rest = target.trim_start_matches('/');
+    while let Some(r) = rest.strip_prefix("../") {
+        pop_component(at);
+        rest = r.trim_start_matches('/');
+    }
+    let b = rest.as_bytes();
+    let plain = !b.is_empty()
+        && b[0] != b'.'
+        && b[b.len() - 1] != b'/'
+        && !b.windows(2).any(|w| w[0] == b'/' && (w[1] == b'/' || w[1] == b'.'));
+    if plain {
+        if !at.is_empty() {
+            at.push('/');
+        }
+        at.push_str(rest);
+        return;
+    }
+    for c in components(rest) {
         match c {
             ".." => pop_component(at),
             c => {
@@ -678,7 +781,21 @@ mod tests {
                 }
             }
         }
-        eprintln!("live sysfs links checked against the kernel: {checked}");
+        // The driver-core rule rdma::read relies on: a class device with a parent sits at
+        // `<parent>/<class>/<name>` and its `device` link points at `<parent>`.
+        let mut glued = 0;
+        for class in ["net", "infiniband", "nvme", "drm", "block"] {
+            let Ok(rd) = fs::read_dir(Path::new("/sys/class").join(class)) else { continue };
+            for e in rd.flatten().take(64) {
+                let Ok(dir) = fs::canonicalize(e.path()) else { continue };
+                let Ok(dev) = fs::canonicalize(dir.join("device")) else { continue };
+                if dir.parent().and_then(Path::file_name).is_some_and(|n| n == class) {
+                    assert_eq!(Some(dev.as_path()), dir.parent().and_then(Path::parent), "{}", dir.display());
+                    glued += 1;
+                }
+            }
+        }
+        eprintln!("live sysfs links checked against the kernel: {checked}; class devices under their parent: {glued}");
         assert!(checked > 0 || !Path::new("/sys/class/net").exists());
     }
 
