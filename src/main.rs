@@ -254,6 +254,13 @@ fn source(n: &NodeArgs, nvidia_smi: bool) -> NodeSource {
     NodeSource { root: n.root.clone(), snapshot: n.snapshot.clone(), nvidia_smi, detail: Default::default() }
 }
 
+/// For commands that print decisions only (env, launch): the probe reads what decisions use,
+/// as the hook's does (a property test holds the two to the same decisions); probe, doctor,
+/// verify and topo show descriptive facts too and read them.
+fn decision_source(n: &NodeArgs) -> NodeSource {
+    NodeSource { detail: ibwire::probe::Detail::Hook, ..source(n, false) }
+}
+
 /// The enroot hook runs at every container start, often as root: nothing in the job's
 /// environment may redirect it (IBWIRE_ROOT is a test and capture tool, honoured here only as
 /// `--root`), and nothing may stop the start outside strict mode — argument errors and panics
@@ -263,8 +270,7 @@ fn hook_main() -> ExitCode {
     let strict_env = ibwire::config::truthy(std::env::var("IBWIRE_STRICT").ok().as_deref());
     let res = std::panic::catch_unwind(|| match hook_args().map(Ok).unwrap_or_else(Cli::try_parse) {
         Ok(Cli { cmd: Cmd::Hook { node } }) => {
-            let src = NodeSource { detail: ibwire::probe::Detail::Hook, ..source(&node, false) };
-            Ok(cmd::hook::run(&cmd::job_env(), &src))
+            Ok(cmd::hook::run(&cmd::job_env(), &decision_source(&node)))
         }
         Ok(_) => Err("not the hook".to_string()),
         // `ibwire hook --help` is a person asking, not enroot starting a container.
@@ -353,7 +359,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let live = node.root.is_none() && node.snapshot.is_none() && args.from_log.is_empty();
             cmd::verify::run(&source(&node, live).load()?, &args)
         }
-        Cmd::Launch { node, args } => cmd::launch::run(&source(&node, false).load()?, &args),
+        Cmd::Launch { node, args } => {
+            let mut n = decision_source(&node).load()?;
+            if n.hostname.is_none() && node.snapshot.is_none() {
+                // The watch names the node in its verdict; the decision probe does not read it.
+                let root = node.root.clone().unwrap_or_else(|| PathBuf::from("/"));
+                n.hostname = ibwire::probe::host::hostname(&ibwire::probe::sysroot::SysRoot::new(&root));
+            }
+            cmd::launch::run(&n, &args)
+        }
         Cmd::Hook { .. } => unreachable!("dispatched by hook_main"),
         Cmd::Taskprolog { .. } => unreachable!("dispatched by taskprolog_main"),
         Cmd::Topo { node, all_nics, json, no_nvidia_smi } => {
@@ -370,7 +384,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             cmd::fleet::run(&inputs, master_addr.as_deref(), config.as_deref(), json)
         }
         Cmd::Env { node, decide, format, explain } => {
-            let n = source(&node, false).load()?;
+            let n = decision_source(&node).load()?;
             cmd::env::run(&n, &intent(&decide)?, format, explain)
         }
     }
