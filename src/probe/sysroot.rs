@@ -55,6 +55,10 @@ pub struct SysRoot {
     mad: bool,
     /// `physfn` link name per PCI function directory: an HCA's function is also its netdevs'.
     physfn: Mutex<FxHashMap<String, Option<String>>>,
+    /// A tree's root directory, opened once for openat2(RESOLVE_IN_ROOT) (see `open_in_tree`).
+    tree_fd: std::sync::OnceLock<Option<fs::File>>,
+    /// Cleared when the kernel refuses openat2 (before Linux 5.6, or a seccomp filter).
+    openat2_ok: std::sync::atomic::AtomicBool,
 }
 
 impl SysRoot {
@@ -71,6 +75,8 @@ impl SysRoot {
             opens: AtomicUsize::new(0),
             mad: true,
             physfn: Mutex::new(FxHashMap::default()),
+            tree_fd: std::sync::OnceLock::new(),
+            openat2_ok: std::sync::atomic::AtomicBool::new(true),
         }
     }
 
@@ -109,6 +115,12 @@ impl SysRoot {
     /// Whether umad/issm nodes are matched to devices (ProbeOptions::mad).
     pub fn wants_mad(&self) -> bool {
         self.mad
+    }
+
+    /// Tree reads without openat2, as on kernels before 5.6 (tests of that path).
+    pub fn without_openat2(self) -> SysRoot {
+        self.openat2_ok.store(false, Ordering::Relaxed);
+        self
     }
 
     pub fn detail(&self) -> Detail {
@@ -179,6 +191,20 @@ impl SysRoot {
         self.root.join(rel)
     }
 
+    /// `abs(rel/name)` built in one string (`Path::join` twice cost more than the open).
+    fn abs_of(&self, rel: &str, name: Option<&str>) -> PathBuf {
+        let root = text(self.root.as_os_str());
+        let mut s = String::with_capacity(root.len() + rel.len() + name.map_or(0, str::len) + 2);
+        s.push_str(&root);
+        for part in [Some(rel), name].into_iter().flatten().filter(|p| !p.is_empty()) {
+            if !s.ends_with('/') {
+                s.push('/');
+            }
+            s.push_str(part.trim_start_matches('/'));
+        }
+        PathBuf::from(s)
+    }
+
     /// The host path to open for `rel`. Live, the kernel's own resolution is the truth. Under a
     /// `--root` tree (a capture from a support ticket is untrusted input) every symlink is
     /// resolved by `resolve`, which never leaves the tree: the OS is never asked to follow a
@@ -188,12 +214,18 @@ impl SysRoot {
         if self.live {
             return Some(self.abs(rel));
         }
-        if follow_last {
-            return self.resolve(rel).map(|r| self.abs(&r));
-        }
-        match (rel.parent(), rel.file_name()) {
-            (Some(p), Some(n)) if !p.as_os_str().is_empty() => self.resolve(p).map(|r| self.abs(&r.join(n))),
-            _ => Some(self.abs(rel)),
+        let s = text(rel.as_os_str());
+        let name = last_slash(&s).map(|i| (i, &s[i + 1..]));
+        match name {
+            // The parent resolved in the tree, the last component kept as it is.
+            Some((i, n)) if !follow_last && i > 0 && !matches!(n, "" | "." | "..") => {
+                self.resolve(Path::new(&s[..i])).map(|r| self.abs_of(&text(r.as_os_str()), Some(n)))
+            }
+            Some(_) => self.resolve(rel).map(|r| self.abs_of(&text(r.as_os_str()), None)),
+            None if follow_last || matches!(s.as_ref(), "." | "..") => {
+                self.resolve(rel).map(|r| self.abs_of(&text(r.as_os_str()), None))
+            }
+            None => Some(self.abs(rel)),
         }
     }
 
@@ -226,18 +258,22 @@ impl SysRoot {
     pub fn list_unordered(&self, rel: &Path) -> Vec<String> {
         self.record(rel);
         self.count_open();
-        let Some(host) = self.host_path(rel, true) else { return Vec::new() };
-        let rd = match fs::read_dir(host) {
-            Ok(rd) => rd,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
-            Err(e) => {
+        let cannot = |e: std::io::Error| {
+            if e.kind() != std::io::ErrorKind::NotFound {
                 self.note(format!("cannot list {}: {}", self.show(rel), e));
-                return Vec::new();
             }
+            Vec::new()
+        };
+        // Not through openat2: fdopendir's own checks cost more system calls than the walk
+        // of the directory's parent saves (measured on the 512-function tree).
+        let Some(host) = self.host_path(rel, true) else { return Vec::new() };
+        let raw: Vec<std::ffi::OsString> = match fs::read_dir(host) {
+            Ok(rd) => rd.flatten().map(|e| e.file_name()).collect(),
+            Err(e) => return cannot(e),
         };
         let mut names = Vec::new();
-        for ent in rd.flatten() {
-            match ent.file_name().into_string() {
+        for name in raw {
+            match name.into_string() {
                 Ok(n) => {
                     // A listed name is a fact (lower_* links, /dev/infiniband entries) even
                     // when nothing under it is read, so a capture must keep it.
@@ -252,6 +288,35 @@ impl SysRoot {
         names
     }
 
+    /// Open `rel` for reading inside a tree with the kernel doing the confinement:
+    /// openat2(RESOLVE_IN_ROOT) resolves every symlink and `..` as if the tree were `/`, which is
+    /// what `resolve` does in user space, without a readlink per new directory or a cache
+    /// look-up per file. None where it does not apply (live, a capture, which must record the
+    /// links on the way) or where the kernel refuses it (Linux < 5.6, seccomp): then the
+    /// caller takes the user-space way.
+    fn open_in_tree(&self, rel: &Path) -> Option<std::io::Result<fs::File>> {
+        use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
+        use std::os::fd::{AsRawFd, FromRawFd};
+        if self.live || self.recorder.is_some() || !self.openat2_ok.load(Ordering::Relaxed) {
+            return None;
+        }
+        let root = self.tree_fd.get_or_init(|| fs::File::open(&self.root).ok()).as_ref()?;
+        let how = OpenHow::new()
+            .flags(OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC)
+            .resolve(ResolveFlag::RESOLVE_IN_ROOT | ResolveFlag::RESOLVE_NO_MAGICLINKS);
+        match nix::fcntl::openat2(root.as_raw_fd(), rel, how) {
+            // SAFETY: openat2 just returned this descriptor; nothing else owns it.
+            Ok(fd) => Some(Ok(unsafe { fs::File::from_raw_fd(fd) })),
+            Err(nix::errno::Errno::ENOSYS | nix::errno::Errno::EPERM | nix::errno::Errno::E2BIG) => {
+                self.openat2_ok.store(false, Ordering::Relaxed);
+                None
+            }
+            // A rename raced the walk (the kernel's own check): the user-space way decides.
+            Err(nix::errno::Errno::EAGAIN) => None,
+            Err(e) => Some(Err(e.into())),
+        }
+    }
+
     /// Read a small text file, trimmed. Missing → None silently; anything else that goes wrong
     /// → None and a note naming the file.
     pub fn read(&self, rel: &Path) -> Option<String> {
@@ -263,13 +328,15 @@ impl SysRoot {
         // file itself is a link (ELOOP) is it resolved too — one lstat saved per attribute.
         let flags = nix::libc::O_NONBLOCK | if self.live { 0 } else { nix::libc::O_NOFOLLOW };
         let open = |p: &Path| fs::OpenOptions::new().read(true).custom_flags(flags).open(p);
-        let first = self.host_path(rel, false)?;
-        let opened = match open(&first) {
-            Err(e) if !self.live && e.raw_os_error() == Some(nix::libc::ELOOP) => {
-                self.count_open();
-                open(&self.host_path(rel, true)?)
-            }
-            other => other,
+        let opened = match self.open_in_tree(rel) {
+            Some(r) => r,
+            None => match open(&self.host_path(rel, false)?) {
+                Err(e) if !self.live && e.raw_os_error() == Some(nix::libc::ELOOP) => {
+                    self.count_open();
+                    open(&self.host_path(rel, true)?)
+                }
+                other => other,
+            },
         };
         let mut f = match opened {
             Ok(f) => f,
@@ -282,7 +349,7 @@ impl SysRoot {
         };
         // sysfs returns a whole attribute (at most a page) in one read; procfs tables may take
         // several. A short first read under sys/ is therefore the end.
-        let one_shot = rel.starts_with("sys");
+        let one_shot = text(rel.as_os_str()).starts_with("sys/");
         let mut buf = Vec::new();
         // Small: zeroing a page per attribute was a sixth of the probe's instructions.
         let mut chunk = [0u8; 512];
@@ -349,6 +416,15 @@ impl SysRoot {
     /// of a target is walked again.
     pub fn resolve(&self, rel: &Path) -> Option<PathBuf> {
         let s = text(rel.as_os_str());
+        // Fast path, the parent of nearly every attribute read: the path as it is, already
+        // cached (a key is the exact component sequence it was built from, so a hit is right;
+        // a path written unusually, `a/./b`, just takes the long way).
+        let mut key = String::with_capacity(s.len() + 1);
+        key.push('/');
+        key.push_str(&s);
+        if let Some(hit) = self.resolved.lock().unwrap().get(key.as_str()) {
+            return hit.clone().map(PathBuf::from);
+        }
         let comps: Vec<&str> = components(&s).collect();
         self.resolve_comps(&comps, 0).map(PathBuf::from)
     }
@@ -814,6 +890,20 @@ mod tests {
         );
         // climbing out of the root stops at the root; /etc does not exist in the tree
         assert_eq!(s.resolve(Path::new("sys/class/x/escape")), None);
+        // Reads through links, `..` included, stay in the tree (the tree's etc, not the host's).
+        fs::create_dir_all(r.join("etc")).unwrap();
+        fs::write(r.join("etc/hostname"), "tree\n").unwrap();
+        std::os::unix::fs::symlink("/etc", r.join("sys/class/x/etc")).unwrap();
+        // Both ways of opening inside a tree: openat2(RESOLVE_IN_ROOT) and the user-space walk.
+        for s in [SysRoot::new(r), SysRoot::new(r).without_openat2()] {
+            for p in ["sys/class/x/etc/hostname", "sys/class/x/escape/hostname", "sys/class/x/etc/../etc/hostname"] {
+                assert_eq!(s.read(Path::new(p)).as_deref(), Some("tree"), "{p}");
+            }
+            assert_eq!(s.read(Path::new("sys/class/x/etc/../../../../etc/passwd")), None);
+        }
+        let s = SysRoot::new(r);
+        assert!(s.list(Path::new("sys/class/x/etc/..")).contains(&"sys".to_string()), "`..` of the tree's etc is the tree");
+        assert!(!s.exists(Path::new("sys/class/x/etc/../../../../etc/passwd")));
     }
 
     #[test]
