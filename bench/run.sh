@@ -11,7 +11,9 @@ cargo build --release -q
 cargo build --release -q --example gen_tree
 B=$PWD/target/release/ibwire
 G=$PWD/target/release/examples/gen_tree
-W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
+# Trees live in memory (/dev/shm) when it is there, as sysfs does: on a disk filesystem every
+# long symlink costs a block lookup that kernfs does not have.
+W=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d); trap 'rm -rf "$W"' EXIT
 # The story node has real-sized tables (128 P_Keys and 8 GIDs a port, counters, 45 netdevs);
 # scaled N adds N-9 SR-IOV VFs of the eight PFs, each with the same tables.
 "$G" story "$W/story"
@@ -21,7 +23,7 @@ W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 opens() { # command... → openat calls of the whole process (all threads)
   command -v strace >/dev/null || { echo "-"; return; }
   env "$@" >/dev/null 2>&1 </dev/null || true
-  strace -f -qq -e trace=openat,open -o "$W/st" env "$@" >/dev/null 2>&1 </dev/null || true
+  strace -f -qq -e trace=openat,open,openat2 -o "$W/st" env "$@" >/dev/null 2>&1 </dev/null || true
   grep -c 'open' "$W/st" | awk '{print $1 - 0}'
 }
 show() { sed "s|$B|ibwire|g; s|$W|DIR|g; s|$PWD/||g"; }

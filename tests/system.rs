@@ -34,6 +34,12 @@ fn hook_binds_devices_into_a_restricted_dev() {
 }
 
 #[test]
+#[ignore = "system test: needs root (mount and network namespaces, fixture trees bound over /sys and /proc); run by .ci/run"]
+fn live_probe_sees_what_the_tree_probe_sees() {
+    script("live-equals-tree.sh", Duration::from_secs(300));
+}
+
+#[test]
 #[ignore = "system test: builds a release binary and installs into a staging DESTDIR; run by .ci/run"]
 fn install_script_is_idempotent_and_uninstalls() {
     script("install.sh", Duration::from_secs(900));
