@@ -8,4 +8,4 @@ row "launch --dry-run, story node" "$B launch --root $W/story --dry-run -- train
 mkdir -p "$W/bin"; printf '#!/bin/sh\nexit 0\n' > "$W/bin/torchrun"; chmod +x "$W/bin/torchrun"
 L="env PATH=$W/bin:/usr/bin:/bin TMPDIR=$W $B launch --root $W/story --nnodes 2 --master-addr 198.21.151.17"
 pair "launch to torchrun's exit: watched vs exec'd (--expect-net socket), one interleaved run" "$L -- t.py" "$L --expect-net socket -- t.py"
-[ -n "$saved_nodelist" ] && export SLURM_JOB_NODELIST=$saved_nodelist
+if [ -n "$saved_nodelist" ]; then export SLURM_JOB_NODELIST=$saved_nodelist; fi
