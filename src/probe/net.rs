@@ -110,9 +110,12 @@ fn read_if(sys: &SysRoot, name: &str, dir: &Path, vlan_parent: Option<&String>, 
     // lstat for the four it needs instead of listing ~30 entries of every interface.
     let entries = if full { sys.list(dir) } else { Vec::new() };
     let has = |n: &str| if full { entries.iter().any(|e| e == n) } else { sys.exists(&dir.join(n)) };
-    let pci = sys.resolve_in(dir, "device").and_then(|d| pci::read_function(sys, &d, None));
+    let pci = pci::device_dir(sys, dir, "net").and_then(|d| pci::read_function(sys, &d, None));
     let devtype = if vlan_parent.is_some() { Some("vlan") } else { None };
-    let kind = classify(name, if_type, pci.is_some(), devtype, has("bonding"), has("bridge"));
+    // Bonds and bridges are software devices (no parent): an interface on a PCI function is
+    // neither, so the hook does not ask.
+    let soft = pci.is_none();
+    let kind = classify(name, if_type, pci.is_some(), devtype, soft && has("bonding"), soft && has("bridge"));
     let master = if has("master") {
         sys.read_link(&dir.join("master")).and_then(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()))
     } else {

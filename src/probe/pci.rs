@@ -68,6 +68,21 @@ pub fn read_function(sys: &SysRoot, dir: &Path, physfn: Option<Option<String>>) 
     })
 }
 
+/// The directory a class device's `device` link points to, for `dir` = a class device's
+/// canonical directory. Live, the driver core puts a class device with a parent at
+/// `<parent>/<class>/<name>` and points its `device` link at `<parent>`: for a PCI parent that is
+/// known without a readlink (the unit test `live_sysfs_links_resolve_as_the_kernel_does` checks
+/// the rule on the machine's own sysfs). Elsewhere, and in trees, the link is read.
+pub fn device_dir(sys: &SysRoot, dir: &Path, class: &str) -> Option<std::path::PathBuf> {
+    let glue = dir.parent().filter(|p| p.file_name().is_some_and(|n| n == class)).and_then(Path::parent);
+    match glue {
+        Some(p) if sys.kernfs_trusted() && p.file_name().and_then(|n| n.to_str()).is_some_and(is_bdf) => {
+            Some(p.to_path_buf())
+        }
+        _ => sys.resolve_in(dir, "device"),
+    }
+}
+
 /// Resolve a `device` link (or any path) to a PCI function.
 pub fn function_at(sys: &SysRoot, link: &Path) -> Option<PciFunction> {
     let dir = sys.resolve(link)?;

@@ -45,16 +45,8 @@ pub fn read(sys: &SysRoot, dev_nodes: &[String]) -> Vec<RdmaDevice> {
                 sys.note(format!("{} is a dangling link; device skipped", sys.show(&class.join(name))));
                 return None;
             };
-            // The driver core puts a class device with a parent at `<parent>/infiniband/<name>`
-            // and points its `device` link at `<parent>`: live, for a PCI parent, that is known
-            // without asking (one readlink per function saved on SR-IOV nodes).
-            let glue = dir.parent().filter(|p| p.file_name().is_some_and(|n| n == "infiniband")).and_then(Path::parent);
-            let pci_dir = match glue {
-                Some(p) if sys.kernfs_trusted() && p.file_name().and_then(|n| n.to_str()).is_some_and(pci::is_bdf) => {
-                    Some(p.to_path_buf())
-                }
-                _ => sys.resolve_in(&dir, "device"),
-            };
+            // One readlink per function saved on SR-IOV nodes (see pci::device_dir).
+            let pci_dir = pci::device_dir(sys, &dir, "infiniband");
             let physfn = pci_dir.as_ref().and_then(|d| sys.physfn(d));
             Some(Located { name: name.clone(), dir, pci_dir, physfn })
         })
