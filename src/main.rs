@@ -269,9 +269,7 @@ fn hook_main() -> ExitCode {
     std::env::remove_var("IBWIRE_ROOT");
     let strict_env = ibwire::config::truthy(std::env::var("IBWIRE_STRICT").ok().as_deref());
     let res = std::panic::catch_unwind(|| match hook_args().map(Ok).unwrap_or_else(Cli::try_parse) {
-        Ok(Cli { cmd: Cmd::Hook { node } }) => {
-            Ok(cmd::hook::run(&cmd::job_env(), &decision_source(&node)))
-        }
+        Ok(Cli { cmd: Cmd::Hook { node } }) => Ok(cmd::hook::run(&cmd::job_env(), &decision_source(&node))),
         Ok(_) => Err("not the hook".to_string()),
         // `ibwire hook --help` is a person asking, not enroot starting a container.
         Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) => {

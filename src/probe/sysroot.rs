@@ -105,7 +105,8 @@ impl SysRoot {
         if let Some(v) = self.physfn.lock().unwrap().get(key.as_ref()) {
             return v.clone();
         }
-        let v = self.read_link(&dir.join("physfn")).and_then(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()));
+        let v =
+            self.read_link(&dir.join("physfn")).and_then(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()));
         if v.is_none() {
             self.physfn.lock().unwrap().insert(key.into_owned(), None);
         }
@@ -902,7 +903,10 @@ mod tests {
             assert_eq!(s.read(Path::new("sys/class/x/etc/../../../../etc/passwd")), None);
         }
         let s = SysRoot::new(r);
-        assert!(s.list(Path::new("sys/class/x/etc/..")).contains(&"sys".to_string()), "`..` of the tree's etc is the tree");
+        assert!(
+            s.list(Path::new("sys/class/x/etc/..")).contains(&"sys".to_string()),
+            "`..` of the tree's etc is the tree"
+        );
         assert!(!s.exists(Path::new("sys/class/x/etc/../../../../etc/passwd")));
     }
 
