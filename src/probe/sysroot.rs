@@ -162,6 +162,13 @@ impl SysRoot {
         self.live && self.recorder.is_none()
     }
 
+    /// A link (under sys/ or not) whose target, joined lexically, is `target`: taken as written
+    /// only for sysfs links read live (kernfs writes the relative path between two real
+    /// directories, so the joined target is canonical); anything else is walked.
+    fn trusts_link(&self, link_in_sys: bool, target: &str) -> bool {
+        self.kernfs_trusted() && link_in_sys && target.starts_with("sys/")
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -447,7 +454,9 @@ impl SysRoot {
         self.entry_target(dir, name, up)
     }
 
-    fn entry_target(&self, dir: &Path, name: &str, up: usize) -> Option<PathBuf> {
+    /// `dir/name` as a root-relative string with room for a link target. A capture walks it
+    /// the general way too, which records every directory on the way.
+    fn entry_path(&self, dir: &Path, name: &str) -> String {
         let d = text(dir.as_os_str());
         let mut at = String::with_capacity(d.len() + name.len() + 160);
         at.push_str(&d);
@@ -456,9 +465,13 @@ impl SysRoot {
         }
         at.push_str(name);
         if self.recorder.is_some() {
-            // A capture keeps every directory on the way: the general walk records them.
             self.resolve(Path::new(&at));
         }
+        at
+    }
+
+    fn entry_target(&self, dir: &Path, name: &str, up: usize) -> Option<PathBuf> {
+        let mut at = self.entry_path(dir, name);
         self.record(Path::new(&at));
         match fs::read_link(self.abs(Path::new(&at))) {
             Err(e) if e.raw_os_error() == Some(nix::libc::EINVAL) => {
@@ -476,24 +489,14 @@ impl SysRoot {
     /// Where the link `dir/name` (`dir` canonical) whose target `read_link` returned points:
     /// for callers that looked at the target first (one readlink, not two).
     pub fn follow(&self, dir: &Path, name: &str, target: &Path) -> Option<PathBuf> {
-        let d = text(dir.as_os_str());
-        let mut at = String::with_capacity(d.len() + name.len() + 160);
-        at.push_str(&d);
-        if !at.is_empty() {
-            at.push('/');
-        }
-        at.push_str(name);
-        if self.recorder.is_some() {
-            self.resolve(Path::new(&at));
-        }
-        self.follow_target(at, target, 0)
+        self.follow_target(self.entry_path(dir, name), target, 0)
     }
 
     fn follow_target(&self, mut at: String, target: &Path, up: usize) -> Option<PathBuf> {
         let link_in_sys = at.starts_with("sys/");
         pop_component(&mut at);
         follow_lexically(&mut at, &text(target.as_os_str()));
-        let trusted = self.kernfs_trusted() && link_in_sys && at.starts_with("sys/");
+        let trusted = self.trusts_link(link_in_sys, &at);
         for _ in 0..up {
             pop_component(&mut at);
         }
@@ -561,7 +564,7 @@ impl SysRoot {
                         let mut t = base.clone();
                         follow_lexically(&mut t, &text(target.as_os_str()));
                         // A capture walks every target: the tree it writes needs each directory.
-                        if self.kernfs_trusted() && next.starts_with("sys/") && t.starts_with("sys/") {
+                        if self.trusts_link(next.starts_with("sys/"), &t) {
                             // Each directory on the way is a real one: cache it as itself, so
                             // paths below the target (`…/mlx5_0/device`) start from it.
                             // Longest first, up to the first one cached: the cached prefixes
