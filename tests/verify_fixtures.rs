@@ -79,7 +79,8 @@ fn verdicts_on_fixtures() {
     let (rc, v, _) =
         run(&["--from-log", fx("nccl-logs", "net-socket-channels-and-failure-nccl-952.excerpt.log").to_str().unwrap()]);
     assert_eq!(rc, Some(1));
-    assert!(v["verdict"].as_str().unwrap().starts_with("NOT ON RDMA: NCCL used Socket between nodes"), "{v}");
+    assert!(v["verdict"].as_str().unwrap().starts_with("NOT OK: NOT ON RDMA: NCCL used Socket between nodes"), "{v}");
+    assert_eq!(v["findings"][1]["id"], "remote-exit", "{v}");
     // RoCE with GDRDMA on every inter-node channel: OK.
     let (rc, v, _) = run(&[
         "--from-log",
@@ -93,6 +94,7 @@ fn verdicts_on_fixtures() {
         run(&["--from-log", fx("nccl-logs", "net-ib-without-gdrdma-gid0-nccl-1657.excerpt.log").to_str().unwrap()]);
     assert_eq!(rc, Some(1));
     assert!(v["causes"].to_string().contains("NCCL_IB_GID_INDEX=0 is forced"), "{v}");
+    assert_eq!(v["findings"][0]["id"], "no-gdr");
     // Rail-only fabric timeout.
     let (rc, v, _) = run(&[
         "--from-log",
@@ -104,12 +106,14 @@ fn verdicts_on_fixtures() {
     let (rc, v, _) =
         run(&["--from-log", fx("nccl-logs", "socket-ifname-not-found-nccl-1837.excerpt.log").to_str().unwrap()]);
     assert_eq!(rc, Some(1));
-    assert!(v["causes"][0].as_str().unwrap().contains("NCCL_SOCKET_IFNAME=eth2 names no interface"), "{v}");
+    assert_eq!(v["findings"][0]["id"], "no-socket-interface", "{v}");
+    assert!(v["causes"][0].as_str().unwrap().contains("NCCL_SOCKET_IFNAME=eth2"), "{v}");
     // Ranks that disagree.
     let (rc, v, _) =
         run(&["--from-log", fx("nccl-logs", "mixed-ib-socket-fallback-nccl-tests-188.excerpt.log").to_str().unwrap()]);
     assert_eq!((rc, v["network"].as_str()), (Some(1), Some("mixed")));
-    // DGX H100 2×8 with 8 NDR HCAs: 472.35 GB/s against the NVLink-bound hierarchical 482.1.
+    // DGX H100 2×8 with 8 NDR HCAs: 472.35 GB/s against the 750 GB/s bound (NVLS: the network
+    // binds); no NCCL line, so the bandwidth is the transport evidence.
     let (rc, v, _) = run(&[
         "--from-log",
         fx("nccl-tests", "dgx-h100-2node-allreduce-g8-dgx06-dgx07.txt").to_str().unwrap(),
@@ -120,7 +124,13 @@ fn verdicts_on_fixtures() {
     ]);
     assert_eq!(rc, Some(0), "{v}");
     assert_eq!(v["ring_ceiling_gbps"], 400.0);
-    assert_eq!(format!("{:.1}", v["ratio"].as_f64().unwrap() * 100.0), "98.0");
+    assert_eq!(v["ceiling_gbps"], 750.0);
+    assert_eq!(format!("{:.1}", v["ratio"].as_f64().unwrap() * 100.0), "63.0");
+    assert!(v["verdict"].as_str().unwrap().starts_with("OK by bandwidth"), "{v}");
+    // Without the HCA count and rate: no ceiling, no transport lines: inconclusive, exit 3.
+    let (rc, v, _) =
+        run(&["--from-log", fx("nccl-tests", "dgx-h100-2node-allreduce-g8-dgx06-dgx07.txt").to_str().unwrap()]);
+    assert_eq!((rc, v["outcome"].as_str()), (Some(3), Some("inconclusive")), "{v}");
 }
 
 #[test]
@@ -186,8 +196,9 @@ fn the_real_two_h200_run() {
     assert_eq!(v["busbw_gbps"], 326.31);
     assert_eq!(v["nvlink_ceiling_gbps"], 450.0);
     assert_eq!(v["nccl_nvlink_model_gbps"], 360.0);
-    assert_eq!(format!("{:.1}", v["ratio"].as_f64().unwrap() * 100.0), "90.6");
-    assert!(v["causes"][0].as_str().unwrap().contains("72.5% of the 450 GB/s NVLink figure"));
+    assert_eq!(v["ceiling_gbps"], 450.0);
+    assert_eq!(format!("{:.1}", v["ratio"].as_f64().unwrap() * 100.0), "72.5");
+    assert!(v["notes"][0].as_str().unwrap().contains("72.5% of the 450 GB/s NVLink figure"), "{v}");
     // The 1-GPU run on the same machine: Socket after NET/IB : No device found, said so.
     let o = ibwire(&[
         "verify",
@@ -227,8 +238,12 @@ fn node_count_override_for_excerpts_without_hosts() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["ring_ceiling_gbps"], 400.0);
     assert_eq!(v["log"]["hosts"], json!([]), "no invented hosts");
-    assert_eq!(v["verdict"], "OK: AWS Libfabric; busbw 487.3 GB/s, above the 400 GB/s ring bound (the hierarchical bound needs the rank count)");
+    // Rank count unknown: the hierarchical bound's limit, 2 × 400 GB/s.
+    assert_eq!(v["ceiling_gbps"], 800.0);
+    assert_eq!(v["outcome"], "ok", "{v}");
+    assert!(v["verdict"].as_str().unwrap().starts_with("OK: AWS Libfabric (GPUDirect not shown"), "{v}");
     let o = ibwire(&args);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert!(v["verdict"].as_str().unwrap().contains("node count unknown"), "{v}");
+    assert!(v["verdict"].as_str().unwrap().contains("node count is unknown"), "{v}");
+    assert_eq!(o.status.code(), Some(3));
 }

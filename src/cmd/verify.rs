@@ -49,45 +49,97 @@ pub struct Args {
 }
 
 /// `# ibwire-allreduce size=… busbw_gbps=380.5 world=8` from examples/allreduce.py.
-fn allreduce_line(text: &str) -> Option<(f64, usize)> {
-    text.lines().filter_map(|l| l.split_once("# ibwire-allreduce ").map(|(_, r)| r)).next_back().and_then(|r| {
-        let get = |k: &str| r.split_whitespace().find_map(|w| w.strip_prefix(k));
-        Some((get("busbw_gbps=")?.parse().ok()?, get("world=")?.parse().ok()?))
-    })
+fn allreduce_line(l: &str) -> Option<(f64, usize)> {
+    if !l.contains('#') {
+        return None;
+    }
+    let r = l.split_once("# ibwire-allreduce ")?.1;
+    let get = |k: &str| r.split_whitespace().find_map(|w| w.strip_prefix(k));
+    Some((get("busbw_gbps=")?.parse().ok()?, get("world=")?.parse().ok()?))
 }
 
-pub fn analyse(node: &Node, plan: &plan::Plan, text: &str, a: &Args) -> (Report, log::LogFacts) {
-    let facts = log::analyse(text);
-    let tests = tests_output::parse(text);
+/// Everything read from the inputs, one line at a time.
+pub struct Read {
+    pub facts: log::LogFacts,
+    pub tests: tests_output::TestsOutput,
+    pub allreduce: Option<(f64, usize)>,
+}
+
+/// The longest line kept (a longer one is cut; NCCL's lines are far shorter).
+const MAX_LINE: usize = 64 * 1024;
+
+fn reader() -> (log::Analyser, tests_output::Parser, Option<(f64, usize)>) {
+    (log::Analyser::new(), tests_output::Parser::default(), None)
+}
+
+fn feed(st: &mut (log::Analyser, tests_output::Parser, Option<(f64, usize)>), l: &str) {
+    st.0.line(l);
+    st.1.line(l);
+    if let Some(r) = allreduce_line(l) {
+        st.2 = Some(r);
+    }
+}
+
+pub fn read_text(text: &str) -> Read {
+    let mut st = reader();
+    for l in text.lines() {
+        feed(&mut st, l);
+    }
+    Read { facts: st.0.finish(), tests: st.1.finish(), allreduce: st.2 }
+}
+
+/// The files, streamed: memory stays bounded whatever their size (a 512-rank INFO log is
+/// gigabytes). `-` is stdin.
+pub fn read_files(files: &[PathBuf]) -> Result<Read> {
+    let mut st = reader();
+    for f in files {
+        let r: Box<dyn std::io::Read> = if f.as_os_str() == "-" {
+            Box::new(std::io::stdin().lock())
+        } else {
+            let file = std::fs::File::open(f).with_context(|| format!("cannot read {}", f.display()))?;
+            if file.metadata().map(|m| m.is_dir()).unwrap_or(false) {
+                bail!("cannot read {}: it is a directory", f.display());
+            }
+            Box::new(file)
+        };
+        crate::nccl::for_each_line(std::io::BufReader::with_capacity(1 << 16, r), MAX_LINE, |l| feed(&mut st, l))
+            .with_context(|| format!("cannot read {}", f.display()))?;
+    }
+    Ok(Read { facts: st.0.finish(), tests: st.1.finish(), allreduce: st.2 })
+}
+
+pub fn analyse(node: &Node, plan: &plan::Plan, input: &Read, a: &Args) -> Report {
+    let (facts, tests) = (&input.facts, &input.tests);
     let measured = if let Some(b) = tests.peak_busbw() {
         Some(Measured {
             busbw_gbps: b,
             nranks: if tests.ranks > 0 { tests.ranks } else { facts.nranks.unwrap_or(0) },
-            nodes: tests.hosts.len().max(facts.hosts.len()),
+            nodes: if tests.ranks > 0 { tests.hosts.len() } else { facts.hosts.len() },
             gpu_model: tests.devices.first().cloned(),
+            from_rank_lines: tests.ranks > 0 && !tests.hosts.is_empty(),
         })
     } else {
-        allreduce_line(text).map(|(b, w)| Measured {
+        input.allreduce.map(|(b, w)| Measured {
             busbw_gbps: b,
             nranks: w,
             nodes: facts.hosts.len(),
             gpu_model: None,
+            from_rank_lines: false,
         })
     };
     let ci = CeilingInputs { hcas: a.hcas, hca_gbit: a.hca_gbit, nodes: a.nodes };
-    (judge(node, plan, &facts, measured.as_ref(), &ci), facts)
+    judge(node, plan, facts, measured.as_ref(), &ci)
 }
 
 /// What each node's NCCL reported, nodes grouped by it (hostlist-compressed), the majority first;
 /// empty when the log is one node's.
-pub fn per_node(text: &str) -> Vec<(String, String, usize)> {
-    let hosts = log::by_host(text);
-    if hosts.len() < 2 {
+pub fn per_node(facts: &log::LogFacts) -> Vec<(String, String, usize)> {
+    if facts.per_host.len() < 2 {
         return Vec::new();
     }
     let mut by: std::collections::BTreeMap<String, Vec<String>> = Default::default();
-    for (h, t) in &hosts {
-        by.entry(log::node_summary(&log::analyse(t))).or_default().push(h.clone());
+    for (h, v) in &facts.per_host {
+        by.entry(log::node_summary(v)).or_default().push(h.clone());
     }
     let mut v: Vec<(String, String, usize)> =
         by.into_iter().map(|(k, hs)| (k, crate::slurm::compress_hostlist(&hs), hs.len())).collect();
@@ -95,8 +147,13 @@ pub fn per_node(text: &str) -> Vec<(String, String, usize)> {
     v
 }
 
-pub fn render(r: &Report, facts: &log::LogFacts, json: bool, text: &str) -> Result<String> {
-    let nodes = per_node(text);
+/// Text from a job's log, safe for a terminal: control characters shown escaped.
+fn safe(s: &str) -> String {
+    s.chars().flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect()
+}
+
+pub fn render(r: &Report, facts: &log::LogFacts, json: bool) -> Result<String> {
+    let nodes = per_node(facts);
     if json {
         let mut v = serde_json::to_value(r)?;
         v["log"] = serde_json::to_value(facts)?;
@@ -107,32 +164,36 @@ pub fn render(r: &Report, facts: &log::LogFacts, json: bool, text: &str) -> Resu
         return Ok(serde_json::to_string_pretty(&v)? + "\n");
     }
     let mut s = String::new();
-    s.push_str(&format!("{}\n", r.verdict));
+    s.push_str(&format!("{}\n", safe(&r.verdict)));
     if nodes.len() > 1 {
         s.push_str("  per node, NCCL reported:\n");
         for (what, hosts, n) in &nodes {
-            s.push_str(&format!("    {what}: {hosts} ({n})\n"));
+            s.push_str(&format!("    {}: {} ({n})\n", safe(what), safe(hosts)));
         }
     }
     let f = |o: Option<f64>| o.map(|v| format!("{v:.1} GB/s")).unwrap_or_else(|| "-".into());
     s.push_str(&format!(
-        "  network: {} (expected {})   GPUDirect RDMA: {}   NCCL {}\n",
-        r.network.as_deref().unwrap_or("unknown"),
+        "  nodes: {}   network: {} (expected {})   GPUDirect RDMA: {}   NCCL {}\n",
+        match r.nodes {
+            Some(n) => format!("{n} ({})", r.nodes_evidence),
+            None => "unknown".into(),
+        },
+        safe(r.network.as_deref().unwrap_or("unknown")),
         r.expected_network,
         match r.gdr {
             Some(true) => "yes",
             Some(false) => "no",
             None => "-",
         },
-        facts.version.as_deref().unwrap_or("?")
+        safe(facts.version.as_deref().unwrap_or("?"))
     ));
     if !r.hcas.is_empty() {
-        s.push_str(&format!("  HCAs: {}\n", r.hcas.join(" ")));
+        s.push_str(&format!("  HCAs: {}\n", safe(&r.hcas.join(" "))));
     }
     s.push_str(&format!(
         "  bootstrap: {}   OOB: {}\n",
-        r.bootstrap_if.as_deref().unwrap_or("-"),
-        facts.oob_if.as_deref().unwrap_or("-")
+        safe(r.bootstrap_if.as_deref().unwrap_or("-")),
+        safe(facts.oob_if.as_deref().unwrap_or("-"))
     ));
     s.push_str(&format!(
         "  channels: NET/IB {} (GDRDMA {})  NET/Socket {}  P2P {}  SHM {}\n",
@@ -143,10 +204,10 @@ pub fn render(r: &Report, facts: &log::LogFacts, json: bool, text: &str) -> Resu
         facts.channels.shm
     ));
     s.push_str(&format!(
-        "  busbw: {}   ring ceiling: {}   hierarchical ceiling: {}{}\n",
+        "  busbw: {}   ceiling: {}   ring bound: {}{}\n",
         f(r.busbw_gbps),
+        f(r.ceiling_gbps),
         f(r.ring_ceiling_gbps),
-        f(r.hierarchical_ceiling_gbps),
         match (r.nvlink_ceiling_gbps, r.nccl_nvlink_model_gbps) {
             (Some(n), Some(m)) => format!("   NVLink: {n:.0} GB/s (NCCL's model without NVLS: {m:.0} GB/s)"),
             (Some(n), None) => format!("   NVLink: {n:.0} GB/s"),
@@ -154,50 +215,50 @@ pub fn render(r: &Report, facts: &log::LogFacts, json: bool, text: &str) -> Resu
         }
     ));
     for w in facts.warns.iter().take(5) {
-        s.push_str(&format!("  NCCL WARN {w}\n"));
+        s.push_str(&format!("  NCCL WARN {}\n", safe(w)));
     }
-    if !r.causes.is_empty() {
-        s.push_str(if r.ok { "Notes:\n" } else { "Probable causes, most likely first:\n" });
-        for (i, c) in r.causes.iter().enumerate() {
-            s.push_str(&format!("  {}. {c}\n", i + 1));
+    if !r.findings.is_empty() {
+        s.push_str("Causes, most likely first:\n");
+        for (i, c) in r.findings.iter().enumerate() {
+            s.push_str(&format!("  {}. [{}] {}\n", i + 1, c.id, safe(&c.cause)));
+            if let Some(e) = &c.evidence {
+                s.push_str(&format!("     evidence: {}\n", safe(e)));
+            }
+            s.push_str(&format!("     fix: {}\n", c.fix));
+        }
+    }
+    if !r.notes.is_empty() {
+        s.push_str("Notes:\n");
+        for n in &r.notes {
+            s.push_str(&format!("  - {}\n", safe(n)));
         }
     }
     Ok(s)
 }
 
-fn read_logs(files: &[PathBuf]) -> Result<String> {
-    let mut all = String::new();
-    for f in files {
-        let t = crate::input::read_text(f, crate::input::MAX_INPUT)
-            .with_context(|| format!("cannot read {}", f.display()))?;
-        all.push_str(&t);
-        all.push('\n');
-    }
-    Ok(all)
-}
-
 pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
     let env = super::job_env();
-    let text = if !a.from_log.is_empty() { read_logs(&a.from_log)? } else { benchmark(node, a, env.clone())? };
+    let input =
+        if !a.from_log.is_empty() { read_files(&a.from_log)? } else { read_text(&benchmark(node, a, env.clone())?) };
     let mut cfg = crate::config::load(a.config.as_deref())?;
     cfg.hca.on_empty = None;
     let master = crate::cmd::env::master(a.master_addr.as_deref(), &env, Duration::from_secs(5)).ok().flatten();
     let p = plan::decide(node, &Intent { master, config: cfg, env });
-    let (r, facts) = analyse(node, &p, &text, a);
-    let table = !tests_output::parse(&text).rows.is_empty() || allreduce_line(&text).is_some();
-    if facts.nccl_lines == 0 && !table {
+    let r = analyse(node, &p, &input, a);
+    let table = !input.tests.rows.is_empty() || input.allreduce.is_some();
+    if input.facts.nccl_lines == 0 && !table {
         if a.from_log.is_empty() {
             bail!(
                 "the benchmark ran but NCCL did not: its output has no NCCL line (without a GPU, torch runs the all-reduce on gloo); run verify on a GPU node"
             );
         }
         bail!(
-            "{}: no NCCL log line (`NCCL INFO`/`NCCL WARN`) and no nccl-tests or allreduce table: not an NCCL log (set NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET for the run)",
+            "{}: no NCCL log line (`NCCL INFO`/`NCCL WARN`, channel or NCCL error lines) and no nccl-tests or allreduce table: not an NCCL log (set NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET for the run)",
             a.from_log.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
         );
     }
-    print!("{}", render(&r, &facts, a.json, &text)?);
-    Ok(if r.ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    print!("{}", render(&r, &input.facts, a.json)?);
+    Ok(ExitCode::from(r.outcome.exit_code()))
 }
 
 /// all_reduce_perf when it is on PATH and the job is one node; else examples/allreduce.py via

@@ -1,9 +1,16 @@
 //! Facts from an `NCCL_DEBUG=INFO` log: the network NCCL chose, the HCAs and OOB interface it
-//! listed, the bootstrap interface, the transport of every channel, GPUDirect RDMA, warnings.
+//! listed, the bootstrap interface, the transport of every channel, GPUDirect RDMA, how many
+//! nodes the job spans (by NCCL's own `nNodes`, ranks, hosts and peers), and every failure line
+//! in NCCL's or a framework's words, classified (`Failure`). Read one line at a time
+//! ([`Analyser`]): a log of any size in bounded memory.
+//!
+//! The wordings come from NCCL's sources (`misc/ibvwrap.cc`, `transport/net_ib/*.cc`,
+//! `misc/socket.cc`, `os/linux.cc`, `bootstrap.cc`, `plugin/net.cc`, `init.cc`) and from logs
+//! posted in public threads (`tests/fixtures/verify-corpus/SOURCES.md`), old and new forms.
 
-use super::{is_added_header, unwrap_line};
+use super::{clean, is_added_header, unwrap_line};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct IbDev {
@@ -25,6 +32,80 @@ pub struct Channels {
     pub other: usize,
 }
 
+/// What a failure line says happened, in NCCL's terms. The verdict turns each into a cause with
+/// its fix (`plan::verify`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Failure {
+    /// `ibv_modify_qp` → EINVAL: a LID-0 InfiniBand port (the bond) or a wrong RoCE GID index.
+    QpInvalid,
+    /// `ibv_modify_qp` → ENETUNREACH/EHOSTUNREACH: no route between the two ports' GIDs.
+    QpUnreachable,
+    /// `ibv_modify_qp` → ETIMEDOUT: the two NICs cannot reach each other.
+    QpTimeout,
+    /// `ibv_modify_qp` → ENODEV: the device or port went away.
+    QpNoDevice,
+    /// `ibv_modify_qp` with another errno.
+    QpOther,
+    /// Completion status 12/13 (IBV_WC_RETRY_EXC_ERR, RNR): the peer stopped answering.
+    RetryExceeded,
+    /// Completion status 4 (IBV_WC_LOC_PROT_ERR): with GPUDirect, PCIe ACS or the IOMMU.
+    LocalProtection,
+    /// Any other completion error (5 = flushed, after an earlier error).
+    CompletionError,
+    /// `ibv_reg_mr`/`ibv_create_*`/`ibv_alloc_pd` failed: memlock limit or resources.
+    IbvResource,
+    /// An asynchronous fatal event on an HCA port.
+    IbvFatalEvent,
+    /// NET/IB devices of different link layers connected or merged.
+    IncompatibleDevices,
+    /// `Failed to initialize any NET plugin`: no network at all.
+    NoNetPlugin,
+    /// No bootstrap interface: `Bootstrap : no socket interface found`, `no device found
+    /// matching`, `No usable listening interface`, 2.27's garbage address family.
+    NoSocketInterface,
+    /// `NET/IB : No IP interface found.`: the IB transport has no OOB interface.
+    NoOobInterface,
+    /// A TCP connection (bootstrap or proxy) could not be made.
+    SocketConnect,
+    /// A peer closed or reset its connection; `ncclRemoteError`.
+    RemoteExit,
+    /// The framework's watchdog: a collective ran past its timeout.
+    CollectiveTimeout,
+    /// `Duplicate GPU detected`, `Multiple Ranks are using the same GPU`.
+    DuplicateGpu,
+    /// `Cuda failure '…'`.
+    CudaFailure,
+    /// NCCL returned an error with no more specific line in the log.
+    NcclError,
+}
+
+/// The first line of each kind of failure, and how often that kind was seen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailureSeen {
+    pub kind: Failure,
+    /// The line as NCCL wrote it (prefix removed, clipped to 300 characters).
+    pub line: String,
+    pub count: usize,
+    /// errno for `ibv_modify_qp`, status for completion errors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vendor_err: Option<i64>,
+}
+
+/// One node's view, for a log that several nodes wrote.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostView {
+    pub networks: BTreeSet<String>,
+    pub ib_ports: usize,
+    pub no_device: bool,
+    /// Inter-node receive channels with and without `/GDRDMA`.
+    pub recv_gdr: usize,
+    pub recv_plain: usize,
+    pub gdr_disabled: bool,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LogFacts {
     pub version: Option<String>,
@@ -40,19 +121,64 @@ pub struct LogFacts {
     pub env_set: Vec<(String, String)>,
     pub channels: Channels,
     /// Some(true) when inter-node channels carry `/GDRDMA`, Some(false) when they do not (or
-    /// NCCL said "GPU Direct RDMA Disabled"), None when no network channel was logged.
+    /// NCCL said "GPU Direct RDMA Disabled" for an HCA), None when no network channel was logged.
     pub gdr: Option<bool>,
+    /// Inter-node receive channels with `/GDRDMA` and without it: both non-zero means GPUDirect
+    /// on some ranks only (a receive uses GPUDirect whenever the node can).
+    #[serde(default)]
+    pub recv_gdr: usize,
+    #[serde(default)]
+    pub recv_plain: usize,
+    /// HCAs NCCL said GPU Direct RDMA is disabled for.
+    #[serde(default)]
+    pub gdr_disabled_hcas: Vec<String>,
     pub warns: Vec<String>,
-    /// errno of failed `ibv_modify_qp` calls (22 EINVAL, 110 ETIMEDOUT, 19 ENODEV).
+    /// WARN lines beyond the ones kept (distinct lines are kept up to a bound).
+    #[serde(default)]
+    pub warns_dropped: usize,
+    /// errno of failed `ibv_modify_qp` calls (22 EINVAL, 110 ETIMEDOUT, 19 ENODEV, 101, 113).
     pub modify_qp_errnos: Vec<i32>,
+    /// The largest `nranks`/`nRanks` NCCL reported.
     pub nranks: Option<usize>,
+    /// `nNodes` from NCCL's own comm line (2.19+).
+    #[serde(default)]
+    pub nnodes: Option<usize>,
+    /// `localRanks` (ranks on one node) from the same line.
+    #[serde(default)]
+    pub local_ranks: Option<usize>,
+    /// The highest CUDA device index seen in line prefixes, plus one.
+    #[serde(default)]
+    pub cuda_devs: usize,
+    /// A remote peer showed itself: a queue pair to a peer, a completion from a peer, a socket
+    /// to a peer's address.
+    #[serde(default)]
+    pub remote_peer: bool,
     pub hosts: Vec<String>,
     /// NCCL error results and their "Last error" text (ncclInternalError, unhandled system error…).
     pub errors: Vec<String>,
+    #[serde(default)]
+    pub failures: Vec<FailureSeen>,
+    /// `Failed to open libibverbs.so[.1]` (INFO since 2.19, WARN before), `Could not open`.
+    #[serde(default)]
+    pub ibverbs_missing: bool,
+    /// `libibverbs: Warning: couldn't load driver '<name>'`: the verbs provider is missing.
+    #[serde(default)]
+    pub provider_missing: Vec<String>,
+    /// `NCCL_NET_PLUGIN` could not be loaded (an external plugin named but absent).
+    #[serde(default)]
+    pub plugin_missing: bool,
+    /// `NVLS multicast support is not available`/`nvls channels 0` style facts are not read; the
+    /// number of NVLS channels NCCL reported, when it did.
+    #[serde(default)]
+    pub nvls_channels: Option<usize>,
     pub lines: usize,
-    /// Lines NCCL itself wrote (`NCCL INFO`/`NCCL WARN`): zero means NCCL never ran or logged.
+    /// Lines that are NCCL's or carry its words (`NCCL INFO`/`NCCL WARN`, channel lines,
+    /// relayed warnings, framework NCCL errors): zero means this is not NCCL's output.
     #[serde(default)]
     pub nccl_lines: usize,
+    /// Per host (only lines with a `host:pid:tid` prefix), for logs several nodes wrote.
+    #[serde(default, skip_serializing)]
+    pub per_host: BTreeMap<String, HostView>,
 }
 
 impl LogFacts {
@@ -64,6 +190,8 @@ impl LogFacts {
                 Some("IB".into())
             } else if c.net_socket > 0 {
                 Some("Socket".into())
+            } else if c.net_other > 0 {
+                Some("NET".into())
             } else {
                 None
             }
@@ -71,7 +199,7 @@ impl LogFacts {
     }
     /// RDMA: any network starting with IB (internal plugin, IBext) or libfabric/OFI (EFA).
     pub fn on_rdma(&self) -> bool {
-        self.observed().map(|n| n.starts_with("IB") || n.contains("Libfabric") || n.contains("OFI")).unwrap_or(false)
+        self.observed().map(|n| is_rdma_name(&n)).unwrap_or(false)
     }
     /// Inter-node channels were logged: the job spans nodes whatever the excerpt's hosts.
     pub fn crossed_network(&self) -> bool {
@@ -85,6 +213,18 @@ impl LogFacts {
     pub fn env(&self, k: &str) -> Option<&str> {
         self.env_set.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str())
     }
+    pub fn failed(&self, k: Failure) -> Option<&FailureSeen> {
+        self.failures.iter().find(|f| f.kind == k)
+    }
+    /// GPUDirect on some ranks and not on others: a receive without `/GDRDMA` (a receive uses
+    /// GPUDirect whenever its node can) beside any network channel with it.
+    pub fn gdr_partial(&self) -> bool {
+        self.recv_plain > 0 && self.channels.net_ib_gdr > 0
+    }
+}
+
+pub fn is_rdma_name(n: &str) -> bool {
+    n.starts_with("IB") || has(n, "Libfabric") || has(n, "OFI") || n.starts_with("NET/IB")
 }
 
 /// `name:ip<port>` → `name`.
@@ -92,102 +232,372 @@ fn if_name(s: &str) -> String {
     s.split(':').next().unwrap_or("").trim().to_string()
 }
 
-fn after<'a>(l: &'a str, pat: &str) -> Option<&'a str> {
-    l.find(pat).map(|i| &l[i + pat.len()..])
+thread_local! {
+    /// One prebuilt searcher per pattern literal: building a searcher per call (core's or
+    /// memchr's) was most of verify's time on large logs.
+    static FINDERS: std::cell::RefCell<rustc_hash::FxHashMap<(usize, usize), memchr::memmem::Finder<'static>>> =
+        Default::default();
+}
+
+fn find(l: &str, pat: &'static str) -> Option<usize> {
+    FINDERS.with(|m| {
+        m.borrow_mut()
+            .entry((pat.as_ptr() as usize, pat.len()))
+            .or_insert_with(|| memchr::memmem::Finder::new(pat.as_bytes()))
+            .find(l.as_bytes())
+    })
+}
+
+fn after<'a>(l: &'a str, pat: &'static str) -> Option<&'a str> {
+    find(l, pat).map(|i| &l[i + pat.len()..])
+}
+
+/// `l.contains(pat)` with a prebuilt searcher.
+#[inline]
+fn has(l: &str, pat: &'static str) -> bool {
+    find(l, pat).is_some()
+}
+
+fn clip(s: &str, n: usize) -> String {
+    let s = s.trim();
+    if s.chars().count() <= n {
+        return s.to_string();
+    }
+    let mut o: String = s.chars().take(n).collect();
+    o.push('…');
+    o
 }
 
 /// The host that wrote an NCCL line (`host:pid:tid [dev] NCCL …`), if it is one.
 pub fn line_host(raw: &str) -> Option<&str> {
     let l = unwrap_line(raw);
-    if !(l.contains(" NCCL INFO") || l.contains(" NCCL WARN")) {
+    host_of(l)
+}
+
+fn host_of(l: &str) -> Option<&str> {
+    if !(has(l, " NCCL INFO") || has(l, " NCCL WARN")) {
         return None;
     }
-    let head = &l[..l.find(" [")?];
+    let head = &l[..find(l, " [")?];
     let mut it = head.rsplitn(3, ':');
     let (tid, pid, host) = (it.next()?, it.next()?, it.next()?);
     let num = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
     (num(tid) && num(pid) && !host.is_empty() && !host.contains(' ')).then_some(host)
 }
 
-/// Each host's NCCL lines, for a per-node view of a log that several nodes wrote.
-pub fn by_host(text: &str) -> std::collections::BTreeMap<String, String> {
-    let mut m: std::collections::BTreeMap<String, String> = Default::default();
-    for raw in text.lines() {
-        if let Some(h) = line_host(raw) {
-            let e = m.entry(h.to_string()).or_default();
-            e.push_str(raw);
-            e.push('\n');
-        }
-    }
-    m
+/// The CUDA device in `host:pid:tid [3] NCCL …`.
+fn cuda_dev(l: &str) -> Option<usize> {
+    let i = find(l, " [")?;
+    let rest = &l[i + 2..];
+    let end = rest.find(']')?;
+    rest[..end].parse().ok()
 }
 
 /// What one node's NCCL reported, in NCCL's words: `IB, GDRDMA, 8 HCAs` or `Socket`.
-pub fn node_summary(f: &LogFacts) -> String {
-    let net = f.observed().unwrap_or_else(|| "network not shown".into());
+pub fn node_summary(v: &HostView) -> String {
+    let net = match v.networks.len() {
+        0 => "network not shown".to_string(),
+        1 => v.networks.iter().next().cloned().unwrap_or_default(),
+        _ => v.networks.iter().cloned().collect::<Vec<_>>().join("+"),
+    };
+    let rdma = v.networks.iter().any(|n| is_rdma_name(n));
     let mut parts = vec![net];
-    match f.gdr {
-        Some(true) => parts.push("GDRDMA".into()),
-        Some(false) if f.on_rdma() => parts.push("no GDRDMA".into()),
-        _ => {}
+    if v.recv_gdr > 0 {
+        parts.push("GDRDMA".into());
+    } else if rdma && (v.recv_plain > 0 || v.gdr_disabled) {
+        parts.push("no GDRDMA".into());
     }
-    if !f.ib_devices.is_empty() {
-        parts.push(format!("{} HCA port{}", f.ib_devices.len(), if f.ib_devices.len() == 1 { "" } else { "s" }));
+    if v.ib_ports > 0 {
+        parts.push(format!("{} HCA port{}", v.ib_ports, if v.ib_ports == 1 { "" } else { "s" }));
     }
-    if f.ib_no_device {
+    if v.no_device {
         parts.push("NET/IB : No device found".into());
     }
     parts.join(", ")
 }
 
-pub fn analyse(text: &str) -> LogFacts {
-    let mut f = LogFacts::default();
-    let mut networks: BTreeSet<String> = BTreeSet::new();
-    let mut boot: BTreeSet<String> = BTreeSet::new();
-    let mut hosts: BTreeSet<String> = BTreeSet::new();
-    let mut warns: Vec<String> = Vec::new();
-    // Seen-sets beside the ordered lists: a log of 200 000 distinct WARN lines must stay linear.
-    let mut seen: std::collections::HashSet<(u8, String)> = std::collections::HashSet::new();
-    let mut seen_dev: std::collections::HashSet<(String, u32)> = std::collections::HashSet::new();
-    let mut gdr_disabled = false;
-    for raw in text.lines() {
+/// errno for the strerror texts `ibv_modify_qp` failures carry.
+fn errno_of(text: &str) -> Option<i32> {
+    const T: [(&str, i32); 10] = [
+        ("Invalid argument", 22),
+        ("Connection timed out", 110),
+        ("No such device", 19),
+        ("Network is unreachable", 101),
+        ("No route to host", 113),
+        ("Operation not permitted", 1),
+        ("Cannot allocate memory", 12),
+        ("Resource temporarily unavailable", 11),
+        ("Operation not supported", 95),
+        ("No such file or directory", 2),
+    ];
+    T.iter().find(|(s, _)| text.contains(s)).map(|(_, n)| *n)
+}
+
+fn first_int(s: &str) -> Option<i64> {
+    let s = s.trim_start();
+    let n: String = s.chars().take_while(|c| c.is_ascii_digit()).collect();
+    n.parse().ok()
+}
+
+/// A failure line's kind and code, from NCCL's wordings old and new.
+pub fn classify(msg: &str) -> Option<(Failure, Option<i64>, Option<i64>)> {
+    // ibv_modify_qp: ≥2.24 "failed with 22 Invalid argument, on dev …";
+    // ≤2.23 "failed with error Invalid argument errno 22"; plugins "failed with error Network is unreachable".
+    if let Some(m) = after(msg, "ibv_modify_qp failed") {
+        let m = m.trim_start().trim_start_matches("with").trim_start();
+        let n = first_int(m).or_else(|| after(m, "errno ").and_then(first_int)).or_else(|| errno_of(m).map(i64::from));
+        let k = match n {
+            Some(22) => Failure::QpInvalid,
+            Some(101) | Some(113) => Failure::QpUnreachable,
+            Some(110) => Failure::QpTimeout,
+            Some(19) => Failure::QpNoDevice,
+            _ => Failure::QpOther,
+        };
+        return Some((k, n, None));
+    }
+    // Completion errors:
+    //   ≤2.18 "Got completion with error 12, opcode 0, len 0, vendor err 129"
+    //   2.19+ "Got completion from peer <addr> with error 4, opcode …, len …, vendor err 81 (Send)"
+    //   2.2x  "Got completion from peer <addr> with status=12 opcode=1 len=0 vendor err 129"
+    //   2.28+ "Got completion from peer <addr> with status=IBV_WC_RETRY_EXC_ERR(12) … vendor_err=129"
+    if has(msg, "Got completion") {
+        let status = after(msg, " with error ")
+            .and_then(first_int)
+            .or_else(|| {
+                after(msg, "status=")
+                    .and_then(|s| first_int(s).or_else(|| s.find('(').and_then(|i| first_int(&s[i + 1..]))))
+            })
+            .or_else(|| after(msg, "with status ").and_then(first_int));
+        let vendor = after(msg, "vendor err ").or_else(|| after(msg, "vendor_err=")).and_then(first_int);
+        let k = match status {
+            Some(12) | Some(13) => Failure::RetryExceeded,
+            Some(4) => Failure::LocalProtection,
+            _ => Failure::CompletionError,
+        };
+        return Some((k, status, vendor));
+    }
+    if has(msg, "Got CQE with error") {
+        return Some((Failure::CompletionError, None, None));
+    }
+    let has = |p: &'static str| has(msg, p);
+    let k = if has("Failed to initialize any NET plugin") {
+        Failure::NoNetPlugin
+    } else if has("no socket interface found")
+        || has("No usable listening interface found")
+        || (has("no device found matching") && has("NCCL_"))
+        || (has("ncclSocketInit") && has("family"))
+    {
+        Failure::NoSocketInterface
+    } else if has("NET/IB : No IP interface found") {
+        Failure::NoOobInterface
+    } else if has("async fatal event") {
+        Failure::IbvFatalEvent
+    } else if has("incompatible devices") || has("device is incompatible") {
+        Failure::IncompatibleDevices
+    } else if (has("Call to ibv_") || has("call to ibv_")) && has("failed") {
+        Failure::IbvResource
+    } else if has("Connection closed by remote peer")
+        || has("Connection reset by peer")
+        || has("Broken pipe")
+        || has("remote process exited")
+        || has("ncclRemoteError")
+        || has("Socket recv failed")
+        || (has("Proxy Call to rank") && has("failed"))
+    {
+        Failure::RemoteExit
+    } else if (has("Connect to ") || has("connect to ")) && (has("failed") || has("exceeded") || has("returned"))
+        || has("socketStartConnect")
+        || has("socketPollConnect")
+    {
+        Failure::SocketConnect
+    } else if has("Duplicate GPU detected") || has("using the same GPU") {
+        Failure::DuplicateGpu
+    } else if has("Cuda failure") {
+        Failure::CudaFailure
+    } else if has("Watchdog caught collective operation timeout")
+        || (has("ran for") && has("milliseconds before timing out"))
+    {
+        Failure::CollectiveTimeout
+    } else {
+        return None;
+    };
+    Some((k, None, None))
+}
+
+/// NCCL error results as frameworks relay them (`ncclInternalError: …`, `unhandled system
+/// error`, PyTorch's `NCCL error in: …`).
+fn nccl_error(l: &str) -> Option<&str> {
+    for pat in [
+        "ncclInternalError",
+        "ncclSystemError",
+        "ncclRemoteError",
+        "ncclInvalidUsage",
+        "ncclInvalidArgument",
+        "ncclUnhandledCudaError",
+        "unhandled system error",
+        "NCCL error in:",
+        "NCCL error:",
+        "ncclSocketInit:",
+    ] {
+        if let Some(i) = find(l, pat) {
+            return Some(&l[i..]);
+        }
+    }
+    None
+}
+
+const MAX_WARNS: usize = 200;
+const MAX_FAILURES: usize = 64;
+const MAX_ERRORS: usize = 64;
+const MAX_SMALL: usize = 4096;
+const MAX_HOSTS: usize = 65536;
+
+/// Reads a log one line at a time; `finish` gives the facts.
+#[derive(Default)]
+pub struct Analyser {
+    f: LogFacts,
+    networks: BTreeSet<String>,
+    boot: BTreeSet<String>,
+    hosts: BTreeSet<String>,
+    seen: HashSet<(u8, String)>,
+    seen_dev: HashSet<(String, u32)>,
+    gdr_disabled: bool,
+    /// The previous line was a framework's `Last error:`: the next one is NCCL's warning.
+    last_error_next: bool,
+}
+
+impl Analyser {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn fail(&mut self, k: Failure, code: Option<i64>, vendor: Option<i64>, line: &str) {
+        if let Some(x) = self.f.failures.iter_mut().find(|x| x.kind == k) {
+            x.count += 1;
+            if x.code.is_none() {
+                x.code = code;
+            }
+            return;
+        }
+        if self.f.failures.len() < MAX_FAILURES {
+            self.f.failures.push(FailureSeen { kind: k, line: clip(line, 300), count: 1, code, vendor_err: vendor });
+        }
+    }
+
+    fn error(&mut self, msg: &str) {
+        let msg = clip(msg, 300);
+        if self.f.errors.len() < MAX_ERRORS && self.seen.insert((1, msg.clone())) {
+            self.f.errors.push(msg);
+        }
+    }
+
+    /// A warning's text (NCCL's WARN, or relayed by a framework).
+    fn warning(&mut self, msg: &str) {
+        let msg = msg.trim();
+        if msg.is_empty() {
+            return;
+        }
+        if let Some((k, code, vendor)) = classify(msg) {
+            if let Some(n) = code.filter(|_| {
+                matches!(
+                    k,
+                    Failure::QpInvalid
+                        | Failure::QpUnreachable
+                        | Failure::QpTimeout
+                        | Failure::QpNoDevice
+                        | Failure::QpOther
+                )
+            }) {
+                if !self.f.modify_qp_errnos.contains(&(n as i32)) {
+                    self.f.modify_qp_errnos.push(n as i32);
+                }
+            }
+            if matches!(k, Failure::RetryExceeded | Failure::LocalProtection | Failure::CompletionError)
+                && has(msg, "from peer")
+            {
+                self.f.remote_peer = true;
+            }
+            self.fail(k, code, vendor, msg);
+        }
+        if has(msg, "libibverbs") && (has(msg, "Failed to open") || has(msg, "ould not open")) {
+            self.f.ibverbs_missing = true;
+        }
+        let m = clip(msg, 300);
+        if self.f.warns.len() < MAX_WARNS {
+            if self.seen.insert((2, m.clone())) {
+                self.f.warns.push(m);
+            }
+        } else if !self.f.warns.contains(&m) {
+            self.f.warns_dropped += 1;
+        }
+    }
+
+    pub fn line(&mut self, raw: &str) {
         if is_added_header(raw) {
-            continue;
+            return;
         }
-        let l = unwrap_line(raw);
+        let cleaned = clean(raw);
+        let l = unwrap_line(&cleaned);
         if l.is_empty() {
-            continue;
+            return;
         }
-        f.lines += 1;
-        if l.contains(" NCCL INFO") || l.contains(" NCCL WARN") {
-            f.nccl_lines += 1;
-            // `host:pid:tid [dev] …`: the host is what precedes the numeric pid and tid.
-            if let Some(i) = l.find(" [") {
-                let parts: Vec<&str> = l[..i].split(':').collect();
-                let n = parts.len();
-                if n >= 3
-                    && [parts[n - 1], parts[n - 2]]
-                        .iter()
-                        .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-                {
-                    let h = parts[..n - 2].join(":");
-                    if !h.is_empty() && !h.contains(' ') {
-                        hosts.insert(h);
+        self.f.lines += 1;
+        if std::mem::take(&mut self.last_error_next) {
+            // PyTorch: "Last error:\n<NCCL's warning>"; the next line is NCCL's own text.
+            self.f.nccl_lines += 1;
+            self.warning(l);
+            self.error(l);
+            return;
+        }
+        let host = host_of(l);
+        let is_nccl =
+            has(l, " NCCL INFO") || has(l, " NCCL WARN") || l.starts_with("NCCL INFO") || l.starts_with("NCCL WARN");
+        if is_nccl {
+            self.f.nccl_lines += 1;
+            if let Some(h) = host {
+                if self.hosts.len() < MAX_HOSTS {
+                    self.hosts.insert(h.to_string());
+                }
+                if let Some(d) = cuda_dev(l) {
+                    if d < 4096 {
+                        self.f.cuda_devs = self.f.cuda_devs.max(d + 1);
                     }
                 }
             }
         }
+        // Per-host views, bounded: hosts past the bound are counted in the totals only.
+        let hv = host
+            .filter(|h| self.f.per_host.contains_key(*h) || self.f.per_host.len() < MAX_HOSTS)
+            .map(|h| h.to_string());
+        macro_rules! view {
+            () => {
+                hv.as_ref().map(|h| self.f.per_host.entry(h.clone()).or_default())
+            };
+        }
         if let Some(v) = after(l, "NCCL version ") {
-            f.version.get_or_insert_with(|| v.split_whitespace().next().unwrap_or("").to_string());
+            self.f.version.get_or_insert_with(|| v.split_whitespace().next().unwrap_or("").to_string());
         }
         if let Some(v) = after(l, "Using network ") {
-            networks.insert(v.trim().to_string());
+            let n = v.trim().to_string();
+            if let Some(h) = view!() {
+                if h.networks.len() < 8 {
+                    h.networks.insert(n.clone());
+                }
+            }
+            if self.networks.len() < 64 {
+                self.networks.insert(n);
+            }
         }
         if let Some(v) = after(l, "Bootstrap : Using ").or_else(|| after(l, "Bootstrap: Using ")) {
-            boot.insert(if_name(v));
+            if self.boot.len() < MAX_SMALL {
+                self.boot.insert(if_name(v.trim_start_matches("[0]")));
+            }
         }
-        if l.contains("NET/IB : No device found") {
-            f.ib_no_device = true;
+        if has(l, "NET/IB : No device found") {
+            self.f.ib_no_device = true;
+            if let Some(h) = view!() {
+                h.no_device = true;
+            }
         }
         if let Some(v) = after(l, "NET/IB : Using ") {
             let (devs, oob) = match v.split_once("; OOB ") {
@@ -195,8 +605,9 @@ pub fn analyse(text: &str) -> LogFacts {
                 None => (v, None),
             };
             if let Some(o) = oob {
-                f.oob_if = Some(if_name(o));
+                self.f.oob_if = Some(if_name(o));
             }
+            let mut n = 0;
             for tok in devs.split_whitespace() {
                 let Some(rest) = tok.strip_prefix('[') else { continue };
                 let Some((idx, body)) = rest.split_once(']') else { continue };
@@ -207,122 +618,296 @@ pub fn analyse(text: &str) -> LogFacts {
                 let mut c = id.split(':');
                 let name = c.next().unwrap_or("").to_string();
                 let port = c.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-                if seen_dev.insert((name.clone(), port)) {
-                    f.ib_devices.push(IbDev { index, name, port, link });
+                n += 1;
+                if self.seen_dev.len() < MAX_SMALL && self.seen_dev.insert((name.clone(), port)) {
+                    self.f.ib_devices.push(IbDev { index, name, port, link });
                 }
+            }
+            if let Some(h) = view!() {
+                h.ib_ports = h.ib_ports.max(n);
             }
         }
         if let Some(v) = after(l, "NET/Socket : Using ") {
             for tok in v.split_whitespace() {
                 if let Some((_, body)) = tok.strip_prefix('[').and_then(|r| r.split_once(']')) {
                     let n = if_name(body);
-                    if seen.insert((0, n.clone())) {
-                        f.socket_ifs.push(n);
+                    if self.f.socket_ifs.len() < MAX_SMALL && self.seen.insert((0, n.clone())) {
+                        self.f.socket_ifs.push(n);
                     }
                 }
             }
         }
         if let Some(v) = after(l, " set by environment to ") {
-            let name = l[..l.find(" set by environment to ").unwrap()].rsplit(' ').next().unwrap_or("").to_string();
+            let name = l[..l.find(" set by environment to ").unwrap_or(0)].rsplit(' ').next().unwrap_or("").to_string();
             let val = v.trim().trim_end_matches('.').to_string();
-            if name.starts_with("NCCL_") && !f.env_set.iter().any(|(n, _)| n == &name) {
-                f.env_set.push((name, val));
+            if name.starts_with("NCCL_")
+                && self.f.env_set.len() < 256
+                && !self.f.env_set.iter().any(|(n, _)| n == &name)
+            {
+                self.f.env_set.push((name, val));
+            }
+        } else if let Some(v) = after(l, "NCCL_IB_HCA set to ") {
+            if self.f.env("NCCL_IB_HCA").is_none() {
+                self.f.env_set.push(("NCCL_IB_HCA".into(), v.trim().to_string()));
             }
         }
         if let Some(v) = after(l, " via ") {
             let t = v.split_whitespace().next().unwrap_or("");
-            let c = &mut f.channels;
-            if t.starts_with("NET/IB") {
-                c.net_ib += 1;
-                if t.contains("/GDRDMA") {
+            let recv = has(l, "[receive]");
+            let is_channel = has(l, " -> ") || has(l, "Channel") || has(l, "Ring") || has(l, "Tree");
+            if is_channel && !t.is_empty() {
+                if !is_nccl {
+                    // A pasted channel line without its prefix is NCCL's all the same.
+                    self.f.nccl_lines += 1;
+                }
+                let gdr = has(t, "/GDRDMA");
+                let c = &mut self.f.channels;
+                let net = if t.starts_with("NET/IB") {
+                    c.net_ib += 1;
+                    true
+                } else if t.starts_with("NET/Socket") {
+                    c.net_socket += 1;
+                    true
+                } else if t.starts_with("NET/") {
+                    c.net_other += 1;
+                    true
+                } else if t.starts_with("P2P") {
+                    c.p2p += 1;
+                    false
+                } else if t.starts_with("SHM") || t.starts_with("direct shared memory") || t == "direct" {
+                    c.shm += 1;
+                    false
+                } else {
+                    c.other += 1;
+                    false
+                };
+                if net && gdr {
                     c.net_ib_gdr += 1;
                 }
-            } else if t.starts_with("NET/Socket") {
-                c.net_socket += 1;
-            } else if t.starts_with("NET/") {
-                c.net_other += 1;
-                if t.contains("/GDRDMA") {
-                    c.net_ib_gdr += 1;
+                if net && recv && !t.starts_with("NET/Socket") {
+                    if gdr {
+                        self.f.recv_gdr += 1;
+                    } else {
+                        self.f.recv_plain += 1;
+                    }
+                    if let Some(h) = view!() {
+                        if gdr {
+                            h.recv_gdr += 1;
+                        } else {
+                            h.recv_plain += 1;
+                        }
+                    }
                 }
-            } else if t.starts_with("P2P") {
-                c.p2p += 1;
-            } else if t.starts_with("SHM") {
-                c.shm += 1;
-            } else {
-                c.other += 1;
-            }
-        }
-        if l.contains("GPU Direct RDMA Disabled") {
-            gdr_disabled = true;
-        }
-        if let Some(v) = after(l, " nranks ") {
-            if let Some(n) = v.split_whitespace().next().and_then(|n| n.parse().ok()) {
-                f.nranks = Some(f.nranks.map_or(n, |m: usize| m.max(n)));
-            }
-        }
-        for pat in [
-            "ncclInternalError",
-            "ncclSystemError",
-            "ncclRemoteError",
-            "ncclInvalidUsage",
-            "unhandled system error",
-            "ncclSocketInit:",
-        ] {
-            if let Some(i) = l.find(pat) {
-                let msg = l[i..].trim().to_string();
-                if seen.insert((1, msg.clone())) {
-                    f.errors.push(msg);
-                }
-                break;
-            }
-        }
-        if let Some(i) = l.find("NCCL WARN ") {
-            let msg = l[i + "NCCL WARN ".len()..].trim().to_string();
-            if let Some(m) = after(&msg, "ibv_modify_qp failed with ") {
-                // ≥2.24: "with 22 Invalid argument, on dev …"; ≤2.23: "with error Invalid argument errno 22"
-                let n = m.split_whitespace().next().and_then(|x| x.parse::<i32>().ok()).or_else(|| {
-                    after(m, "errno ").and_then(|e| e.split_whitespace().next()).and_then(|x| x.parse().ok())
-                });
-                if let Some(n) = n {
-                    f.modify_qp_errnos.push(n);
+                if net {
+                    if let Some(h) = view!() {
+                        let name = t.split('/').take(2).collect::<Vec<_>>().join("/");
+                        let word = match name.as_str() {
+                            "NET/IB" => "IB".to_string(),
+                            "NET/Socket" => "Socket".to_string(),
+                            other => other.trim_start_matches("NET/").to_string(),
+                        };
+                        if h.networks.is_empty() {
+                            h.networks.insert(word);
+                        }
+                    }
                 }
             }
-            if seen.insert((2, msg.clone())) {
-                warns.push(msg);
+        }
+        if let Some(v) = after(l, "GPU Direct RDMA Disabled for HCA") {
+            if !has(l, "NET/Socket") {
+                self.gdr_disabled = true;
+                let name = v.split('\'').nth(1).unwrap_or("").to_string();
+                if !name.is_empty() && self.f.gdr_disabled_hcas.len() < 256 && !self.f.gdr_disabled_hcas.contains(&name)
+                {
+                    self.f.gdr_disabled_hcas.push(name);
+                }
+                if let Some(h) = view!() {
+                    h.gdr_disabled = true;
+                }
             }
+        }
+        for key in [" nranks ", " nRanks "] {
+            if let Some(n) = after(l, key).and_then(first_int) {
+                let n = n as usize;
+                self.f.nranks = Some(self.f.nranks.map_or(n, |m| m.max(n)));
+            }
+        }
+        if let Some(n) = after(l, " nNodes ").and_then(first_int) {
+            self.f.nnodes = Some(self.f.nnodes.map_or(n as usize, |m| m.max(n as usize)));
+        }
+        if let Some(n) = after(l, " localRanks ").and_then(first_int) {
+            self.f.local_ranks = Some(self.f.local_ranks.map_or(n as usize, |m| m.max(n as usize)));
+        }
+        if let Some(n) = after(l, "coll channels, ")
+            .and_then(|s| s.split(',').find(|p| p.contains("nvls channels")).and_then(first_int))
+        {
+            self.f.nvls_channels = Some(self.f.nvls_channels.map_or(n as usize, |m| m.max(n as usize)));
+        }
+        // A queue pair set up towards a peer (NET subsystem): the job crosses a network.
+        if (has(l, "NET/IB: ") || has(l, "NET/IB : ")) && has(l, " qpn ") {
+            self.f.remote_peer = true;
+        }
+        if has(l, "Failed to open libibverbs")
+            || (has(l, "ould not open") && has(l, "libibverbs"))
+            || has(l, "Count not open libibverbs")
+        {
+            self.f.ibverbs_missing = true;
+            if !is_nccl {
+                self.f.nccl_lines += 1;
+            }
+        }
+        if let Some(v) = after(l, "libibverbs: Warning: couldn't load driver '") {
+            let d = v.split('\'').next().unwrap_or("").to_string();
+            if self.f.provider_missing.len() < 64 && !self.f.provider_missing.contains(&d) {
+                self.f.provider_missing.push(d);
+            }
+        }
+        if (has(l, "NET/Plugin") && (has(l, "Could not find:") || has(l, "Plugin load")))
+            && self.f.env("NCCL_NET_PLUGIN").is_some_and(|p| !p.is_empty() && p != "none")
+        {
+            self.f.plugin_missing = true;
+        }
+        if let Some(i) = find(l, "NCCL WARN ") {
+            let msg = l[i + "NCCL WARN ".len()..].to_string();
+            self.warning(&msg);
+        } else if l.starts_with("Last error:") || l.ends_with("Last error:") {
+            self.last_error_next = true;
+            self.f.nccl_lines += 1;
+        } else if let Some(v) = after(l, "Last NCCL warning(error):") {
+            // PyTorch ≥ 2.2: Last NCCL warning(error): 'Bootstrap : no socket interface found'
+            self.f.nccl_lines += 1;
+            let v = v.trim().trim_matches('\'').trim_matches('"').to_string();
+            self.warning(&v);
+        } else if !is_nccl {
+            // A warning pasted without NCCL's prefix still has NCCL's words.
+            if let Some((k, c, ve)) = classify(l) {
+                if !matches!(k, Failure::CudaFailure) || has(l, "NCCL") {
+                    self.f.nccl_lines += 1;
+                    self.fail(k, c, ve, l);
+                }
+            }
+        }
+        if let Some(e) = nccl_error(l) {
+            if !is_nccl {
+                self.f.nccl_lines += 1;
+            }
+            let e = e.to_string();
+            self.error(&e);
+            if has(&e, "ncclRemoteError") || has(&e, "remote process exited") {
+                self.fail(Failure::RemoteExit, None, None, &e);
+            } else if has(&e, "ncclSocketInit") && has(&e, "family") {
+                self.fail(Failure::NoSocketInterface, None, None, &e);
+            }
+        }
+        if has(l, "Watchdog caught collective operation timeout") {
+            self.fail(Failure::CollectiveTimeout, None, None, l);
         }
     }
-    f.modify_qp_errnos.sort_unstable();
-    f.modify_qp_errnos.dedup();
-    f.networks_seen = networks.iter().cloned().collect();
-    f.network = match networks.len() {
-        0 => None,
-        1 => networks.into_iter().next(),
-        _ => Some("mixed".into()),
-    };
-    f.bootstrap_ifs = boot.into_iter().collect();
-    f.hosts = hosts.into_iter().collect();
-    f.warns = warns;
-    let net_channels = f.channels.net_ib + f.channels.net_socket + f.channels.net_other;
-    f.gdr = if f.channels.net_ib_gdr > 0 {
-        Some(true)
-    } else if net_channels > 0 || gdr_disabled {
-        Some(false)
-    } else {
-        None
-    };
-    f
+
+    pub fn finish(mut self) -> LogFacts {
+        let mut f = std::mem::take(&mut self.f);
+        f.modify_qp_errnos.sort_unstable();
+        f.modify_qp_errnos.dedup();
+        f.networks_seen = self.networks.iter().cloned().collect();
+        f.network = match self.networks.len() {
+            0 => None,
+            1 => self.networks.into_iter().next(),
+            _ => Some("mixed".into()),
+        };
+        f.bootstrap_ifs = self.boot.into_iter().collect();
+        f.hosts = self.hosts.into_iter().collect();
+        let net_channels = f.channels.net_ib + f.channels.net_other;
+        f.gdr = if f.channels.net_ib_gdr > 0 && !self.gdr_disabled {
+            Some(true)
+        } else if f.channels.net_ib_gdr > 0 {
+            // Some HCAs said disabled, some channels have it: partial at best.
+            Some(true)
+        } else if net_channels > 0 || self.gdr_disabled {
+            Some(false)
+        } else {
+            None
+        };
+        // NCCL's error result alone (no WARN classified): still a failure.
+        if f.failures.is_empty() && !f.errors.is_empty() {
+            let e = f.errors[0].clone();
+            f.failures.push(FailureSeen { kind: Failure::NcclError, line: e, count: 1, code: None, vendor_err: None });
+        }
+        f.failures.sort_by_key(|x| x.kind);
+        f
+    }
+}
+
+pub fn analyse(text: &str) -> LogFacts {
+    let mut a = Analyser::new();
+    for l in text.lines() {
+        a.line(l);
+    }
+    a.finish()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn kinds(t: &str) -> Vec<Failure> {
+        analyse(t).failures.iter().map(|f| f.kind).collect()
+    }
+
     #[test]
-    fn both_modify_qp_formats() {
+    fn modify_qp_in_every_wording() {
+        // ≥2.24 (misc/ibvwrap.cc), ≤2.23, and the plugins' strerror-only form.
         let t = "h:1:2 [0] misc/ibvwrap.cc:187 NCCL WARN Call to ibv_modify_qp failed with 22 Invalid argument, on dev mlx5_0:1, curr state INIT, next state RTR\n\
-                 h:1:2 [0] misc/ibvwrap.cc:206 NCCL WARN Call to ibv_modify_qp failed with error Connection timed out errno 110\n";
-        assert_eq!(analyse(t).modify_qp_errnos, vec![22, 110]);
+                 h:1:2 [0] misc/ibvwrap.cc:206 NCCL WARN Call to ibv_modify_qp failed with error Connection timed out errno 110\n\
+                 h:1:2 [0] misc/ibvwrap.cc:187 NCCL WARN Call to ibv_modify_qp failed with error Network is unreachable\n\
+                 h:1:2 [0] ibvwrap.c:160 NCCL WARN Call to ibv_modify_qp failed with error No such device\n";
+        let f = analyse(t);
+        assert_eq!(f.modify_qp_errnos, vec![19, 22, 101, 110]);
+        assert_eq!(kinds(t), vec![Failure::QpInvalid, Failure::QpUnreachable, Failure::QpTimeout, Failure::QpNoDevice]);
+    }
+
+    #[test]
+    fn completion_errors_in_every_wording() {
+        for (l, k, code, vendor) in [
+            ("NET/IB : Got completion with error 12, opcode 0, len 0, vendor err 129", Failure::RetryExceeded, 12, 129),
+            ("NET/IB : Got completion from peer 10.0.35.1<49189> with error 4, opcode 5327, len 5327, vendor err 81 (Send)", Failure::LocalProtection, 4, 81),
+            ("NET/IB : Got completion from peer x<55921> with status=12 opcode=1 len=0 vendor err 129 (Send) localGid ::ffff:1.2.3.4", Failure::RetryExceeded, 12, 129),
+            ("NET/IB: Got completion from peer 1.2.3.4<5> with status=IBV_WC_LOC_PROT_ERR(4) opcode=IBV_WC_RDMA_WRITE(1) vendor_err=81  hca mlx5_0", Failure::LocalProtection, 4, 81),
+            ("NET/IB : Got completion from peer 1.2.3.4<5> with error 5, opcode 0, len 0, vendor err 249 (Recv)", Failure::CompletionError, 5, 249),
+        ] {
+            let f = analyse(&format!("h:1:2 [0] transport/net_ib.cc:1 NCCL WARN {l}\n"));
+            assert_eq!(f.failures[0].kind, k, "{l}");
+            assert_eq!((f.failures[0].code, f.failures[0].vendor_err), (Some(code), Some(vendor)), "{l}");
+        }
+    }
+
+    #[test]
+    fn relayed_and_prefixless_failures_are_read() {
+        let t = "[rank0]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3135, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.28.9\n\
+                 [rank0]: ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n\
+                 [rank0]: Last error:\n\
+                 [rank0]: Bootstrap : no socket interface found\n";
+        assert_eq!(kinds(t), vec![Failure::NoSocketInterface]);
+        let t = "RuntimeError: ... Last NCCL warning(error): 'Bootstrap : no socket interface found'";
+        assert_eq!(kinds(t), vec![Failure::NoSocketInterface]);
+        let f =
+            analyse("9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA\n9[1a000] -> 2[6b000] [receive] via NET/IB/1\n");
+        assert!(f.nccl_lines > 0);
+        assert!(f.gdr_partial());
+        assert_eq!(f.channels.net_ib, 2);
+    }
+
+    #[test]
+    fn libibverbs_at_info_counts() {
+        let f = analyse("h:1:2 [4] NCCL INFO Failed to open libibverbs.so[.1]\nh:1:2 [4] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n");
+        assert!(f.ibverbs_missing);
+    }
+
+    #[test]
+    fn node_count_evidence() {
+        let f = analyse("vm:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0\n");
+        assert_eq!((f.nnodes, f.local_ranks, f.nranks), (Some(2), Some(1), Some(2)));
+        let f = analyse("h:1:2 [0] NCCL INFO NET/IB: NCCL Dev 0 IbDev 0 Port 1 qpn 1047 mtu 5 GID 0 (80FE/1)\n");
+        assert!(f.remote_peer);
     }
 
     #[test]
@@ -341,5 +926,16 @@ mod tests {
         let f = analyse("h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/I\n\u{0}\u{1}garbage\nh:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] via");
         assert_eq!(f.ib_devices.len(), 1);
         assert_eq!(f.channels, Channels::default());
+    }
+
+    #[test]
+    fn warns_are_bounded() {
+        let mut a = Analyser::new();
+        for i in 0..5000 {
+            a.line(&format!("h:1:2 [0] x.cc:1 NCCL WARN something odd {i}"));
+        }
+        let f = a.finish();
+        assert_eq!(f.warns.len(), MAX_WARNS);
+        assert_eq!(f.warns_dropped, 5000 - MAX_WARNS);
     }
 }

@@ -1,13 +1,72 @@
 //! Reading NCCL's own words: `NCCL_DEBUG=INFO` logs and nccl-tests output (spec nccl-rules.md
 //! §7–8). Both readers accept what is seen in the field: optional timestamps, `srun` rank
-//! prefixes (`0: `), markdown indentation, several ranks interleaved, truncated last lines.
+//! prefixes (`0: `), mpirun tags (`[1,0]<stdout>:`, `[0] `), PyTorch's `[rank0]:`, pdsh's
+//! `host: `, markdown indentation, CRLF, ANSI colour, several ranks interleaved, truncated last
+//! lines. Both read one line at a time, so a log of any size is read in bounded memory.
 
 pub mod filter;
 pub mod log;
 pub mod tests_output;
 
+use std::borrow::Cow;
+
+/// A line without carriage returns and terminal escape sequences (CSI `ESC [ … letter`, OSC
+/// `ESC ] … BEL|ESC \`, other two-byte escapes) and other control bytes but TAB. Borrowed when
+/// there is nothing to remove.
+pub fn clean(l: &str) -> Cow<'_, str> {
+    if l.bytes().all(|b| b >= 0x20 && b != 0x7f || b == b'\t') {
+        return Cow::Borrowed(l);
+    }
+    let mut out = String::with_capacity(l.len());
+    let mut it = l.chars().peekable();
+    while let Some(c) = it.next() {
+        match c {
+            '\u{1b}' => match it.next() {
+                Some('[') => {
+                    // parameters and intermediates, then one final byte in @..~
+                    for d in it.by_ref() {
+                        if ('@'..='~').contains(&d) {
+                            break;
+                        }
+                    }
+                }
+                Some(']') | Some('P') | Some('_') | Some('^') => {
+                    // string until BEL or ST (ESC \)
+                    while let Some(d) = it.next() {
+                        if d == '\u{7}' {
+                            break;
+                        }
+                        if d == '\u{1b}' {
+                            if it.peek() == Some(&'\\') {
+                                it.next();
+                            }
+                            break;
+                        }
+                    }
+                }
+                _ => {}
+            },
+            '\t' => out.push('\t'),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {}
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `host:pid:tid` as NCCL prefixes its lines (the host may itself contain ':' only in odd
+/// cases; two numeric fields at the end are what identifies the form).
+fn looks_like_nccl_prefix(tok: &str) -> bool {
+    let mut it = tok.rsplitn(3, ':');
+    let (tid, pid, host) = (it.next(), it.next(), it.next());
+    let num = |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    num(tid) && num(pid) && host.is_some_and(|h| !h.is_empty())
+}
+
 /// Strip what wraps a log line: a `[YYYY-MM-DD HH:MM:SS] ` timestamp, an `srun -l` prefix
-/// (`12: `), indentation, and e-mail quoting (`> `).
+/// (`12: `), mpirun's `[1,0]<stdout>:` and `[0] `, PyTorch's `[rank0]:`, a launcher's
+/// `[tag]:`, pdsh's `host: ` before an NCCL line, a leftover colour code (`[0m `),
+/// indentation, and e-mail quoting (`> `).
 pub fn unwrap_line(l: &str) -> &str {
     let mut s = l.trim_start();
     loop {
@@ -21,9 +80,46 @@ pub fn unwrap_line(l: &str) -> &str {
                 }
             }
         }
+        // `[0m ` (an ANSI colour code whose ESC was lost on the way).
+        if let Some(rest) = s.strip_prefix('[') {
+            let n = rest.bytes().take_while(|b| b.is_ascii_digit() || *b == b';').count();
+            if n > 0 && n <= 8 && rest[n..].starts_with("m ") {
+                s = rest[n + 2..].trim_start();
+            }
+        }
+        if let Some(rest) = s.strip_prefix('[') {
+            if let Some(end) = rest.find(']') {
+                let inner = &rest[..end];
+                let after = &rest[end + 1..];
+                let tight = !inner.is_empty() && !inner.contains(char::is_whitespace);
+                if tight {
+                    if let Some(a) = after.strip_prefix("<stdout>:").or_else(|| after.strip_prefix("<stderr>:")) {
+                        s = a.trim_start();
+                    } else if let Some(a) = after.strip_prefix(':') {
+                        // `[rank0]:`, `[trainer0|0]:` — but not `[1a000] -> …` (no colon).
+                        s = a.trim_start();
+                    } else if after.starts_with(' ')
+                        && inner.bytes().all(|b| b.is_ascii_digit())
+                        && after.split_whitespace().next().is_some_and(looks_like_nccl_prefix)
+                    {
+                        // mpirun's `[3] host:pid:tid [0] NCCL INFO …`
+                        s = after.trim_start();
+                    }
+                }
+            }
+        }
         let digits = s.bytes().take_while(u8::is_ascii_digit).count();
         if digits > 0 && s[digits..].starts_with(": ") {
             s = s[digits + 2..].trim_start();
+        }
+        // pdsh/clush: `node07: node07:1234:1240 [0] NCCL INFO …`
+        if let Some((first, rest)) = s.split_once(':').filter(|(_, r)| r.starts_with(' ')) {
+            if !first.is_empty()
+                && !first.contains(char::is_whitespace)
+                && rest.split_whitespace().next().is_some_and(looks_like_nccl_prefix)
+            {
+                s = rest.trim_start();
+            }
         }
         if s == before {
             return s;
@@ -38,6 +134,48 @@ pub fn is_added_header(l: &str) -> bool {
         .any(|p| l.starts_with(p))
 }
 
+/// Read `r` one line at a time (bytes, lossily decoded; a line longer than `max_line` is cut
+/// there and its rest skipped), calling `f` on each. Memory stays at one line whatever the size.
+pub fn for_each_line<R: std::io::BufRead>(mut r: R, max_line: usize, mut f: impl FnMut(&str)) -> std::io::Result<u64> {
+    let mut buf: Vec<u8> = Vec::with_capacity(4096);
+    let mut total = 0u64;
+    loop {
+        buf.clear();
+        let mut cut = false;
+        loop {
+            let chunk = r.fill_buf()?;
+            if chunk.is_empty() {
+                break;
+            }
+            let (take, done) = match chunk.iter().position(|b| *b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (chunk.len(), false),
+            };
+            let room = max_line.saturating_sub(buf.len());
+            let keep = if cut { 0 } else { take.min(room) };
+            if keep < take && !done {
+                cut = true;
+            }
+            buf.extend_from_slice(&chunk[..keep]);
+            if keep < take {
+                cut = true;
+            }
+            r.consume(take);
+            total += take as u64;
+            if done {
+                break;
+            }
+        }
+        if buf.is_empty() && !cut {
+            return Ok(total);
+        }
+        while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+            buf.pop();
+        }
+        f(&String::from_utf8_lossy(&buf));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -46,6 +184,35 @@ mod tests {
         assert_eq!(unwrap_line("[2026-03-13 22:26:02] host:1:2 [5] x"), "host:1:2 [5] x");
         assert_eq!(unwrap_line("0:   8   2 float"), "8   2 float");
         assert_eq!(unwrap_line("    # Avg bus bandwidth    : 443.007"), "# Avg bus bandwidth    : 443.007");
-        assert_eq!(unwrap_line("[trainer3]:twshared:1 [3] NCCL INFO x"), "[trainer3]:twshared:1 [3] NCCL INFO x");
+        assert_eq!(unwrap_line("[trainer3]:twshared:1:2 [3] NCCL INFO x"), "twshared:1:2 [3] NCCL INFO x");
+        assert_eq!(
+            unwrap_line("[rank0]: Bootstrap : no socket interface found"),
+            "Bootstrap : no socket interface found"
+        );
+        assert_eq!(unwrap_line("[1,0]<stdout>:h:22:22 [0] NCCL INFO x"), "h:22:22 [0] NCCL INFO x");
+        assert_eq!(unwrap_line("[0] node0:13571:13571 [0] NCCL INFO x"), "node0:13571:13571 [0] NCCL INFO x");
+        assert_eq!(unwrap_line("MLVM2: MLVM2:10802:10802 [7] NCCL INFO x"), "MLVM2:10802:10802 [7] NCCL INFO x");
+        assert_eq!(unwrap_line("[0m ip-1:14605:14673 [0] NCCL INFO x"), "ip-1:14605:14673 [0] NCCL INFO x");
+        // A channel fragment keeps its leading rank.
+        assert_eq!(unwrap_line("9[1a000] -> 2[6b000] [send] via NET/IB/0"), "9[1a000] -> 2[6b000] [send] via NET/IB/0");
+        assert_eq!(unwrap_line("[1a000] x"), "[1a000] x");
+    }
+
+    #[test]
+    fn cleans_escapes_and_carriage_returns() {
+        assert_eq!(clean("a\u{1b}[31mred\u{1b}[0m b\r"), "ared b");
+        assert_eq!(clean("x\u{1b}]8;;http://e\u{7}link\u{1b}]8;;\u{7}y"), "xlinky");
+        assert_eq!(clean("\u{1b}]0;title\u{1b}\\t"), "t");
+        assert!(matches!(clean("plain line"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn lines_are_bounded_and_all_read() {
+        let text = format!("a\r\n{}\nlast", "x".repeat(100));
+        let mut got = Vec::new();
+        let n = for_each_line(std::io::BufReader::with_capacity(7, text.as_bytes()), 10, |l| got.push(l.to_string()))
+            .unwrap();
+        assert_eq!(got, vec!["a".to_string(), "x".repeat(10), "last".to_string()]);
+        assert_eq!(n as usize, text.len());
     }
 }

@@ -62,47 +62,56 @@ fn block(f: &[&str]) -> Option<Block> {
     })
 }
 
-pub fn parse(text: &str) -> TestsOutput {
-    let mut seen: std::collections::HashSet<(u8, String)> = std::collections::HashSet::new();
-    let mut t = TestsOutput::default();
-    for raw in text.lines() {
+/// Reads nccl-tests output one line at a time (NCCL's own lines interleaved are skipped).
+#[derive(Default)]
+pub struct Parser {
+    seen: std::collections::HashSet<(u8, String)>,
+    t: TestsOutput,
+}
+
+const MAX_ROWS: usize = 100_000;
+
+impl Parser {
+    pub fn line(&mut self, raw: &str) {
+        let (seen, t) = (&mut self.seen, &mut self.t);
         if is_added_header(raw) {
-            continue;
+            return;
         }
-        let l = unwrap_line(raw);
+        let cleaned = super::clean(raw);
+        let l = unwrap_line(&cleaned);
         if let Some(rest) = l.strip_prefix("#  Rank").or_else(|| l.strip_prefix("# Rank")) {
             t.ranks += 1;
             let w: Vec<&str> = rest.split_whitespace().collect();
             if let Some(i) = w.iter().position(|x| *x == "on") {
                 if let Some(h) = w.get(i + 1) {
-                    if seen.insert((0, h.to_string())) {
+                    if seen.len() < 65536 && seen.insert((0, h.to_string())) {
                         t.hosts.push(h.to_string());
                     }
                 }
             }
             if let Some(i) = rest.find(']') {
                 let d = rest[i + 1..].trim().to_string();
-                if !d.is_empty() && seen.insert((1, d.clone())) {
+                if !d.is_empty() && seen.len() < 65536 && seen.insert((1, d.clone())) {
                     t.devices.push(d);
                 }
             }
-            continue;
+            return;
         }
         if let Some(v) = l.strip_prefix("# Avg bus bandwidth") {
             t.avg_busbw = v.trim_start_matches([' ', ':']).split_whitespace().next().and_then(num);
-            continue;
+            return;
         }
-        if l.starts_with('#') {
-            continue;
+        if l.starts_with('#') || !l.starts_with(|c: char| c.is_ascii_digit()) || t.rows.len() >= MAX_ROWS {
+            return;
         }
         let f: Vec<&str> = l.split_whitespace().collect();
         if f.len() < 8 {
-            continue;
+            return;
         }
         let (Ok(size), Ok(count), Ok(root)) = (f[0].parse::<u64>(), f[1].parse::<u64>(), f[4].parse::<i64>()) else {
-            continue;
+            return;
         };
-        let Some(oop) = block(&f[5..]) else { continue };
+        let Some(oop) = block(&f[5..]) else { return };
         let ip = if f.len() >= 12 { block(&f[9..]) } else { None };
         if f.len() < 13 {
             t.truncated_rows += 1;
@@ -110,5 +119,16 @@ pub fn parse(text: &str) -> TestsOutput {
         t.wrong_total += oop.wrong.unwrap_or(0) + ip.as_ref().and_then(|b| b.wrong).unwrap_or(0);
         t.rows.push(Row { size, count, dtype: f[2].into(), redop: f[3].into(), root, out_of_place: oop, in_place: ip });
     }
-    t
+
+    pub fn finish(self) -> TestsOutput {
+        self.t
+    }
+}
+
+pub fn parse(text: &str) -> TestsOutput {
+    let mut p = Parser::default();
+    for l in text.lines() {
+        p.line(l);
+    }
+    p.finish()
 }

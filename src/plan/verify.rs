@@ -54,26 +54,277 @@ pub struct Measured {
     pub nodes: usize,
     /// GPU model named by the benchmark (nccl-tests' rank lines), for logs from another node.
     pub gpu_model: Option<String>,
+    /// `nodes` counts the hosts of nccl-tests' rank lines (every rank is listed there).
+    pub from_rank_lines: bool,
+}
+
+/// What verify concludes. `ok` needs transport evidence; without it the answer is
+/// `inconclusive`, never a pass.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Ok,
+    NotOk,
+    Inconclusive,
+}
+
+impl Outcome {
+    /// verify's exit status: 0 ok, 1 not ok, 3 inconclusive (2 is bad usage or input).
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Outcome::Ok => 0,
+            Outcome::NotOk => 1,
+            Outcome::Inconclusive => 3,
+        }
+    }
+}
+
+/// One known failure: the message users search for, what it means, and the fix. The README's
+/// troubleshooting table is generated from this list (tests/verify_corpus.rs keeps them equal).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Rule {
+    pub id: &'static str,
+    /// NCCL's (or the framework's) words, as a user would search them.
+    pub message: &'static str,
+    pub meaning: &'static str,
+    pub fix: &'static str,
+}
+
+pub const RULES: &[Rule] = &[
+    Rule {
+        id: "qp-invalid",
+        message: "Call to ibv_modify_qp failed with 22 Invalid argument (≤2.23: failed with error Invalid argument errno 22)",
+        meaning: "a queue pair could not reach RTR: on InfiniBand a port with LID 0 (an IB bond such as mlx5_bond_0, a port no subnet manager configured) was offered by one side; on RoCE the GID index names no usable address",
+        fix: "keep the port out of NCCL_IB_HCA on every node with the exact form (`ibwire env`: NCCL_IB_HCA==mlx5_0:1,…; a bare prefix like `mlx5` takes the bond); on RoCE leave NCCL_IB_GID_INDEX unset (NCCL ≥ 2.21 picks the RoCE v2 IPv4 GID)",
+    },
+    Rule {
+        id: "qp-unreachable",
+        message: "Call to ibv_modify_qp failed with error Network is unreachable / No route to host",
+        meaning: "the two ports' addresses have no route between them: RoCE rails on separate subnets without routing, or a GID index that picks an address of another subnet",
+        fix: "use the same rails on every node (the same NCCL_IB_HCA ports) and route between rail subnets, or NCCL_CROSS_NIC=0 on rail-only fabrics; on RoCE leave NCCL_IB_GID_INDEX unset",
+    },
+    Rule {
+        id: "qp-timeout",
+        message: "Call to ibv_modify_qp failed with 110 Connection timed out",
+        meaning: "the two NICs cannot reach each other (a rail-only fabric crossed, different HCA sets per node)",
+        fix: "NCCL_CROSS_NIC=0 and the same NCCL_IB_HCA set on every node; check that each rail's switches connect all nodes",
+    },
+    Rule {
+        id: "qp-no-device",
+        message: "Call to ibv_modify_qp failed with error No such device",
+        meaning: "the queue pair's device or port is gone or wrong: a port that is DOWN, a PF and its VFs both listed, a device reset",
+        fix: "list explicit ports of ACTIVE devices in NCCL_IB_HCA (`ibwire env`), one function per NIC",
+    },
+    Rule {
+        id: "qp-other",
+        message: "Call to ibv_modify_qp failed with <errno>",
+        meaning: "a queue pair transition failed",
+        fix: "run `ibwire doctor` on both nodes; compare the HCA sets and link layers",
+    },
+    Rule {
+        id: "retry-exceeded",
+        message: "NET/IB : Got completion from peer … with error 12 / status=IBV_WC_RETRY_EXC_ERR(12), vendor err 129",
+        meaning: "the transport retry counter ran out: the peer's NIC stopped acknowledging — a link down or flapping, a bad cable, no route between rails, RoCE without a lossless setup (PFC/ECN) or with a wrong GID index",
+        fix: "check both ports (`ibstat`, `ibwire fleet` for a port down or downtrained), the fabric path between the two nodes, the RoCE GID; raise NCCL_IB_TIMEOUT only for a fabric that is merely slow",
+    },
+    Rule {
+        id: "acs-iommu",
+        message: "NET/IB : Got completion from peer … with error 4 / status=IBV_WC_LOC_PROT_ERR(4), vendor err 81",
+        meaning: "a local protection error on GPUDirect RDMA: PCIe ACS redirects peer-to-peer between the GPU and the NIC (or the IOMMU translates it), so the NIC cannot write GPU memory",
+        fix: "disable ACS on the PCIe switch ports between GPUs and NICs (BIOS, or setpci at boot) and use iommu=pt; NCCL_NET_GDR_LEVEL=0 confirms it (works, slower)",
+    },
+    Rule {
+        id: "completion-error",
+        message: "NET/IB : Got completion from peer … with error 5 (flushed) or another status",
+        meaning: "work requests were flushed or failed after an earlier error on that queue pair",
+        fix: "look for the first error on either node (often a retry timeout or a rank that died)",
+    },
+    Rule {
+        id: "ibv-resource",
+        message: "Call to ibv_reg_mr / ibv_create_qp / ibv_create_cq failed",
+        meaning: "the verbs layer refused memory registration or queue creation: the locked-memory limit, or GPU memory registration without peer memory",
+        fix: "ulimit -l unlimited for the job (Slurm PropagateResourceLimits, containers --ulimit memlock=-1); nvidia_peermem or DMA-BUF for GPU buffers",
+    },
+    Rule {
+        id: "ibv-fatal",
+        message: "NET/IB : <dev>:<port> async fatal event",
+        meaning: "the HCA reported a fatal error (port or device)",
+        fix: "check the HCA's firmware and kernel log (dmesg) on that node; drain it",
+    },
+    Rule {
+        id: "incompatible-devices",
+        message: "NET/IB : Attempted to connect incompatible devices",
+        meaning: "ports of different link layers (InfiniBand and RoCE) were connected or merged",
+        fix: "NCCL_IB_HCA with ports of one link layer on every node (`ibwire env`)",
+    },
+    Rule {
+        id: "no-net-plugin",
+        message: "Failed to initialize any NET plugin",
+        meaning: "NCCL has no network transport at all: NCCL_NET names a transport that cannot start (NCCL_NET=IB with no usable HCA in the container), or NCCL_NET_PLUGIN names a plugin the image lacks",
+        fix: "expose the HCAs (/dev/infiniband in the container, ibwire's enroot hook), or fix NCCL_NET/NCCL_NET_PLUGIN",
+    },
+    Rule {
+        id: "no-socket-interface",
+        message: "Bootstrap : no socket interface found (2.27: ncclSocketInit: connecting to address with family …)",
+        meaning: "NCCL_SOCKET_IFNAME (or the automatic choice) matches no interface that is up with an address here",
+        fix: "set NCCL_SOCKET_IFNAME to the interface that reaches the master, per node (`ibwire env`)",
+    },
+    Rule {
+        id: "no-oob-interface",
+        message: "NET/IB : No IP interface found.",
+        meaning: "the IB transport found no interface for its out-of-band handshake",
+        fix: "NCCL_SOCKET_IFNAME naming an interface with an address that reaches the other nodes",
+    },
+    Rule {
+        id: "socket-connect",
+        message: "Connect to <addr> failed : … / connect to <addr> returned …, exceeded error retry count",
+        meaning: "a TCP connection to another rank (bootstrap or proxy) failed: the chosen interface does not reach the peer (docker0, a veth, a link-local IPoIB address) or a firewall drops it",
+        fix: "NCCL_SOCKET_IFNAME set to the interface that reaches the other nodes (`ibwire env`); open the ports between nodes",
+    },
+    Rule {
+        id: "no-dev-infiniband",
+        message: "NET/IB : No device found. (then NET/Socket : Using …)",
+        meaning: "NCCL saw no RDMA device: in a container, /dev/infiniband was not mounted; on the host, ib_uverbs is not loaded",
+        fix: "install ibwire's enroot hook (or enroot's 99-mellanox.sh with MELLANOX_VISIBLE_DEVICES), or modprobe ib_uverbs",
+    },
+    Rule {
+        id: "ibverbs-missing",
+        message: "Failed to open libibverbs.so[.1] (INFO since NCCL 2.19, WARN before)",
+        meaning: "the image has no libibverbs: NCCL cannot use InfiniBand or RoCE at all and falls back to TCP sockets",
+        fix: "install rdma-core in the image (Debian/Ubuntu: libibverbs1 ibverbs-providers; RHEL: libibverbs)",
+    },
+    Rule {
+        id: "provider-missing",
+        message: "libibverbs: Warning: couldn't load driver '<name>'",
+        meaning: "libibverbs is there but not the provider for this HCA's driver (libmlx5 for mlx5)",
+        fix: "install the verbs providers in the image (ibverbs-providers / rdma-core)",
+    },
+    Rule {
+        id: "hca-filter",
+        message: "NCCL_IB_HCA set to … / NET/IB : No device found.",
+        meaning: "NCCL_IB_HCA matches no ACTIVE port visible to NCCL",
+        fix: "use `ibwire env`'s NCCL_IB_HCA (exact names with ports), or unset it",
+    },
+    Rule {
+        id: "ib-disabled",
+        message: "NCCL_IB_DISABLE set by environment to 1",
+        meaning: "the IB transport was turned off",
+        fix: "unset NCCL_IB_DISABLE for multi-node jobs",
+    },
+    Rule {
+        id: "net-forced",
+        message: "NCCL_NET set by environment to Socket",
+        meaning: "the network was forced to TCP sockets",
+        fix: "unset NCCL_NET, or NCCL_NET=IB",
+    },
+    Rule {
+        id: "socket-between-nodes",
+        message: "Using network Socket / via NET/Socket/0 in a job over several nodes",
+        meaning: "NCCL moves data between nodes over TCP sockets (10–100× slower than RDMA)",
+        fix: "run `ibwire doctor` inside the job's environment: device nodes, libibverbs, NCCL_IB_HCA",
+    },
+    Rule {
+        id: "mixed-network",
+        message: "Using network IB on some ranks, Using network Socket on others",
+        meaning: "some ranks found no usable HCA while others did",
+        fix: "run `ibwire doctor` on each node; `ibwire fleet` names the node that differs",
+    },
+    Rule {
+        id: "no-gdr",
+        message: "GPU Direct RDMA Disabled for HCA … / channels via NET/IB/… without /GDRDMA",
+        meaning: "data between nodes is staged through host memory: no peer-memory module (nvidia_peermem) and no DMA-BUF, or the GPU is too far from its NIC",
+        fix: "modprobe nvidia_peermem (or a DMA-BUF capable kernel, open GPU driver and NCCL ≥ 2.19), check `ibwire topo`; NCCL ≤ 2.22.3 does not see nvidia_peermem (NVIDIA/nccl#1676)",
+    },
+    Rule {
+        id: "gdr-partial",
+        message: "[receive] via NET/IB/0/GDRDMA on some ranks, [receive] via NET/IB/1 on others",
+        meaning: "GPUDirect RDMA works on some nodes and not on others",
+        fix: "load nvidia_peermem (or enable DMA-BUF) on the nodes without it; `ibwire fleet` compares them",
+    },
+    Rule {
+        id: "remote-exit",
+        message: "socketProgress: Connection closed by remote peer / Connection reset by peer / ncclRemoteError: remote process exited or there was a network error",
+        meaning: "another rank died or dropped off first; this rank's errors are a consequence",
+        fix: "read the first failure on the other ranks and nodes (out of memory, a crash, an NCCL error of their own)",
+    },
+    Rule {
+        id: "collective-timeout",
+        message: "Watchdog caught collective operation timeout … ran for N milliseconds before timing out",
+        meaning: "a collective did not finish: a rank stalled, died, or the network lost it",
+        fix: "find the rank that did not enter the collective (its log, py-spy); NCCL's first WARN on any node",
+    },
+    Rule {
+        id: "duplicate-gpu",
+        message: "Duplicate GPU detected / Multiple Ranks are using the same GPU",
+        meaning: "two ranks on one node use the same GPU",
+        fix: "torch.cuda.set_device(LOCAL_RANK) in the script; nproc_per_node equal to the GPUs visible",
+    },
+    Rule {
+        id: "cuda-failure",
+        message: "Cuda failure '<text>'",
+        meaning: "a CUDA call inside NCCL failed (out of memory, a GPU fault)",
+        fix: "the text names it; for out of memory, leave NCCL its buffers",
+    },
+    Rule {
+        id: "nccl-error",
+        message: "ncclInternalError / ncclSystemError: unhandled system error",
+        meaning: "NCCL returned an error and the log shows no more specific line",
+        fix: "rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET and read the first NCCL WARN",
+    },
+    Rule {
+        id: "slow",
+        message: "busbw far below the ceiling",
+        meaning: "the measured bus bandwidth is under half the bound the hardware allows",
+        fix: "the causes listed with it; `ibwire fleet` for a slow node",
+    },
+];
+
+pub fn rule(id: &str) -> &'static Rule {
+    RULES.iter().find(|r| r.id == id).unwrap_or(&RULES[RULES.len() - 1])
+}
+
+/// A problem verify found, with its evidence and fix.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Finding {
+    pub id: &'static str,
+    /// Short, for the verdict line.
+    pub problem: String,
+    /// What it means here (the rule's meaning, with what this node adds).
+    pub cause: String,
+    pub fix: String,
+    /// The log line that shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Report {
+    pub outcome: Outcome,
     pub network: Option<String>,
     pub expected_network: String,
     pub gdr: Option<bool>,
     pub gdr_expected: bool,
     pub hcas: Vec<String>,
     pub bootstrap_if: Option<String>,
+    /// Nodes in the job, and what says so.
+    pub nodes: Option<usize>,
+    pub nodes_evidence: String,
     pub busbw_gbps: Option<f64>,
     pub ring_ceiling_gbps: Option<f64>,
     pub hierarchical_ceiling_gbps: Option<f64>,
     pub nvlink_ceiling_gbps: Option<f64>,
     /// Without NVLS: NVLink links × NCCL's per-link model, the bound NCCL itself plans with.
     pub nccl_nvlink_model_gbps: Option<f64>,
+    /// The bound the ratio is taken against (the highest any algorithm can reach here).
+    pub ceiling_gbps: Option<f64>,
     pub ratio: Option<f64>,
     pub ok: bool,
     pub verdict: String,
+    /// Ranked, most likely first (each "meaning; fix: …").
     pub causes: Vec<String>,
+    pub findings: Vec<Finding>,
+    /// What is worth knowing but is not a problem.
+    pub notes: Vec<String>,
 }
 
 /// Overrides for the ceiling when the node is not the one the log came from.
@@ -85,19 +336,131 @@ pub struct CeilingInputs {
     pub nodes: Option<usize>,
 }
 
-/// The bound on busbw a hierarchical all-reduce can reach: the network term (each byte crosses
-/// it once), and the intra-node term (reduce-scatter and all-gather over NVLink, 2(g−1)/g of
-/// the data per GPU), whichever is lower.
-pub fn hierarchical_bound(ring: f64, nranks: usize, gpus_per_node: usize, nvlink: Option<f64>) -> f64 {
-    let net = hierarchical_ceiling(ring, nranks);
-    match nvlink {
-        Some(nv) if gpus_per_node > 1 && nranks > 1 => {
-            let g = gpus_per_node as f64;
-            let algbw = nv * g / (2.0 * (g - 1.0));
-            net.min(algbw * 2.0 * (nranks as f64 - 1.0) / nranks as f64)
-        }
-        _ => net,
+/// Below this share of the ceiling busbw is called slow. The ceiling is a true upper bound
+/// (no real run exceeds it), so healthy runs sit well under it — a 2×8 H100/H200 run with 8
+/// NDR HCAs reaches ~470–510 GB/s of a 750 GB/s bound; a socket fallback, a missing rail or
+/// no GPUDirect fall far below half.
+pub const SLOW: f64 = 0.5;
+
+/// Can NCCL use NVLink SHARP (NVSwitch multicast) on this GPU model?
+fn nvls_capable(model: &str) -> bool {
+    let m = model.to_ascii_uppercase();
+    (m.contains("H100") || m.contains("H200") || m.contains("H800") || m.contains("B200") || m.contains("B100"))
+        && !m.contains("PCIE")
+        && !m.contains(" NVL")
+}
+
+/// The per-GPU all-reduce algorithm bandwidth NVLink allows inside a node: with NVLink SHARP
+/// each GPU sends and receives each byte once (≤ nv); without it, reduce-scatter plus
+/// all-gather move 2(g−1)/g of the data over each GPU's links (≤ nv·g/(2(g−1))).
+fn intra_algbw(nv: f64, g: usize, nvls: bool) -> f64 {
+    if g <= 1 {
+        return f64::INFINITY;
     }
+    if nvls {
+        nv
+    } else {
+        nv * g as f64 / (2.0 * (g as f64 - 1.0))
+    }
+}
+
+/// The bound on all-reduce busbw (nccl-tests' definition): `ring` when NCCL_ALGO forces rings,
+/// else the best of the ring bound and the hierarchical bound (each byte crosses the network
+/// once per node, at most what NVLink can feed), both × 2(n−1)/n as busbw counts them.
+/// Depends only on the flags (forced algorithm, NVLS) and the topology (nodes, GPUs a node,
+/// HCAs × rate, GPU model).
+pub fn bound(
+    net_gbps: Option<f64>,
+    nodes: usize,
+    gpn: usize,
+    nv: Option<f64>,
+    nvls: bool,
+    ring_only: bool,
+) -> Option<f64> {
+    let n = (nodes * gpn.max(1)) as f64;
+    let f = if n > 1.0 { 2.0 * (n - 1.0) / n } else { 1.0 };
+    if nodes <= 1 {
+        let nv = nv?;
+        return Some(if gpn <= 1 { nv } else { intra_algbw(nv, gpn, nvls && !ring_only) * f });
+    }
+    let net = net_gbps?;
+    if ring_only {
+        return Some(net);
+    }
+    let intra = nv.map(|v| intra_algbw(v, gpn, nvls)).unwrap_or(f64::INFINITY);
+    Some(net.max(net.min(intra) * f))
+}
+
+fn push(
+    v: &mut Vec<Finding>,
+    id: &'static str,
+    problem: impl Into<String>,
+    detail: Option<String>,
+    evidence: Option<String>,
+) {
+    if v.iter().any(|f| f.id == id) {
+        return;
+    }
+    let r = rule(id);
+    let cause = match detail {
+        Some(d) if !d.is_empty() => format!("{} ({d})", r.meaning),
+        _ => r.meaning.to_string(),
+    };
+    v.push(Finding { id, problem: problem.into(), cause, fix: r.fix.to_string(), evidence });
+}
+
+/// How many nodes the job spans, from the log's own evidence first, and what says so.
+fn node_count(
+    node: &Node,
+    same_node: bool,
+    log: &LogFacts,
+    measured: Option<&Measured>,
+    ci: &CeilingInputs,
+) -> (Option<usize>, String) {
+    if let Some(n) = ci.nodes.filter(|n| *n > 0) {
+        return (Some(n), "--nodes".into());
+    }
+    if let Some(n) = log.nnodes.filter(|n| *n > 0) {
+        return (Some(n), format!("NCCL: nNodes {n}"));
+    }
+    if let Some(m) = measured.filter(|m| m.nodes > 0 && m.from_rank_lines) {
+        return (Some(m.nodes), format!("nccl-tests: ranks on {} host(s)", m.nodes));
+    }
+    if log.hosts.len() > 1 {
+        return (Some(log.hosts.len()), format!("{} hosts wrote NCCL lines", log.hosts.len()));
+    }
+    if log.crossed_network() {
+        return (Some(2), "inter-node channel lines (via NET/…)".into());
+    }
+    if log.remote_peer {
+        return (Some(2), "a connection to a peer over the network".into());
+    }
+    let local_max =
+        if same_node { node.gpus.len().max(1) } else { 8 }.max(log.cuda_devs).max(log.local_ranks.unwrap_or(0));
+    if let Some(n) = log.nranks {
+        if let Some(l) = log.local_ranks.filter(|l| *l > 0 && n > *l) {
+            return (Some(n.div_ceil(l)), format!("nranks {n} with localRanks {l}"));
+        }
+        if n > local_max {
+            return (Some(2), format!("nranks {n} > the {local_max} GPUs one node has"));
+        }
+        if n == 1 {
+            return (Some(1), "nranks 1".into());
+        }
+    }
+    if let Some(m) = measured.filter(|m| m.nranks == 1) {
+        let _ = m;
+        return (Some(1), "one rank".into());
+    }
+    let c = &log.channels;
+    if c.p2p + c.shm > 0
+        && !log.crossed_network()
+        && log.failures.is_empty()
+        && log.nranks.is_some_and(|n| n <= local_max)
+    {
+        return (Some(1), "only intra-node channel lines (P2P/SHM)".into());
+    }
+    (None, String::new())
 }
 
 pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measured>, ci: &CeilingInputs) -> Report {
@@ -107,13 +470,7 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
         .as_ref()
         .map(|h| log.hosts.iter().any(|x| x == h || x.starts_with(&format!("{h}."))))
         .unwrap_or(false);
-    let nodes: Option<usize> = ci
-        .nodes
-        .or(measured.map(|m| m.nodes))
-        .filter(|n| *n > 0)
-        .or_else(|| (!log.hosts.is_empty()).then_some(log.hosts.len()))
-        .map(|n| if log.crossed_network() { n.max(2) } else { n })
-        .or_else(|| log.crossed_network().then_some(2));
+    let (nodes, nodes_evidence) = node_count(node, same_node, log, measured, ci);
     let multi = nodes.map(|n| n > 1).unwrap_or(false);
     let healthy = !plan.hcas.is_empty();
     let expect_rdma = if same_node { healthy } else { true };
@@ -125,179 +482,302 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
                     .hcas
                     .iter()
                     .any(|(d, _)| node.rdma_device(d).map(|d| super::hca::gpu_affine(node, d)).unwrap_or(false))));
-    let mut causes: Vec<String> = Vec::new();
-    let mut problems: Vec<String> = Vec::new();
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    let observed = log.observed();
+    let lid0: Vec<String> = node
+        .rdma
+        .iter()
+        .filter(|d| d.ports.iter().any(|p| p.link_layer == Some(LinkLayer::InfiniBand) && p.lid == Some(0)))
+        .map(|d| d.name.clone())
+        .collect();
 
-    // Ceilings.
+    // 1. Failure lines: any one makes the job not ok, whatever else the log shows.
+    for fs in &log.failures {
+        let ev = Some(fs.line.clone());
+        use crate::nccl::log::Failure as F;
+        match fs.kind {
+            F::QpInvalid => {
+                let mut d = Vec::new();
+                if !lid0.is_empty() {
+                    d.push(format!("LID 0 here: {}", lid0.join(", ")));
+                }
+                if let Some(v) = log.env("NCCL_IB_HCA").filter(|v| !v.starts_with('=')) {
+                    d.push(format!("NCCL_IB_HCA={v} is a prefix match"));
+                }
+                if let Some(g) = log.env("NCCL_IB_GID_INDEX") {
+                    d.push(format!("NCCL_IB_GID_INDEX={g} is forced"));
+                }
+                push(&mut findings, "qp-invalid", "ibv_modify_qp failed with EINVAL", Some(d.join("; ")), ev);
+            }
+            F::QpUnreachable => push(
+                &mut findings,
+                "qp-unreachable",
+                "ibv_modify_qp: network unreachable",
+                log.env("NCCL_IB_GID_INDEX").map(|g| format!("NCCL_IB_GID_INDEX={g} is forced")),
+                ev,
+            ),
+            F::QpTimeout => push(&mut findings, "qp-timeout", "ibv_modify_qp timed out", None, ev),
+            F::QpNoDevice => push(&mut findings, "qp-no-device", "ibv_modify_qp: no such device", None, ev),
+            F::QpOther => push(
+                &mut findings,
+                "qp-other",
+                format!("ibv_modify_qp failed{}", fs.code.map(|c| format!(" with errno {c}")).unwrap_or_default()),
+                None,
+                ev,
+            ),
+            F::RetryExceeded => push(
+                &mut findings,
+                "retry-exceeded",
+                "IB transport retries exceeded (completion error 12)",
+                log.env("NCCL_IB_GID_INDEX").map(|g| format!("NCCL_IB_GID_INDEX={g} is forced")),
+                ev,
+            ),
+            F::LocalProtection => {
+                let gdr = if log.channels.net_ib_gdr > 0 { "GPUDirect RDMA is in use" } else { "with GPUDirect RDMA" };
+                push(&mut findings, "acs-iommu", "IB local protection error (completion error 4)", Some(gdr.into()), ev)
+            }
+            F::CompletionError => push(
+                &mut findings,
+                "completion-error",
+                format!("IB completion error{}", fs.code.map(|c| format!(" {c}")).unwrap_or_default()),
+                None,
+                ev,
+            ),
+            F::IbvResource => push(&mut findings, "ibv-resource", "a verbs call failed", None, ev),
+            F::IbvFatalEvent => push(&mut findings, "ibv-fatal", "fatal HCA event", None, ev),
+            F::IncompatibleDevices => {
+                push(&mut findings, "incompatible-devices", "incompatible NET/IB devices", None, ev)
+            }
+            F::NoNetPlugin => {
+                let mut d = Vec::new();
+                if let Some(v) = log.env("NCCL_NET") {
+                    d.push(format!("NCCL_NET={v}"));
+                }
+                if let Some(v) = log.env("NCCL_NET_PLUGIN") {
+                    d.push(format!("NCCL_NET_PLUGIN={v}"));
+                }
+                if log.ib_no_device {
+                    d.push("NET/IB : No device found".into());
+                }
+                push(&mut findings, "no-net-plugin", "NCCL could not start any network", Some(d.join(", ")), ev)
+            }
+            F::NoSocketInterface => push(
+                &mut findings,
+                "no-socket-interface",
+                "no bootstrap interface",
+                log.env("NCCL_SOCKET_IFNAME").map(|v| format!("NCCL_SOCKET_IFNAME={v}")),
+                ev,
+            ),
+            F::NoOobInterface => push(&mut findings, "no-oob-interface", "no OOB interface for NET/IB", None, ev),
+            F::SocketConnect => push(
+                &mut findings,
+                "socket-connect",
+                "a TCP connection to a peer failed",
+                log.bootstrap_ifs.first().map(|b| format!("bootstrap over {b}")),
+                ev,
+            ),
+            F::RemoteExit => push(&mut findings, "remote-exit", "a peer closed its connection", None, ev),
+            F::CollectiveTimeout => push(&mut findings, "collective-timeout", "a collective timed out", None, ev),
+            F::DuplicateGpu => push(&mut findings, "duplicate-gpu", "two ranks on one GPU", None, ev),
+            F::CudaFailure => push(&mut findings, "cuda-failure", "a CUDA call failed", None, ev),
+            F::NcclError => push(&mut findings, "nccl-error", "NCCL returned an error", None, ev),
+        }
+    }
+
+    // 2. The transport, against the node count.
+    let socket_causes = |findings: &mut Vec<Finding>| {
+        let before = findings.len();
+        if log.ibverbs_missing {
+            push(
+                findings,
+                "ibverbs-missing",
+                "libibverbs missing",
+                None,
+                Some("Failed to open libibverbs.so[.1]".into()),
+            );
+        }
+        if !log.provider_missing.is_empty() {
+            push(findings, "provider-missing", "verbs provider missing", Some(log.provider_missing.join(", ")), None);
+        }
+        if let Some(v) = log.env("NCCL_IB_DISABLE").filter(|v| *v != "0") {
+            push(findings, "ib-disabled", format!("NCCL_IB_DISABLE={v}"), None, None);
+        }
+        if let Some(v) = log.env("NCCL_NET") {
+            push(findings, "net-forced", format!("NCCL_NET={v}"), None, None);
+        }
+        if log.ib_no_device && !log.ibverbs_missing {
+            if let Some(v) = log.env("NCCL_IB_HCA") {
+                push(
+                    findings,
+                    "hca-filter",
+                    "NCCL_IB_HCA matched nothing",
+                    Some(format!("NCCL_IB_HCA={v}")),
+                    Some("NET/IB : No device found.".into()),
+                );
+            }
+            let uverbs_here = node.host.dev_infiniband.iter().any(|n| n.starts_with("uverbs"));
+            if !(same_node && uverbs_here) {
+                let d = if same_node && node.host.in_container {
+                    "this container has no /dev/infiniband/uverbs*"
+                } else if same_node {
+                    "this node has no /dev/infiniband/uverbs*"
+                } else {
+                    "most often /dev/infiniband missing inside the container"
+                };
+                push(
+                    findings,
+                    "no-dev-infiniband",
+                    "NET/IB found no device",
+                    Some(d.into()),
+                    Some("NET/IB : No device found.".into()),
+                );
+            }
+        }
+        if findings.len() == before {
+            push(findings, "socket-between-nodes", "TCP sockets between nodes", None, None);
+        }
+    };
+    if log.network.as_deref() == Some("mixed") {
+        push(
+            &mut findings,
+            "mixed-network",
+            format!("ranks disagree on the network ({})", log.networks_seen.join(" vs ")),
+            None,
+            None,
+        );
+        socket_causes(&mut findings);
+    } else if multi && expect_rdma && observed.is_some() && !log.on_rdma() {
+        let net = observed.clone().unwrap_or_default();
+        let before = findings.len();
+        socket_causes(&mut findings);
+        if let Some(f) = findings.get_mut(before) {
+            f.problem = format!("NOT ON RDMA: NCCL used {net} between nodes; {}", f.problem);
+            if same_node {
+                f.cause.push_str(&format!("; this node has {} healthy HCA port(s)", plan.hcas.len()));
+            }
+        }
+    } else if multi && log.on_rdma() {
+        if log.gdr_partial() {
+            let without: Vec<String> = log
+                .per_host
+                .iter()
+                .filter(|(_, v)| v.recv_plain > 0 && v.recv_gdr == 0)
+                .map(|(h, _)| h.clone())
+                .collect();
+            let d = if without.is_empty() {
+                None
+            } else {
+                Some(format!("without it: {}", crate::slurm::compress_hostlist(&without)))
+            };
+            push(&mut findings, "gdr-partial", "GPUDirect RDMA on some nodes only", d, None);
+        } else if log.gdr == Some(false) && gdr_expected {
+            let mut d = Vec::new();
+            if same_node && node.host.peermem.is_none() {
+                d.push("nvidia_peermem is not loaded here".to_string());
+            } else if version_le(log.version.as_deref(), (2, 22, 3)) {
+                d.push(format!("NCCL {} ≤ 2.22.3 does not see nvidia_peermem", log.version.as_deref().unwrap_or("?")));
+            }
+            if !log.gdr_disabled_hcas.is_empty() {
+                d.push(format!("GPU Direct RDMA Disabled for {}", log.gdr_disabled_hcas.join(", ")));
+            }
+            if let Some(g) = log.env("NCCL_IB_GID_INDEX") {
+                d.push(format!("NCCL_IB_GID_INDEX={g} is forced; NCCL ≥ 2.21 picks the GID itself"));
+            }
+            push(&mut findings, "no-gdr", "ON RDMA WITHOUT GPUDirect", Some(d.join("; ")), None);
+        } else if log.gdr == Some(false) {
+            notes.push("no GPUDirect RDMA, and this node cannot do it (no peer memory or no GPU-near HCA)".into());
+        }
+    } else if nodes.is_none() && log.ibverbs_missing {
+        push(
+            &mut findings,
+            "ibverbs-missing",
+            "libibverbs missing: this image cannot use InfiniBand/RoCE",
+            None,
+            Some("Failed to open libibverbs.so[.1]".into()),
+        );
+    }
+    if same_node && multi {
+        if let (Some(b), Some(p)) = (log.bootstrap_ifs.first(), &plan.bootstrap_if) {
+            if b != p {
+                notes.push(format!(
+                    "NCCL bootstrapped over {b}, ibwire expects {p} (the interface that reaches the master)"
+                ));
+            }
+        }
+    }
+
+    // 3. Ceilings: from the flags and the topology only.
     let rates: Vec<f64> = plan
         .hcas
         .iter()
         .filter_map(|(d, p)| node.rdma_device(d)?.ports.iter().find(|x| x.port == *p)?.rate_gbps)
         .collect();
-    let used = if !log.ib_devices.is_empty() {
-        log.ib_devices.len()
-    } else if same_node {
-        plan.hcas.len()
-    } else {
-        0
-    };
-    let n_hcas = ci.hcas.unwrap_or(used);
+    let n_hcas = ci
+        .hcas
+        .or_else(|| same_node.then_some(plan.hcas.len()))
+        .or_else(|| (!log.ib_devices.is_empty()).then_some(log.ib_devices.len()));
     let rate = ci.hca_gbit.or_else(|| if same_node { rates.iter().cloned().reduce(f64::min) } else { None });
     let nranks = measured.map(|m| m.nranks).filter(|n| *n > 0).or(log.nranks).unwrap_or(0);
     let gpn = match nodes {
         Some(n) if n > 0 && nranks >= n => nranks / n,
         _ => 1,
     };
-    let nvl = measured
-        .and_then(|m| m.gpu_model.as_deref())
-        .and_then(nvlink_gbps)
-        .or_else(|| node.gpus.first().and_then(|g| nvlink_gbps(&g.model)));
-    let (ring, hier) = match (n_hcas, rate) {
-        (h, Some(r)) if h > 0 && multi => {
-            let ring = ring_ceiling(h, r);
-            // Without the rank count the hierarchical bound is unknown.
-            (Some(ring), (nranks > 1).then(|| hierarchical_bound(ring, nranks, gpn, nvl)))
-        }
-        _ => (None, None),
+    let model_name = measured.and_then(|m| m.gpu_model.clone()).or_else(|| node.gpus.first().map(|g| g.model.clone()));
+    let nvl = model_name.as_deref().and_then(nvlink_gbps);
+    let ring_only = log.env("NCCL_ALGO").is_some_and(|a| a.eq_ignore_ascii_case("ring"));
+    let nvls = !log.nvls_off() && model_name.as_deref().is_some_and(nvls_capable);
+    let net = match (n_hcas, rate) {
+        (Some(h), Some(r)) if h > 0 => Some(ring_ceiling(h, r)),
+        _ => None,
+    };
+    let ring = net.filter(|_| multi);
+    let hier = match (ring, multi && nranks > 1) {
+        (Some(r), true) => bound(Some(r), nodes.unwrap_or(2), gpn, nvl, nvls, false),
+        _ => None,
+    };
+    let ceiling = match nodes {
+        Some(n) if n > 1 && nranks > 1 => bound(net, n, gpn, nvl, nvls, ring_only),
+        // Rank count unknown: the hierarchical bound's limit, 2 × the network (2(n−1)/n < 2).
+        Some(n) if n > 1 => net.map(|b| if ring_only { b } else { 2.0 * b }),
+        Some(1) => bound(None, 1, nranks.max(1), nvl, nvls, ring_only),
+        _ => None,
     };
     // One rank moves nothing: its "busbw" is 0 by definition, not a measurement.
     let busbw = measured.filter(|m| m.nranks != 1).map(|m| m.busbw_gbps);
     let links = node.nvlinks.iter().filter(|l| l.a == 0 || l.b == 0).map(|l| l.links).max();
-    let model_name = measured.and_then(|m| m.gpu_model.clone()).or_else(|| node.gpus.first().map(|g| g.model.clone()));
     let nccl_model = match (links, model_name.as_deref().and_then(nccl_nvlink_per_link)) {
         (Some(l), Some(per)) if log.nvls_off() || !multi => Some(l as f64 * per),
         _ => None,
     };
-    let intra = match (nvl, nccl_model) {
-        (Some(n), Some(m)) if log.nvls_off() => Some(n.min(m)),
-        (n, _) => n,
-    };
-    let ratio = match (busbw, ring, hier, intra) {
-        (Some(b), Some(r), Some(h), _) => Some(if b > r { b / h } else { b / r }),
-        (Some(b), Some(r), None, _) if b <= r => Some(b / r),
-        (Some(b), None, None, Some(n)) if nodes == Some(1) && nranks > 1 => Some(b / n),
+    let ratio = match (busbw, ceiling) {
+        (Some(b), Some(c)) if c > 0.0 => Some(b / c),
         _ => None,
     };
     if let (Some(b), Some(n), Some(m), Some(l)) = (busbw, nvl, nccl_model, links) {
         if !multi && log.nvls_off() && b < 0.8 * n {
-            causes.push(format!(
+            notes.push(format!(
                 "NVLS is off (NCCL_NVLS_ENABLE=0): NCCL then drives each NVLink at its modelled 20 GB/s (SM90_NVLINK_BW), {l} links = {m:.0} GB/s; measured {b:.1} GB/s is {:.1}% of that and {:.1}% of the {n:.0} GB/s NVLink figure",
                 b / m * 100.0,
                 b / n * 100.0
             ));
         }
     }
-
-    let observed = log.observed();
-    if log.network.as_deref() == Some("mixed") {
-        problems.push(format!("ranks disagree on the network ({})", log.networks_seen.join(" vs ")));
-        causes.push("some ranks found no usable HCA while others did: the device nodes, NCCL_IB_HCA or HCA health differ between ranks or nodes; run ibwire doctor on each node".into());
-    } else if multi && expect_rdma && observed.is_some() && !log.on_rdma() {
-        problems.push(format!(
-            "NOT ON RDMA: NCCL used {} between nodes{}",
-            observed.as_deref().unwrap_or("?"),
-            if same_node {
-                format!(" although this node has {} healthy HCA port(s)", plan.hcas.len())
-            } else {
-                String::new()
-            }
-        ));
-        if log.ib_no_device {
-            if same_node && node.host.dev_infiniband.iter().all(|n| !n.starts_with("uverbs")) {
-                causes.push(if node.host.in_container {
-                    "/dev/infiniband is missing inside the container (NET/IB : No device found): mount it (ibwire's enroot hook, or enroot -m /dev/infiniband)".into()
-                } else {
-                    "no /dev/infiniband/uverbs* nodes (NET/IB : No device found): load ib_uverbs".into()
-                });
-            } else if !same_node {
-                causes.push("NET/IB : No device found: most often /dev/infiniband missing inside the container".into());
-            }
-            if let Some(v) = log.env("NCCL_IB_HCA") {
-                causes.push(format!("NCCL_IB_HCA={v} matched no ACTIVE port; use ibwire env's value"));
-            }
+    if let (Some(r), Some(b), Some(c)) = (ratio, busbw, ceiling) {
+        if r > 1.0 {
+            notes.push(format!("busbw {b:.1} GB/s is above the {c:.0} GB/s bound: the HCA count, rate or node count given is lower than the job's"));
         }
-        if let Some(v) = log.env("NCCL_IB_DISABLE").filter(|v| *v != "0") {
-            causes.push(format!("NCCL_IB_DISABLE={v} turns the IB transport off"));
-        }
-        if let Some(v) = log.env("NCCL_NET") {
-            causes.push(format!("NCCL_NET={v} forces that network"));
-        }
-        if log.warns.iter().chain(&log.errors).any(|w| w.contains("libibverbs")) {
-            causes.push(
-                "libibverbs could not be loaded: the image lacks rdma-core (libibverbs.so.1 and a provider)".into(),
-            );
-        }
-        if causes.is_empty() {
-            causes.push("NCCL's IB plugin found no usable port: run ibwire doctor inside the job's environment".into());
-        }
-    } else if multi && log.on_rdma() && gdr_expected && log.gdr == Some(false) {
-        problems.push(
-            "ON RDMA WITHOUT GPUDirect: inter-node channels lack /GDRDMA, data is staged through host memory".into(),
-        );
-        if same_node && node.host.peermem.is_none() {
-            causes.push("nvidia_peermem is not loaded (modprobe nvidia_peermem), and DMA-BUF was not used".into());
-        } else if version_le(log.version.as_deref(), (2, 22, 3)) {
-            causes.push("NCCL ≤ 2.22.3 does not see nvidia_peermem (NVIDIA/nccl#1676): use a newer NCCL".into());
-        } else {
-            causes.push("no GPUDirect peer memory (nvidia_peermem or DMA-BUF), or GPU–NIC distance beyond NCCL_NET_GDR_LEVEL (see ibwire topo)".into());
-        }
-        if let Some(g) = log.env("NCCL_IB_GID_INDEX") {
-            causes.push(format!("NCCL_IB_GID_INDEX={g} is forced; NCCL ≥ 2.21 picks the GID itself"));
-        }
-    }
-    for e in &log.modify_qp_errnos {
-        match e {
-            22 => {
-                problems.push("ibv_modify_qp failed with EINVAL".into());
-                let lid0: Vec<String> = node
-                    .rdma
-                    .iter()
-                    .filter(|d| d.ports.iter().any(|p| p.link_layer == Some(LinkLayer::InfiniBand) && p.lid == Some(0)))
-                    .map(|d| d.name.clone())
-                    .collect();
-                causes.push(format!(
-                    "a peer offered an InfiniBand port with LID 0{} — exclude it from NCCL_IB_HCA (ibwire env does) on every node; on RoCE, a wrong NCCL_IB_GID_INDEX",
-                    if lid0.is_empty() { String::new() } else { format!(" ({} here)", lid0.join(", ")) }
-                ));
-            }
-            110 => {
-                problems.push("ibv_modify_qp timed out".into());
-                causes.push("the two NICs cannot reach each other (rail-only fabric): NCCL_CROSS_NIC=0 and the same HCA set on every node".into());
-            }
-            n => {
-                problems.push(format!("ibv_modify_qp failed with errno {n}"));
-            }
-        }
-    }
-    if !log.errors.is_empty() {
-        problems.push(format!("NCCL failed: {}", crate::probe::sysroot::clip(&log.errors[0])));
-        if log.errors.iter().any(|e| e.contains("family")) {
-            if let Some(v) = log.env("NCCL_SOCKET_IFNAME") {
-                causes.push(format!("NCCL_SOCKET_IFNAME={v} names no interface on this node (NCCL 2.27 then reports a garbage address family)"));
-            }
-        }
-    }
-    if same_node && multi {
-        if let (Some(b), Some(p)) = (log.bootstrap_ifs.first(), &plan.bootstrap_if) {
-            if b != p {
-                causes.push(format!(
-                    "NCCL bootstrapped over {b}, ibwire expects {p} (the interface that reaches the master)"
-                ));
-            }
-        }
-    }
-    if let (Some(r), Some(b)) = (ratio, busbw) {
-        if r < 0.8 {
-            problems.push(format!("SLOW: busbw {b:.1} GB/s is {:.1}% of the ceiling", r * 100.0));
+        if r < SLOW {
+            let mut d = Vec::new();
             let max = rates.iter().cloned().fold(0.0, f64::max);
             if same_node && rates.iter().any(|x| *x < max) {
-                causes.push(format!(
-                    "HCA link rates differ (slowest {:.0} Gb/s vs {max:.0}): the slow HCA bounds the ring",
+                d.push(format!(
+                    "HCA link rates differ (slowest {:.0} Gb/s vs {max:.0})",
                     rates.iter().cloned().fold(f64::MAX, f64::min)
                 ));
             }
             if same_node && !log.ib_devices.is_empty() && log.ib_devices.len() < plan.hcas.len() {
-                causes.push(format!("NCCL used {} of the {} healthy HCAs", log.ib_devices.len(), plan.hcas.len()));
+                d.push(format!("NCCL used {} of the {} healthy HCAs", log.ib_devices.len(), plan.hcas.len()));
             }
             if same_node {
                 let down: Vec<String> = node
@@ -309,86 +789,167 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
                     .map(|(n, _)| n)
                     .collect();
                 if !down.is_empty() {
-                    causes.push(format!("PCIe links below their width: {}", down.join(", ")));
+                    d.push(format!("PCIe links below their width: {}", down.join(", ")));
                 }
             }
+            push(
+                &mut findings,
+                "slow",
+                format!("SLOW: busbw {b:.1} GB/s is {:.1}% of the {c:.0} GB/s ceiling", r * 100.0),
+                Some(d.join("; ")),
+                None,
+            );
         }
     }
 
-    let ok = problems.is_empty();
-    let bw = match (ratio, busbw) {
-        (Some(r), Some(b)) => format!("; busbw {b:.1} GB/s = {:.1}% of the ceiling", r * 100.0),
-        (None, Some(b)) if nodes.is_none() => {
+    // Root causes first, then degradations, then what follows from an earlier failure (a peer
+    // that closed its socket, a timeout, NCCL's bare error result).
+    findings.sort_by_key(|f| match f.id {
+        "remote-exit" | "collective-timeout" | "nccl-error" | "completion-error" | "slow" => 2,
+        "socket-between-nodes"
+        | "no-gdr"
+        | "gdr-partial"
+        | "mixed-network"
+        | "no-dev-infiniband"
+        | "ibverbs-missing"
+        | "provider-missing"
+        | "hca-filter"
+        | "ib-disabled"
+        | "net-forced" => 1,
+        _ => 0,
+    });
+
+    // 4. The outcome.
+    let bw = match (ratio, busbw, ceiling) {
+        (Some(r), Some(b), Some(c)) => format!("; busbw {b:.1} GB/s = {:.1}% of the {c:.0} GB/s ceiling", r * 100.0),
+        (None, Some(b), _) if nodes.is_none() => {
             format!("; busbw {b:.1} GB/s (node count unknown: pass --nodes to judge it)")
         }
-        (None, Some(b)) if multi => match ring {
-            Some(r) => format!(
-                "; busbw {b:.1} GB/s, above the {r:.0} GB/s ring bound (the hierarchical bound needs the rank count)"
-            ),
-            None => format!(
-                "; busbw {b:.1} GB/s (ceiling unknown: pass --hcas N --hca-gbit RATE for a log from another node)"
-            ),
-        },
-        (None, Some(b)) => format!("; busbw {b:.1} GB/s"),
+        (None, Some(b), _) if multi => {
+            format!("; busbw {b:.1} GB/s (ceiling unknown: pass --hcas N --hca-gbit RATE for a log from another node)")
+        }
+        (None, Some(b), _) => format!("; busbw {b:.1} GB/s"),
         _ => String::new(),
     };
-    let verdict = if !ok {
-        problems.join("; ")
-    } else if observed.is_none() {
-        format!("transport not shown: the input has no 'Using network' or channel lines (run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET){bw}")
-    } else if nodes.is_none() {
-        format!("{} in use; node count unknown{bw}", observed.as_deref().unwrap_or("?"))
-    } else if !multi {
-        let why = if log.ib_no_device { " (NET/IB : No device found)" } else { "" };
-        let hcas = if same_node {
-            if healthy {
-                "; the node has healthy HCAs for multi-node jobs"
-            } else {
-                "; this node has no healthy HCA, so multi-node jobs get Socket"
-            }
-        } else {
-            ""
-        };
-        format!(
-            "single node: NCCL initialised {}{why}{hcas}; nothing crossed a network{}{bw}",
-            observed.as_deref().unwrap_or("?"),
-            match (log.channels.p2p, log.channels.shm) {
-                (0, 0) => String::new(),
-                (p, 0) => format!("; GPUs talk over P2P ({p} channel connections)"),
-                (0, s) => format!("; GPUs talk over SHM ({s} channel connections, no P2P)"),
-                (p, s) => format!("; GPUs talk over P2P ({p}) and SHM ({s})"),
-            }
+    let enable = "run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET";
+    let (outcome, verdict) = if !findings.is_empty() {
+        (
+            Outcome::NotOk,
+            format!("NOT OK: {}", findings.iter().map(|f| f.problem.as_str()).collect::<Vec<_>>().join("; ")),
         )
-    } else if log.on_rdma() {
-        let g = match log.gdr {
-            Some(true) => " with GPUDirect RDMA",
-            Some(false) => " without GPUDirect RDMA",
-            None => "",
-        };
-        let over = match log.ib_devices.len() {
-            0 => String::new(),
-            n => format!(" over {n} HCA(s)"),
-        };
-        format!("OK: {}{g}{over}{bw}", observed.as_deref().unwrap_or("IB"))
+    } else if multi {
+        if log.on_rdma() {
+            match log.gdr {
+                Some(true) => (
+                    Outcome::Ok,
+                    format!("OK: {} with GPUDirect RDMA{}{bw}", observed.as_deref().unwrap_or("IB"), hcas_over(log)),
+                ),
+                Some(false) => (
+                    Outcome::Ok,
+                    format!(
+                        "OK: {} without GPUDirect RDMA (this node cannot do it){}{bw}",
+                        observed.as_deref().unwrap_or("IB"),
+                        hcas_over(log)
+                    ),
+                ),
+                None if ratio.is_some_and(|r| r >= SLOW) => (
+                    Outcome::Ok,
+                    format!(
+                        "OK: {}{} (GPUDirect not shown; the bandwidth is an RDMA path's){bw}",
+                        observed.as_deref().unwrap_or("IB"),
+                        hcas_over(log)
+                    ),
+                ),
+                None => (
+                    Outcome::Inconclusive,
+                    format!(
+                        "INCONCLUSIVE: NCCL chose {}{}, but no channel line shows GPUDirect RDMA ({enable}){bw}",
+                        observed.as_deref().unwrap_or("IB"),
+                        hcas_over(log)
+                    ),
+                ),
+            }
+        } else if observed.is_some() {
+            (
+                Outcome::Ok,
+                format!(
+                    "OK: {} as expected (no healthy HCA on this node){bw}",
+                    observed.as_deref().unwrap_or("Socket")
+                ),
+            )
+        } else if ratio.is_some_and(|r| r >= SLOW) {
+            (Outcome::Ok, format!("OK by bandwidth: only RDMA reaches it (the log shows no transport lines){bw}"))
+        } else {
+            (Outcome::Inconclusive, format!("INCONCLUSIVE: {} nodes ({nodes_evidence}) but no transport evidence: no 'Using network' or channel lines ({enable}){bw}", nodes.unwrap_or(2)))
+        }
+    } else if nodes == Some(1) {
+        if observed.is_some() || log.channels.p2p + log.channels.shm > 0 || busbw.is_some() {
+            let why = if log.ib_no_device { " (NET/IB : No device found)" } else { "" };
+            let hcas = if same_node {
+                if healthy {
+                    "; the node has healthy HCAs for multi-node jobs"
+                } else {
+                    "; this node has no healthy HCA, so multi-node jobs get Socket"
+                }
+            } else {
+                ""
+            };
+            (
+                Outcome::Ok,
+                format!(
+                    "single node: NCCL initialised {}{why}{hcas}; nothing crossed a network{}{bw}",
+                    observed.as_deref().unwrap_or("no network"),
+                    match (log.channels.p2p, log.channels.shm) {
+                        (0, 0) => String::new(),
+                        (p, 0) => format!("; GPUs talk over P2P ({p} channel connections)"),
+                        (0, s) => format!("; GPUs talk over SHM ({s} channel connections, no P2P)"),
+                        (p, s) => format!("; GPUs talk over P2P ({p}) and SHM ({s})"),
+                    }
+                ),
+            )
+        } else {
+            (Outcome::Inconclusive, format!("INCONCLUSIVE: one node, but no transport lines ({enable}){bw}"))
+        }
     } else {
-        format!("OK: {} as expected (no healthy HCA on this node){bw}", observed.as_deref().unwrap_or("Socket"))
+        let seen = match observed.as_deref() {
+            Some(n) => format!("NCCL chose {n}"),
+            None => "no transport shown".to_string(),
+        };
+        (
+            Outcome::Inconclusive,
+            format!("INCONCLUSIVE: {seen}; the node count is unknown (no nNodes, hosts, peers or inter-node channels in the log): pass --nodes N, or {enable}{bw}"),
+        )
     };
+    let causes = findings.iter().map(|f| format!("{}; fix: {}", f.cause, f.fix)).collect();
     Report {
+        outcome,
         network: observed,
         expected_network,
         gdr: log.gdr,
         gdr_expected,
         hcas: log.ib_devices.iter().map(|d| format!("{}:{}", d.name, d.port)).collect(),
         bootstrap_if: log.bootstrap_ifs.first().cloned(),
+        nodes,
+        nodes_evidence,
         busbw_gbps: busbw,
         ring_ceiling_gbps: ring,
         hierarchical_ceiling_gbps: hier,
         nvlink_ceiling_gbps: if multi { None } else { nvl },
         nccl_nvlink_model_gbps: if multi { None } else { nccl_model },
+        ceiling_gbps: ceiling,
         ratio,
-        ok,
+        ok: outcome == Outcome::Ok,
         verdict,
         causes,
+        findings,
+        notes,
+    }
+}
+
+fn hcas_over(log: &LogFacts) -> String {
+    match log.ib_devices.len() {
+        0 => String::new(),
+        n => format!(" over {n} HCA(s)"),
     }
 }
 
@@ -413,10 +974,17 @@ mod tests {
         assert_eq!(format!("{:.1}", 328.8 / hier * 100.0), "93.9");
         assert_eq!(format!("{:.1}", 288.8 / hier * 100.0), "82.5");
         // with H200 NVLink inside each node (4 GPUs), the network term still binds
-        assert_eq!(hierarchical_bound(ring, 8, 4, Some(450.0)), 350.0);
-        // DGX H100 2×8, 8 NDR HCAs: NVLink binds at ~482 GB/s, not the network's 750
-        let b = hierarchical_bound(ring_ceiling(8, 400.0), 16, 8, Some(450.0));
+        assert_eq!(bound(Some(ring), 2, 4, Some(450.0), false, false), Some(350.0));
+        // DGX H100 2×8, 8 NDR HCAs: without NVLS, NVLink binds at ~482 GB/s; with NVLS (each
+        // byte into and out of the switch once) the network's 750 binds; rings alone: 400.
+        let b = bound(Some(ring_ceiling(8, 400.0)), 2, 8, Some(450.0), false, false).unwrap();
         assert_eq!(format!("{b:.1}"), "482.1");
+        assert_eq!(bound(Some(400.0), 2, 8, Some(450.0), true, false), Some(750.0));
+        assert_eq!(bound(Some(400.0), 2, 8, Some(450.0), true, true), Some(400.0));
+        // one node of 8 H200: 450 without NVLS, 787.5 with it
+        let r = |v: Option<f64>| v.map(|x| format!("{x:.1}"));
+        assert_eq!(r(bound(None, 1, 8, Some(450.0), false, false)).as_deref(), Some("450.0"));
+        assert_eq!(r(bound(None, 1, 8, Some(450.0), true, false)).as_deref(), Some("787.5"));
     }
 
     #[test]

@@ -1,0 +1,30 @@
+"""Make NCCL fail on purpose on one GPU machine, to collect NCCL's real failure wording.
+
+Run under torchrun with 2 processes on one GPU; each rank takes its own NCCL_HOSTID, so NCCL
+treats the two as two nodes and connects them over its network transport (what a two-node job
+does). IBWIRE_CASE picks what to break:
+  ok           nothing (the Socket transport between the two "nodes": a multi-node socket run)
+  die          rank 1 exits right after init; rank 0's next collective sees the remote death
+"""
+import datetime
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+
+rank = int(os.environ["RANK"])
+os.environ["NCCL_HOSTID"] = f"ibwire-node{rank}"
+case = os.environ.get("IBWIRE_CASE", "ok")
+torch.cuda.set_device(0)
+dist.init_process_group("nccl", timeout=datetime.timedelta(seconds=int(os.environ.get("PG_TIMEOUT", "40"))))
+x = torch.ones(1 << 20, device="cuda")
+dist.all_reduce(x)
+torch.cuda.synchronize()
+if case == "die" and rank == 1:
+    os._exit(3)
+for _ in range(3):
+    dist.all_reduce(x)
+torch.cuda.synchronize()
+print(f"rank={rank} sum={x[0].item()}", flush=True)
+dist.destroy_process_group()

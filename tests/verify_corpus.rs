@@ -1,0 +1,162 @@
+//! `ibwire verify` on real NCCL logs (tests/fixtures/verify-corpus: copied from public threads,
+//! or made on a real H200 on purpose), each with the cause its thread states: the verdict and
+//! the top cause must be the ones in corpus.json. Also: the README's troubleshooting table is
+//! the rule table, and a log far larger than memory budgets is read in bounded memory.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn corpus() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/verify-corpus")
+}
+
+#[test]
+fn every_real_log_gets_its_verdict_and_cause() {
+    let t = tempfile::tempdir().unwrap();
+    ibwire::fixture::plain(t.path());
+    let list: Value = serde_json::from_str(&std::fs::read_to_string(corpus().join("corpus.json")).unwrap()).unwrap();
+    let mut failures = Vec::new();
+    let (mut n, mut ok, mut not_ok, mut inconclusive) = (0, 0, 0, 0);
+    for e in list.as_array().unwrap() {
+        let file = corpus().join(e["file"].as_str().unwrap());
+        let o =
+            ibwire(&["verify", "--root", t.path().to_str().unwrap(), "--from-log", file.to_str().unwrap(), "--json"]);
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+        let want = e["outcome"].as_str().unwrap();
+        let code = match want {
+            "ok" => 0,
+            "not_ok" => 1,
+            _ => 3,
+        };
+        let ids: Vec<&str> =
+            v["findings"].as_array().map(|a| a.iter().filter_map(|f| f["id"].as_str()).collect()).unwrap_or_default();
+        let mut bad = Vec::new();
+        if v["outcome"] != want || o.status.code() != Some(code) {
+            bad.push(format!("outcome {} (exit {:?}), want {want}", v["outcome"], o.status.code()));
+        }
+        if let Some(top) = e["top"].as_str() {
+            if ids.first() != Some(&top) {
+                bad.push(format!("causes {ids:?}, want {top} first"));
+            }
+        }
+        for also in e["also"].as_array().into_iter().flatten() {
+            if !ids.contains(&also.as_str().unwrap()) {
+                bad.push(format!("causes {ids:?} lack {also}"));
+            }
+        }
+        if want != "ok" && v["ok"] == true {
+            bad.push("ok: true".into());
+        }
+        if !bad.is_empty() {
+            failures.push(format!("{}: {} ({})", e["file"], bad.join("; "), stderr(&o).trim()));
+        }
+        n += 1;
+        match want {
+            "ok" => ok += 1,
+            "not_ok" => not_ok += 1,
+            _ => inconclusive += 1,
+        }
+    }
+    assert!(failures.is_empty(), "{} of {n} misjudged:\n{}", failures.len(), failures.join("\n"));
+    assert!(n >= 30 && ok >= 2 && not_ok >= 20 && inconclusive >= 2, "{n} {ok} {not_ok} {inconclusive}");
+}
+
+#[test]
+fn every_file_in_the_corpus_is_listed() {
+    let list = std::fs::read_to_string(corpus().join("corpus.json")).unwrap();
+    for e in std::fs::read_dir(corpus()).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        if name.ends_with(".log") {
+            assert!(list.contains(&format!("\"{name}\"")), "{name} is not in corpus.json");
+        }
+    }
+}
+
+/// The troubleshooting table, as the README carries it between its markers.
+fn table() -> String {
+    let mut s =
+        String::from("| NCCL or the framework says | what it means | fix | verify's cause |\n|---|---|---|---|\n");
+    for r in ibwire::plan::verify::RULES {
+        let esc = |t: &str| t.replace('|', "\\|");
+        s.push_str(&format!("| `{}` | {} | {} | `{}` |\n", esc(r.message), esc(r.meaning), esc(r.fix), r.id));
+    }
+    s
+}
+
+#[test]
+fn readme_troubleshooting_table_is_the_rule_table() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let readme = std::fs::read_to_string(&path).unwrap();
+    let (a, b) = ("<!-- troubleshooting:begin (generated from src/plan/verify.rs RULES; IBWIRE_BLESS=1 cargo test --test verify_corpus rewrites it) -->\n", "<!-- troubleshooting:end -->");
+    let start = readme.find(a).expect("README has the troubleshooting markers") + a.len();
+    let end = readme[start..].find(b).unwrap() + start;
+    let want = table();
+    if std::env::var_os("IBWIRE_BLESS").is_some() && readme[start..end] != want {
+        std::fs::write(&path, format!("{}{}{}", &readme[..start], want, &readme[end..])).unwrap();
+        return;
+    }
+    assert_eq!(readme[start..end], want, "README's troubleshooting table drifted from RULES");
+}
+
+#[test]
+fn a_large_log_is_read_in_bounded_memory() {
+    // 32 MiB of a 16-node INFO log through stdin (no disk), then a failure at the very end:
+    // the verdict must see the failure, and the process must stay far below the log's size.
+    let t = tempfile::tempdir().unwrap();
+    ibwire::fixture::plain(t.path());
+    let mut child = Command::new(bin())
+        .args(["verify", "--root", t.path().to_str().unwrap(), "--from-log", "-", "--json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let mut block = String::new();
+        for i in 0..2048 {
+            let h = i % 16;
+            block.push_str(&format!(
+                "gpu-{h:03}:{p}:{p} [{d}] NCCL INFO Channel {c:02}/0 : {r}[{d}] -> {q}[{d}] [receive] via NET/IB/{d}/GDRDMA\n",
+                p = 1000 + i,
+                d = i % 8,
+                c = i % 32,
+                r = i % 128,
+                q = (i + 8) % 128
+            ));
+        }
+        let mut written = 0usize;
+        while written < 32 << 20 {
+            if stdin.write_all(block.as_bytes()).is_err() {
+                return;
+            }
+            written += block.len();
+        }
+        let _ = stdin.write_all(b"gpu-007:1:1 [3] misc/ibvwrap.cc:187 NCCL WARN Call to ibv_modify_qp failed with 22 Invalid argument, on dev mlx5_bond_0:1, curr state INIT, next state RTR\n");
+    });
+    let o = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    assert_eq!(v["outcome"], "not_ok", "{}", stderr(&o));
+    assert_eq!(v["findings"][0]["id"], "qp-invalid");
+    assert_eq!(v["nodes"], 16);
+    let ru = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
+    let max_rss_kib = ru.max_rss();
+    assert!(max_rss_kib < 64 * 1024, "verify used {max_rss_kib} KiB for a 32 MiB log");
+}
+
+#[test]
+fn terminal_escapes_from_a_log_are_not_replayed() {
+    let t = tempfile::tempdir().unwrap();
+    ibwire::fixture::plain(t.path());
+    let f = t.path().join("esc.log");
+    std::fs::write(&f, "h:1:2 [0] x.cc:1 NCCL WARN Bootstrap : no socket interface found \u{1b}]0;pwned\u{7}\u{1b}[2J\nh:1:2 [0] x.cc:1 NCCL WARN odd \u{9b}31m text\n").unwrap();
+    let o = ibwire(&["verify", "--root", t.path().to_str().unwrap(), "--from-log", f.to_str().unwrap()]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{9b}'), "{out:?}");
+}
