@@ -131,6 +131,34 @@ pub fn load(explicit: Option<&Path>) -> Result<Config> {
     Ok(layered(layers))
 }
 
+/// The hook's configuration. The administrator's layer is read on its own: a broken
+/// `/etc/ibwire.yaml` is the returned error, and the defaults stand in for it. A user's layer
+/// (`$XDG_CONFIG_HOME`/`~/.config/ibwire.yaml`, `IBWIRE_CONFIG`) that is missing, unreadable (a
+/// root-squashed home) or broken is skipped with one warning: it never costs the node's
+/// decisions or the administrator's keys (`hook.strict` among them).
+pub fn load_hook() -> (Config, Option<anyhow::Error>, Vec<String>) {
+    let xdg = std::env::var("XDG_CONFIG_HOME").ok();
+    let home = std::env::var("HOME").ok();
+    let explicit = std::env::var_os("IBWIRE_CONFIG").map(PathBuf::from);
+    let mut layers = Vec::new();
+    let mut admin_err = None;
+    let mut warnings = Vec::new();
+    for (path, required) in search_path(xdg.as_deref(), home.as_deref(), explicit.as_deref()) {
+        let admin = path == Path::new(ADMIN);
+        let got = match crate::input::read_config(&path) {
+            Ok(t) => parse(&t, &path.display().to_string()),
+            Err(e) if crate::input::is_absent(&e) && !required => continue,
+            Err(e) => Err(anyhow::Error::new(e).context(format!("cannot read config {}", path.display()))),
+        };
+        match got {
+            Ok(c) => layers.push((admin, c)),
+            Err(e) if admin => admin_err = Some(e),
+            Err(e) => warnings.push(format!("{e:#}; that file is skipped, the node's decisions stand")),
+        }
+    }
+    (layered(layers), admin_err, warnings)
+}
+
 /// ibwire's own switches in the environment (IBWIRE_STRICT, IBWIRE_DEBUG,
 /// IBWIRE_ALLOW_SOCKET_FALLBACK): set and not empty, `0`, or a no/false spelling is on.
 pub fn truthy(v: Option<&str>) -> bool {

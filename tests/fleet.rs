@@ -50,7 +50,8 @@ fn one_change(expect: &str, severity: &str, change: impl FnOnce(&mut Node)) -> S
     assert_eq!(d[0]["severity"], severity);
     assert_eq!(d[0]["groups"][0]["nodes"], "gpu-[001-002,004]");
     assert_eq!(d[0]["groups"][1]["nodes"], "gpu-003");
-    assert_eq!(rc, if severity == "error" { 1 } else { 0 }, "{expect}");
+    // Any difference that changes what NCCL does is exit 1; firmware alone is not.
+    assert_eq!(rc, if expect == "hca_firmware" { 0 } else { 1 }, "{expect}");
     d[0]["messages"][0].as_str().unwrap().to_string()
 }
 
@@ -117,7 +118,7 @@ fn sixty_four_nodes_with_two_independent_outliers() {
         });
     }
     let (rc, v, _) = fleet(&[t.path().to_str().unwrap()]);
-    assert_eq!(rc, 0);
+    assert_eq!(rc, 1, "a port down and a node without GPUDirect change what NCCL does");
     let d = v["report"]["differences"].as_array().unwrap();
     let got: Vec<(String, String, String)> = d
         .iter()
@@ -260,4 +261,25 @@ fn a_roce_node_with_a_smaller_mtu_is_named() {
     assert_eq!(diffs[0]["attribute"], "roce_mtu");
     assert_eq!(diffs[0]["groups"][1]["nodes"], "r2");
     assert_eq!(diffs[0]["groups"][1]["value"], "1500, 9000");
+}
+
+#[test]
+fn a_downtrained_port_is_named_with_its_hca_and_port() {
+    let t = tempfile::tempdir().unwrap();
+    for i in 1..=6 {
+        let h = format!("gpu-{i:03}");
+        write(t.path(), &h, |n| {
+            if i == 5 {
+                let p = port(n, "mlx5_4");
+                p.rate = Some("200 Gb/sec (2X NDR)".into());
+                p.rate_gbps = Some(200.0);
+            }
+        });
+    }
+    let (rc, v, _) = fleet(&[t.path().to_str().unwrap()]);
+    assert_eq!(rc, 1);
+    let d = v["report"]["differences"].as_array().unwrap();
+    let rate = d.iter().find(|x| x["attribute"] == "rate").expect("rate differs");
+    let m = rate["messages"][0].as_str().unwrap();
+    assert!(m.contains("gpu-005 mlx5_4:1 200 Gb/sec (2X NDR)"), "{m}");
 }

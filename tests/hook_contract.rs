@@ -17,6 +17,13 @@ struct Run {
 fn hook(root: &Path, dir: &Path, restricted: bool, vars: &[(&str, &str)], environ_before: &str) -> Run {
     let rootfs = dir.join("rootfs");
     fs::create_dir_all(rootfs.join("dev")).unwrap();
+    // An image with rdma-core (libibverbs and the mlx5 provider), unless the test made it bare.
+    if !rootfs.join(".bare").exists() {
+        let lib = rootfs.join("usr/lib/x86_64-linux-gnu");
+        fs::create_dir_all(lib.join("libibverbs")).unwrap();
+        fs::write(lib.join("libibverbs.so.1"), "").unwrap();
+        fs::write(lib.join("libibverbs/libmlx5-rdmav34.so"), "").unwrap();
+    }
     let (fstab, environ) = (dir.join("fstab"), dir.join("environment"));
     fs::write(&fstab, "").unwrap();
     fs::write(&environ, environ_before).unwrap();
@@ -41,6 +48,11 @@ fn hook(root: &Path, dir: &Path, restricted: bool, vars: &[(&str, &str)], enviro
         environ: fs::read_to_string(&environ).unwrap_or_default(),
         stderr: stderr(&o),
     }
+}
+
+/// A variable line in the environ file (not a word inside IBWIRE_HOOK_WARNINGS' text).
+fn has_var(environ: &str, name: &str) -> bool {
+    environ.lines().any(|l| l.starts_with(&format!("{name}=")))
 }
 
 fn story() -> (tempfile::TempDir, PathBuf) {
@@ -148,8 +160,8 @@ fn none_and_void_expose_nothing_and_warn() {
         let r = hook(&root, t.path(), true, &[("MELLANOX_VISIBLE_DEVICES", v)], "");
         assert_eq!(r.rc, 0);
         assert_eq!(r.fstab, "");
-        assert!(!r.environ.contains("NCCL_IB_HCA"));
-        assert!(r.stderr.contains("no healthy HCA is exposed; NCCL will use TCP sockets"), "{}", r.stderr);
+        assert!(!has_var(&r.environ, "NCCL_IB_HCA"));
+        assert!(r.stderr.contains("NCCL will use TCP sockets"), "{}", r.stderr);
     }
 }
 
@@ -162,24 +174,24 @@ fn multi_node_jobs_get_nccl_net_pinned_unless_a_plugin_is_in_play() {
     let r = hook(&root, t.path(), true, &multi, "");
     assert!(r.environ.contains("NCCL_NET=\"IB\"\n"), "{}", r.environ);
     let r = hook(&root, t.path(), true, &[("SLURM_JOB_NUM_NODES", "1")], "");
-    assert!(!r.environ.contains("NCCL_NET="), "single node: {}", r.environ);
+    assert!(!has_var(&r.environ, "NCCL_NET"), "single node: {}", r.environ);
     let r = hook(&root, t.path(), true, &[("SLURM_JOB_NUM_NODES", "2"), ("NCCL_NET", "Socket")], "");
-    assert!(!r.environ.contains("NCCL_NET="), "the user's choice stays: {}", r.environ);
+    assert!(!has_var(&r.environ, "NCCL_NET"), "the user's choice stays: {}", r.environ);
     let r = hook(&root, t.path(), true, &[("SLURM_JOB_NUM_NODES", "2"), ("IBWIRE_ALLOW_SOCKET_FALLBACK", "1")], "");
-    assert!(!r.environ.contains("NCCL_NET="), "{}", r.environ);
+    assert!(!has_var(&r.environ, "NCCL_NET"), "{}", r.environ);
     // The image ships HPC-X's plugin on its LD_LIBRARY_PATH: NCCL_NET=IB would skip it.
     let plug = t.path().join("rootfs/opt/hpcx/nccl_rdma_sharp_plugin/lib");
     std::fs::create_dir_all(&plug).unwrap();
     std::fs::write(plug.join("libnccl-net.so"), "").unwrap();
     let r = hook(&root, t.path(), true, &multi, "LD_LIBRARY_PATH=/opt/hpcx/nccl_rdma_sharp_plugin/lib:/usr/lib\n");
-    assert!(!r.environ.contains("NCCL_NET="), "plugin present: {}", r.environ);
+    assert!(!has_var(&r.environ, "NCCL_NET"), "plugin present: {}", r.environ);
     std::fs::remove_dir_all(t.path().join("rootfs/opt")).unwrap();
     // … and one in a standard directory of the image.
     let std_lib = t.path().join("rootfs/usr/lib/x86_64-linux-gnu");
     std::fs::create_dir_all(&std_lib).unwrap();
     std::fs::write(std_lib.join("libnccl-net.so"), "").unwrap();
     let r = hook(&root, t.path(), true, &multi, "");
-    assert!(!r.environ.contains("NCCL_NET="), "{}", r.environ);
+    assert!(!has_var(&r.environ, "NCCL_NET"), "{}", r.environ);
 }
 
 /// With the host's /dev, binds cannot narrow what the container sees: the environment must.
@@ -188,22 +200,22 @@ fn host_dev_with_a_narrowed_selection_narrows_the_environment() {
     let (t, root) = story();
     let r = hook(&root, t.path(), false, &[("MELLANOX_VISIBLE_DEVICES", "none")], "");
     assert_eq!((r.rc, r.fstab.as_str()), (0, ""));
-    assert!(r.environ.contains("NCCL_IB_DISABLE=\"1\"") && !r.environ.contains("NCCL_IB_HCA"), "{}", r.environ);
+    assert!(r.environ.contains("NCCL_IB_DISABLE=\"1\"") && !has_var(&r.environ, "NCCL_IB_HCA"), "{}", r.environ);
     assert!(r.stderr.contains("through the host's /dev: NCCL_IB_DISABLE=1"), "{}", r.stderr);
     // A narrower selection: exactly its healthy ports, never the whole node.
     let r = hook(&root, t.path(), false, &[("IBWIRE_VISIBLE_DEVICES", "mlx5_3,mlx5_0,mlx5_bond_0")], "");
     assert_eq!(r.fstab, "", "nothing to bind over the host's /dev");
     assert!(r.environ.starts_with("NCCL_IB_HCA=\"=mlx5_0:1,mlx5_3:1\"\n"), "{}", r.environ);
-    assert!(!r.environ.contains("NCCL_IB_DISABLE"));
+    assert!(!has_var(&r.environ, "NCCL_IB_DISABLE"));
     // Only the LID-0 bond selected: NCCL must not use it, nor the others it can see.
     let r = hook(&root, t.path(), false, &[("IBWIRE_VISIBLE_DEVICES", "mlx5_bond_0")], "");
     assert!(r.environ.contains("NCCL_IB_DISABLE=\"1\""), "{}", r.environ);
     // The user's own NCCL_IB_DISABLE wins.
     let r = hook(&root, t.path(), false, &[("MELLANOX_VISIBLE_DEVICES", "none"), ("NCCL_IB_DISABLE", "0")], "");
-    assert!(!r.environ.contains("NCCL_IB_DISABLE"), "{}", r.environ);
+    assert!(!has_var(&r.environ, "NCCL_IB_DISABLE"), "{}", r.environ);
     // In a restricted /dev, "none" binds nothing: nothing to keep NCCL off, no variable.
     let r = hook(&root, t.path(), true, &[("MELLANOX_VISIBLE_DEVICES", "none")], "");
-    assert!(!r.environ.contains("NCCL_IB_DISABLE"), "{}", r.environ);
+    assert!(!has_var(&r.environ, "NCCL_IB_DISABLE"), "{}", r.environ);
 }
 
 #[test]
@@ -331,4 +343,103 @@ fn shim_never_breaks_a_start_when_the_binary_is_missing() {
     assert!(stderr(&o).contains("not found"));
     let o = Command::new("sh").arg(&shim).env("IBWIRE_STRICT", "1").output().unwrap();
     assert_eq!(o.status.code(), Some(1));
+}
+
+/// The story's own mistakes, named by the hook at container start (issue "No false ok").
+#[test]
+fn the_jobs_prefix_nccl_ib_hca_taking_the_bond_is_named() {
+    let (t, root) = story();
+    let r = hook(&root, t.path(), true, &[("NCCL_IB_HCA", "mlx5")], "");
+    assert_eq!(r.rc, 0);
+    assert!(!has_var(&r.environ, "NCCL_IB_HCA"), "the job's value is kept: {}", r.environ);
+    assert!(r.stderr.contains("NCCL_IB_HCA=mlx5 takes mlx5_bond_0:1") && r.stderr.contains("EINVAL"), "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    // The exact healthy list is fine.
+    let r = hook(&root, t.path(), true, &[("NCCL_IB_HCA", HCA)], "");
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+    // Strict: the start fails, nothing is written, the problem is said once.
+    let r = hook(&root, t.path(), true, &[("NCCL_IB_HCA", "mlx5"), ("IBWIRE_STRICT", "1")], "");
+    assert_eq!((r.rc, r.fstab.as_str(), r.environ.as_str()), (1, "", ""), "{}", r.stderr);
+    assert_eq!(r.stderr.matches("mlx5_bond_0").count(), 1, "{}", r.stderr);
+}
+
+#[test]
+fn a_selection_naming_nothing_on_a_multi_node_job_fails_loudly_in_nccl() {
+    let (t, root) = story();
+    let vars = [("MELLANOX_VISIBLE_DEVICES", "garbage"), ("SLURM_JOB_NUM_NODES", "2")];
+    let r = hook(&root, t.path(), true, &vars, "");
+    assert_eq!(r.rc, 0);
+    assert!(has_var(&r.environ, "NCCL_NET") && r.environ.contains("NCCL_NET=\"IB\""), "{}", r.environ);
+    assert!(r.stderr.contains("NCCL_NET=IB makes NCCL fail at init"), "{}", r.stderr);
+    // Asked for on purpose: sockets, no pin.
+    let r = hook(&root, t.path(), true, &[("MELLANOX_VISIBLE_DEVICES", "none"), ("SLURM_JOB_NUM_NODES", "2")], "");
+    assert!(!has_var(&r.environ, "NCCL_NET"), "{}", r.environ);
+    // One node: nothing crosses a network, no pin.
+    let r = hook(&root, t.path(), true, &[("MELLANOX_VISIBLE_DEVICES", "garbage")], "");
+    assert!(!has_var(&r.environ, "NCCL_NET"), "{}", r.environ);
+}
+
+#[test]
+fn an_image_without_verbs_is_named() {
+    let (t, root) = story();
+    let rootfs = t.path().join("rootfs");
+    fs::create_dir_all(&rootfs).unwrap();
+    fs::write(rootfs.join(".bare"), "").unwrap();
+    let r = hook(&root, t.path(), true, &[], "");
+    assert!(r.stderr.contains("the image has no libibverbs.so.1"), "{}", r.stderr);
+    let lib = rootfs.join("usr/lib64");
+    fs::create_dir_all(&lib).unwrap();
+    fs::write(lib.join("libibverbs.so.1"), "").unwrap();
+    let r = hook(&root, t.path(), true, &[], "");
+    assert!(r.stderr.contains("no verbs provider for mlx5"), "{}", r.stderr);
+    fs::create_dir_all(lib.join("libibverbs")).unwrap();
+    fs::write(lib.join("libibverbs/libmlx5-rdmav34.so"), "").unwrap();
+    let r = hook(&root, t.path(), true, &[], "");
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+    // A symlink out of the image is not followed to the host's libraries.
+    fs::remove_dir_all(&lib).unwrap();
+    std::os::unix::fs::symlink("/usr/lib/x86_64-linux-gnu", &lib).unwrap_or(());
+    let r = hook(&root, t.path(), true, &[], "");
+    assert!(r.stderr.contains("libibverbs") || r.stderr.is_empty(), "{}", r.stderr);
+}
+
+#[test]
+fn void_with_the_hosts_dev_still_keeps_nccl_off_the_bond() {
+    let (t, root) = story();
+    let r = hook(&root, t.path(), false, &[("MELLANOX_VISIBLE_DEVICES", "void")], "");
+    assert!(r.environ.starts_with(&format!("NCCL_IB_HCA=\"{HCA}\"\n")), "{}", r.environ);
+    let r = hook(&root, t.path(), false, &[("MELLANOX_VISIBLE_DEVICES", "void"), ("NCCL_IB_HCA", "=mlx5_0:1")], "");
+    assert!(!has_var(&r.environ, "NCCL_IB_HCA"), "{}", r.environ);
+}
+
+#[test]
+fn a_broken_user_config_costs_one_warning_not_the_settings() {
+    let (t, root) = story();
+    let cfg = t.path().join("broken.yaml");
+    fs::write(&cfg, "hook: [unclosed\n").unwrap();
+    let missing = t.path().join("missing.yaml");
+    for c in [&cfg, &missing] {
+        let r = hook(&root, t.path(), true, &[("IBWIRE_CONFIG", c.to_str().unwrap())], "");
+        assert_eq!(r.rc, 0);
+        assert!(r.environ.starts_with(&format!("NCCL_IB_HCA=\"{HCA}\"\n")), "{}", r.environ);
+        assert!(r.fstab.contains(&bind("uverbs0")), "{}", r.fstab);
+        assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+        assert!(r.stderr.contains("that file is skipped"), "{}", r.stderr);
+        // A user file's trouble is information: strict mode does not fail the start for it.
+        let r = hook(&root, t.path(), true, &[("IBWIRE_CONFIG", c.to_str().unwrap()), ("IBWIRE_STRICT", "1")], "");
+        assert_eq!(r.rc, 0, "{}", r.stderr);
+    }
+}
+
+/// pyxis shows the hook's stderr only when a start fails: what the hook has to say is also in
+/// the container's environment (IBWIRE_HOOK_WARNINGS), where `ibwire doctor` inside prints it.
+#[test]
+fn warnings_reach_a_pyxis_user_whose_start_succeeded() {
+    let (t, root) = story();
+    let r = hook(&root, t.path(), true, &[("NCCL_IB_HCA", "mlx5")], "");
+    let line = r.environ.lines().find(|l| l.starts_with("IBWIRE_HOOK_WARNINGS=")).expect("the warnings variable");
+    assert!(line.contains("mlx5_bond_0") && line.len() < 4200, "{line}");
+    // A clean start adds no variable.
+    let r = hook(&root, t.path(), true, &[], "");
+    assert!(!has_var(&r.environ, "IBWIRE_HOOK_WARNINGS"), "{}", r.environ);
 }

@@ -54,6 +54,14 @@ pub fn gather(env: &BTreeMap<String, String>, root: &Path) -> (BTreeMap<String, 
 }
 
 pub fn run(node: &Node, intent: &Intent, root: &Path, json: bool) -> Result<ExitCode> {
+    // What the enroot hook said at this container's start (pyxis shows its stderr only when a
+    // start fails): it left it in the environment.
+    if let Some(w) = intent.env.get("IBWIRE_HOOK_WARNINGS").filter(|w| !w.is_empty()) {
+        for part in w.split(" | ").take(20) {
+            let part: String = part.chars().map(|c| if c.is_control() { ' ' } else { c }).take(2000).collect();
+            super::say(&format!("ibwire doctor: the enroot hook said at container start: {part}"));
+        }
+    }
     let p = plan::decide(node, intent);
     let (vars, mut findings) = gather(&intent.env, root);
     findings.extend(lint(node, &p, &vars));

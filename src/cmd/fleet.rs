@@ -132,7 +132,10 @@ pub fn run(inputs: &[PathBuf], master_addr: Option<&str>, config: Option<&Path>,
     } else {
         print!("{}", text(&report));
     }
-    let errors = report.differences.iter().any(|d| d.severity == Severity::Error);
+    // Exit 1 when nodes differ on anything that changes what NCCL does (healthy ports, rates,
+    // widths, link layer, MTU, GPUs, driver, GPUDirect, partitions, bootstrap); firmware
+    // versions alone are a warning.
+    let errors = report.differences.iter().any(|d| d.severity == Severity::Error || d.attribute != "hca_firmware");
     Ok(if errors || !problems.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 

@@ -19,13 +19,21 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// What the hook wrote, for tests and for IBWIRE_DEBUG.
+/// What the hook decided to write, and what it has to say, for tests and for IBWIRE_DEBUG.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Outcome {
     pub mounts: Vec<String>,
     pub environ: Vec<String>,
+    /// Information: printed, never a failed start.
     pub warnings: Vec<String>,
+    /// What kept the hook from doing its job: printed, and in strict mode a failed start
+    /// decided before anything is written.
+    pub problems: Vec<(hook::Problem, String)>,
     pub devices: Vec<String>,
+    /// Where the lines go, and what the environ file held (to see whether it ends open).
+    mounts_path: PathBuf,
+    environ_path: PathBuf,
+    environ_bytes: Vec<u8>,
 }
 
 /// enroot's rule for its ENROOT_* flags (spec §1.4): set and non-empty is true, `0` included;
@@ -37,52 +45,91 @@ fn enroot_flag(v: Option<&String>) -> bool {
     }
 }
 
+/// One line for stderr: a value from the job or the image may hold anything, so control
+/// characters are shown escaped and the line is bounded.
+fn said(s: &str) -> String {
+    let mut out: String = s
+        .chars()
+        .flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] })
+        .take(2000)
+        .collect();
+    if out.len() < s.len() && s.chars().count() > 2000 {
+        out.push('…');
+    }
+    out
+}
+
 pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode {
     let root = src.root.clone().unwrap_or_else(|| PathBuf::from("/"));
-    let cfg = crate::config::load(None);
-    let strict = crate::config::truthy(env.get("IBWIRE_STRICT").map(String::as_str))
-        || cfg.as_ref().ok().and_then(|c| c.hook.strict).unwrap_or(false);
+    let (cfg, admin_err, cfg_warnings) = crate::config::load_hook();
+    let strict =
+        crate::config::truthy(env.get("IBWIRE_STRICT").map(String::as_str)) || cfg.hook.strict.unwrap_or(false);
+    let debug = crate::config::truthy(env.get("IBWIRE_DEBUG").map(String::as_str));
     let res = std::panic::catch_unwind(|| -> Result<Outcome> {
-        let cfg = cfg.as_ref().map_err(|e| anyhow::anyhow!("{e:#}"))?;
         // umad/issm owners are one link per RDMA function: read only when they are used.
         let mad = cfg.hook.hide_sysfs.unwrap_or(false) || (cfg.hook.mad.unwrap_or(false) && real_root(env));
         let node = src.load_with_mad(mad)?;
-        let out = decide_and_write(&node, env, cfg, &root);
+        let out = decide(&node, env, &cfg, &root);
         // The process ends next: freeing a 512-function node one string at a time cost a
         // twentieth of the hook's instructions there.
         std::mem::forget(node);
         out
     });
-    let outcome = match res {
-        Ok(r) => r,
-        Err(_) => Err(anyhow::anyhow!("internal error (panic); the container starts without ibwire's settings")),
+    let mut o = match res {
+        Ok(Ok(o)) => o,
+        Ok(Err(e)) => {
+            Outcome { problems: vec![(hook::Problem::Internal, one_line(&format!("{e:#}")))], ..Default::default() }
+        }
+        Err(_) => Outcome {
+            problems: vec![(
+                hook::Problem::Internal,
+                "internal error (panic); the container starts without ibwire's settings".into(),
+            )],
+            ..Default::default()
+        },
     };
-    match outcome {
-        Ok(o) => {
-            for w in &o.warnings {
-                say(&format!("ibwire-hook: warning: {w}"));
-            }
-            if crate::config::truthy(env.get("IBWIRE_DEBUG").map(String::as_str)) {
-                say(&format!("ibwire-hook: devices: {}", o.devices.join(",")));
-                for l in o.mounts.iter().chain(&o.environ) {
-                    say(&format!("ibwire-hook: + {l}"));
-                }
-            }
-            if strict && !o.warnings.is_empty() {
-                say(&format!("ibwire-hook: error: strict mode: {}", o.warnings[0]));
-                return ExitCode::from(1);
-            }
-            ExitCode::SUCCESS
+    if let Some(e) = admin_err {
+        o.problems.insert(
+            0,
+            (hook::Problem::Config, format!("{}; the defaults stand in for it", one_line(&format!("{e:#}")))),
+        );
+    }
+    o.warnings.splice(0..0, cfg_warnings);
+    // Strict: decided before anything is written, each problem reported once.
+    if strict && !o.problems.is_empty() {
+        for (_, p) in &o.problems {
+            say(&format!("ibwire-hook: error: {}", said(p)));
         }
-        Err(e) if strict => {
-            say(&format!("ibwire-hook: error: {}", one_line(&format!("{e:#}"))));
-            ExitCode::from(1)
-        }
-        Err(e) => {
-            say(&format!("ibwire-hook: warning: {}", one_line(&format!("{e:#}"))));
-            ExitCode::SUCCESS
+        say("ibwire-hook: error: strict mode (IBWIRE_STRICT or hook.strict): the container does not start");
+        return ExitCode::from(1);
+    }
+    for w in o.problems.iter().map(|(_, p)| p).chain(&o.warnings) {
+        say(&format!("ibwire-hook: warning: {}", said(w)));
+    }
+    if debug {
+        say(&format!("ibwire-hook: devices: {}", said(&o.devices.join(","))));
+        for l in o.mounts.iter().chain(&o.environ) {
+            say(&format!("ibwire-hook: + {}", said(l)));
         }
     }
+    if let Err(e) = write(&o) {
+        let m = one_line(&format!("{e:#}"));
+        if strict {
+            say(&format!("ibwire-hook: error: {}", said(&m)));
+            return ExitCode::from(1);
+        }
+        say(&format!("ibwire-hook: warning: {}", said(&m)));
+    }
+    ExitCode::SUCCESS
+}
+
+/// Append what was decided to enroot's files.
+fn write(o: &Outcome) -> Result<()> {
+    if o.mounts.is_empty() && o.environ.is_empty() {
+        return Ok(());
+    }
+    append(&o.mounts_path, &o.mounts, None)?;
+    append(&o.environ_path, &o.environ, Some(&o.environ_bytes))
 }
 
 /// A variable from the hook's environment, else its last value in the container's environ
@@ -121,7 +168,7 @@ fn master(
     }
 }
 
-pub fn decide_and_write(node: &Node, env: &BTreeMap<String, String>, cfg: &Config, root: &Path) -> Result<Outcome> {
+pub fn decide(node: &Node, env: &BTreeMap<String, String>, cfg: &Config, root: &Path) -> Result<Outcome> {
     let mut out = Outcome::default();
     if node.rdma.is_empty() {
         return Ok(out);
@@ -140,12 +187,14 @@ pub fn decide_and_write(node: &Node, env: &BTreeMap<String, String>, cfg: &Confi
     };
     let file_env = environ::parse(&String::from_utf8_lossy(&environ_bytes));
 
-    let intent = Intent { master: master(env, &file_env, &mut out.warnings), config: cfg.clone(), env: env.clone() };
+    let mut boot_warnings = Vec::new();
+    let intent = Intent { master: master(env, &file_env, &mut boot_warnings), config: cfg.clone(), env: env.clone() };
+    out.problems.extend(boot_warnings.into_iter().map(|w| (hook::Problem::Bootstrap, w)));
     let p = plan::decide(node, &intent);
     // What the plan could not decide (a configured interface that does not exist, no route to
     // the master) is the hook not doing its job: a warning, and a failure in strict mode.
     for f in p.findings.iter().filter(|f| f.severity == plan::Severity::Error) {
-        out.warnings.push(format!("{}: {}", f.subject, f.message));
+        out.problems.push((hook::Problem::Bootstrap, format!("{}: {}", f.subject, f.message)));
     }
     let healthy: Vec<String> = p.hcas.iter().map(|(d, _)| d.clone()).collect();
     let (var, value, mellanox) = hook::visibility(|k| lookup(env, &file_env, k), cfg.hook.visible_devices.as_deref());
@@ -153,14 +202,59 @@ pub fn decide_and_write(node: &Node, env: &BTreeMap<String, String>, cfg: &Confi
     let restricted = dev_restricted(env, rootfs.as_deref(), root);
     let mad = cfg.hook.mad.unwrap_or(false) && real_root(env);
     let mut d = hook::decide(node, &p, &sel, restricted, mad, |k| env.contains_key(k) || file_env.contains_key(k));
-    if let Some(why) = pin_nccl_net(&p, &sel, env, &file_env, cfg, rootfs.as_deref()) {
+    let var = |k: &str| lookup(env, &file_env, k);
+    // The job's own NCCL_IB_HCA is kept (the user set it), but if it lets NCCL take a port
+    // ibwire excluded, say which and what it will do.
+    if let Some(v) = var("NCCL_IB_HCA").filter(|v| !v.trim().is_empty()) {
+        let bad = hook::job_hca_takes_excluded(node, &p, &v);
+        if !bad.is_empty() {
+            let lid0 = bad.iter().any(|b| b.contains("LID"));
+            d.problems.push((
+                hook::Problem::JobHcaExcluded,
+                format!(
+                    "the job's NCCL_IB_HCA={v} takes {} (kept, the job set it){}; ibwire's set: NCCL_IB_HCA=={}",
+                    bad.join(", "),
+                    if lid0 {
+                        ": NCCL will fail in ibv_modify_qp with EINVAL (Invalid argument) when it connects"
+                    } else {
+                        ""
+                    },
+                    p.hcas.iter().map(|(d, q)| format!("{d}:{q}")).collect::<Vec<_>>().join(",")
+                ),
+            ));
+        }
+    }
+    let exposed =
+        p.hcas.iter().any(|(dev, _)| sel.devices.contains(dev)) || (sel.void && !restricted && !p.hcas.is_empty());
+    // An image that cannot use verbs cannot use the HCAs it is given (looked up inside the
+    // image, bounded, as the plugin look-up).
+    if exposed {
+        if let Some(r) = rootfs.as_deref() {
+            if let Some(why) = image_lacks_verbs(node, &p, r, file_env.get("LD_LIBRARY_PATH").map(String::as_str)) {
+                d.problems.push((hook::Problem::ImageNoVerbs, why));
+            }
+        }
+    }
+    let multi = crate::slurm::num_nodes(var) > 1;
+    let explicit_none = matches!(value.trim().to_ascii_lowercase().as_str(), "none" | "void");
+    if let Some(why) = pin_nccl_net(&p, exposed, env, &file_env, cfg, rootfs.as_deref()) {
         d.env.push(("NCCL_NET".into(), "IB".into()));
         if crate::config::truthy(env.get("IBWIRE_DEBUG").map(String::as_str)) {
             say(&format!("ibwire-hook: NCCL_NET=IB: {why}"));
         }
+    } else if multi && !exposed && !p.hcas.is_empty() && !explicit_none && var("NCCL_NET").is_none() {
+        // A multi-node job whose selection exposes no healthy port would crawl on TCP sockets
+        // without a word in its log: NCCL_NET=IB makes NCCL fail at init with "Failed to
+        // initialize any NET plugin" instead (what `ibwire verify` then explains).
+        d.env.push(("NCCL_NET".into(), "IB".into()));
+        d.problems.push((
+            hook::Problem::SelectionEmpty,
+            format!("{}={value}: a {}-node job with no healthy HCA exposed; NCCL_NET=IB makes NCCL fail at init instead of running on TCP sockets (set {}=none to run on sockets on purpose)", sel.var, crate::slurm::num_nodes(var), sel.var),
+        ));
     }
     out.devices = d.devices;
     out.warnings.extend(d.warnings);
+    out.problems.extend(d.problems);
     for b in &d.binds {
         out.mounts.push(fstab::device_bind(b)?);
     }
@@ -172,15 +266,80 @@ pub fn decide_and_write(node: &Node, env: &BTreeMap<String, String>, cfg: &Confi
             .context("no ENROOT_RUNTIME_PATH for the sysfs mask")?;
         out.mounts.extend(sysfs_mask(node, &sel.devices, &runtime.join("ibwire-sysfs"), root)?);
     }
-    for (k, v) in &d.env {
+    // What the hook has to say reaches a pyxis user too, whose start succeeded and whose hook
+    // stderr pyxis drops: one variable in the container's environment (`ibwire doctor` inside
+    // prints it), never a file in the image, never the job's stdout.
+    let mut env_out = d.env;
+    let said_all: Vec<String> =
+        out.problems.iter().map(|(_, p)| p.clone()).chain(out.warnings.iter().cloned()).collect();
+    if !said_all.is_empty() && !env.contains_key("IBWIRE_HOOK_WARNINGS") {
+        let mut joined = said_all.iter().map(|w| one_line(w)).collect::<Vec<_>>().join(" | ");
+        if joined.len() > 4000 {
+            let mut cut = 4000;
+            while !joined.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            joined.truncate(cut);
+            joined.push('…');
+        }
+        let joined: String = joined.chars().filter(|c| !c.is_control()).collect();
+        env_out.push(("IBWIRE_HOOK_WARNINGS".into(), joined));
+    }
+    for (k, v) in &env_out {
         match render::environ_line(k, v) {
             Ok(l) => out.environ.push(l),
             Err(e) => out.warnings.push(format!("{e:#}")),
         }
     }
-    append(&mounts_path, &out.mounts, None)?;
-    append(&environ_path, &out.environ, Some(&environ_bytes))?;
+    out.mounts_path = mounts_path;
+    out.environ_path = environ_path;
+    out.environ_bytes = environ_bytes;
     Ok(out)
+}
+
+/// Why the image cannot use verbs, if it cannot: no `libibverbs.so.1` in its library
+/// directories, or no provider for the exposed HCAs' driver in `libibverbs/`. Looked up inside
+/// the image (`SysRoot`: symlinks resolved within it), a bounded number of directories.
+fn image_lacks_verbs(node: &Node, p: &plan::Plan, rootfs: &Path, ld_library_path: Option<&str>) -> Option<String> {
+    let sys = crate::probe::sysroot::SysRoot::new(rootfs);
+    let dirs: Vec<String> = ld_library_path
+        .unwrap_or("")
+        .split(':')
+        .filter_map(|d| d.strip_prefix('/'))
+        .filter(|d| !d.is_empty() && d.len() < 256)
+        .take(16)
+        .map(str::to_string)
+        .chain(crate::probe::host::LIB_DIRS.iter().map(|d| d.to_string()))
+        .collect();
+    if !dirs.iter().any(|d| sys.exists(&Path::new(d).join("libibverbs.so.1"))) {
+        return Some(
+            "the image has no libibverbs.so.1: NCCL cannot use InfiniBand/RoCE in it and will use TCP sockets; install rdma-core in the image (libibverbs1 ibverbs-providers)".into(),
+        );
+    }
+    // Providers: libmlx5 for mlx5 devices, etc.; rdma-core puts them in <libdir>/libibverbs/.
+    let drivers: std::collections::BTreeSet<&str> = p
+        .hcas
+        .iter()
+        .filter_map(|(d, _)| node.rdma_device(d))
+        .filter_map(|d| {
+            let n = d.name.as_str();
+            ["mlx5", "mlx4", "irdma", "bnxt_re", "efa", "hns"].into_iter().find(|p| n.starts_with(p))
+        })
+        .collect();
+    for prov in drivers {
+        let drv = prov;
+        let found = dirs.iter().any(|d| {
+            sys.exists(&Path::new(d).join(format!("libibverbs/lib{prov}-rdmav34.so")))
+                || sys.exists(&Path::new(d).join(format!("libibverbs/lib{prov}-rdmav25.so")))
+                || sys.exists(&Path::new(d).join(format!("lib{prov}.so.1")))
+        });
+        if !found {
+            return Some(format!(
+                "the image has libibverbs but no verbs provider for {drv} (lib{prov}-rdmav34.so): NCCL will find no device and use TCP sockets; install rdma-core's providers (ibverbs-providers) in the image"
+            ));
+        }
+    }
+    None
 }
 
 /// NCCL_NET=IB for a multi-node job with healthy HCAs exposed and no net plugin in the image
@@ -189,14 +348,13 @@ pub fn decide_and_write(node: &Node, env: &BTreeMap<String, String>, cfg: &Confi
 /// library directories (LD_LIBRARY_PATH from the image's environment, then the usual ones).
 fn pin_nccl_net(
     p: &plan::Plan,
-    sel: &visible::Selection,
+    exposed: bool,
     env: &BTreeMap<String, String>,
     file_env: &BTreeMap<String, String>,
     cfg: &Config,
     rootfs: Option<&Path>,
 ) -> Option<String> {
     let var = |k: &str| lookup(env, file_env, k);
-    let exposed = p.hcas.iter().any(|(dev, _)| sel.devices.contains(dev));
     let plugin = rootfs.and_then(|r| {
         crate::probe::host::find_net_plugin(
             r,

@@ -45,6 +45,8 @@ pub struct NodeFacts {
     pub host: String,
     pub values: BTreeMap<&'static str, Value>,
     pub excluded: Vec<String>,
+    /// Per-port detail for port facts (`mlx5_3:1 200 Gb/sec (2X NDR)`), named in a difference.
+    pub ports: BTreeMap<&'static str, Vec<String>>,
 }
 
 fn joined(mut v: Vec<String>) -> Option<String> {
@@ -85,6 +87,11 @@ pub fn facts(host: &str, node: &Node, plan: &Plan) -> NodeFacts {
         ),
     );
     let rates: Vec<Option<String>> = ports.iter().map(|(_, p)| p.rate.clone()).collect();
+    let mut port_detail: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
+    port_detail.insert(
+        "rate",
+        ports.iter().map(|(d, p)| format!("{}:{} {}", d.name, p.port, p.rate.as_deref().unwrap_or("?"))).collect(),
+    );
     // Distinct rates, not counts: a missing port is the healthy-ports fact's business.
     v.insert("rate", over_ports(rates, "none"));
     // InfiniBand's active MTU is negotiated by the fabric and not in sysfs; a RoCE port's follows
@@ -94,6 +101,17 @@ pub fn facts(host: &str, node: &Node, plan: &Plan) -> NodeFacts {
         .filter(|(_, p)| p.link_layer == Some(LinkLayer::Ethernet))
         .map(|(d, _)| d.netdevs.first().and_then(|n| node.iface(n)).and_then(|i| i.mtu).map(|m| m.to_string()))
         .collect();
+    port_detail.insert(
+        "roce_mtu",
+        ports
+            .iter()
+            .filter(|(_, p)| p.link_layer == Some(LinkLayer::Ethernet))
+            .map(|(d, p)| {
+                let mtu = d.netdevs.first().and_then(|n| node.iface(n)).and_then(|i| i.mtu);
+                format!("{}:{} MTU {}", d.name, p.port, mtu.map(|m| m.to_string()).unwrap_or_else(|| "?".into()))
+            })
+            .collect(),
+    );
     v.insert("roce_mtu", over_ports(roce, "no RoCE port"));
     let mut narrow: Vec<String> = Vec::new();
     let mut known = true;
@@ -147,7 +165,7 @@ pub fn facts(host: &str, node: &Node, plan: &Plan) -> NodeFacts {
         .iter()
         .map(|e| format!("{}{}: {}", e.device, e.port.map(|p| format!(" port {p}")).unwrap_or_default(), e.reason))
         .collect();
-    NodeFacts { host: host.to_string(), values: v, excluded }
+    NodeFacts { host: host.to_string(), values: v, excluded, ports: port_detail }
 }
 
 /// Decide one node the way `env` would, then take its facts.
@@ -227,6 +245,24 @@ pub fn compare(all: &[NodeFacts]) -> Report {
                 if maj.len() == 1 { "" } else { "s" },
                 a.effect
             );
+            // A port fact: name the HCA and port that differ from the majority's, on each node.
+            if let Some(usual) = maj.first().and_then(|n| n.ports.get(a.key)) {
+                let usual_vals: std::collections::BTreeSet<&str> =
+                    usual.iter().filter_map(|x| x.split_once(' ').map(|(_, v)| v)).collect();
+                let odd: Vec<String> = g
+                    .iter()
+                    .flat_map(|n| {
+                        n.ports.get(a.key).into_iter().flatten().filter_map(|x| {
+                            let (_, v) = x.split_once(' ')?;
+                            (!usual_vals.contains(v)).then(|| format!("{} {x}", n.host))
+                        })
+                    })
+                    .take(8)
+                    .collect();
+                if !odd.is_empty() {
+                    m.push_str(&format!("; ports: {}", odd.join(", ")));
+                }
+            }
             // What the rules excluded there and not on the majority: the fix for a rail short.
             if a.key == "healthy_hcas" || a.key == "nccl_ib_hca" {
                 let usual: std::collections::BTreeSet<&String> = maj.iter().flat_map(|n| n.excluded.iter()).collect();

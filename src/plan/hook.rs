@@ -10,6 +10,26 @@ use crate::probe::Node;
 /// hooks and Slurm, not to us).
 const COMPANIONS: [&str; 4] = ["NCCL_SOCKET_IFNAME", "NCCL_SOCKET_FAMILY", "GLOO_SOCKET_IFNAME", "CUDA_DEVICE_ORDER"];
 
+/// What stops the hook from doing its job: each is a warning, and in strict mode a failed start
+/// (SECURITY.md). Everything else the hook says is information.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Problem {
+    /// The node has RDMA devices but no healthy port.
+    NoHealthyPort,
+    /// The device selection exposes no healthy port although the node has some.
+    SelectionEmpty,
+    /// A configured bootstrap interface that does not exist, no route to the master.
+    Bootstrap,
+    /// The job's own NCCL_IB_HCA takes a port ibwire excluded (the LID-0 bond…).
+    JobHcaExcluded,
+    /// The image cannot use verbs (no libibverbs.so.1, or no provider for the HCA's driver).
+    ImageNoVerbs,
+    /// The administrator's configuration could not be read.
+    Config,
+    /// The hook itself failed (a write, a panic).
+    Internal,
+}
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Decision {
     /// Host device nodes to bind at the same path: `/dev/infiniband/uverbs3`, …
@@ -18,6 +38,32 @@ pub struct Decision {
     pub env: Vec<(String, String)>,
     pub devices: Vec<String>,
     pub warnings: Vec<String>,
+    pub problems: Vec<(Problem, String)>,
+}
+
+/// The ports a job's own `NCCL_IB_HCA` would let NCCL take that ibwire excluded, with why:
+/// `mlx5` is a prefix that takes `mlx5_bond_0`, LID 0, and NCCL dies in ibv_modify_qp with
+/// EINVAL. Only ports NCCL can see count (active ones; NCCL skips the rest itself).
+pub fn job_hca_takes_excluded(node: &Node, plan: &Plan, value: &str) -> Vec<String> {
+    let (f, _) = crate::nccl::filter::parse(value.trim());
+    let mut out = Vec::new();
+    for d in &node.rdma {
+        for p in &d.ports {
+            if plan.hcas.iter().any(|(n, q)| n == &d.name && *q == p.port) || p.state != Some(4) {
+                continue;
+            }
+            if f.selects(&d.name, p.port) {
+                let why = plan
+                    .excluded
+                    .iter()
+                    .find(|e| e.device == d.name && e.port.map_or(true, |q| q == p.port))
+                    .map(|e| e.reason.clone())
+                    .unwrap_or_else(|| "not in ibwire's healthy set".into());
+                out.push(format!("{}:{} ({why})", d.name, p.port));
+            }
+        }
+    }
+    out
 }
 
 /// Which variable selects the devices: IBWIRE_VISIBLE_DEVICES, then MELLANOX_VISIBLE_DEVICES (read
@@ -96,26 +142,34 @@ pub fn decide(
     let visible_rdma = if restricted { !d.binds.is_empty() } else { !node.rdma.is_empty() };
     let disable = |d: &mut Decision, vars: &mut Vec<(String, String)>, why: String| {
         vars.push(("NCCL_IB_DISABLE".into(), "1".into()));
-        d.warnings.push(why);
+        d.problems.push((Problem::NoHealthyPort, why));
     };
     if sel.void {
-        // The stock hook's "leave everything alone": no device variable from us either.
-        d.warnings.push(if restricted {
-            format!("{}: no healthy HCA is exposed; NCCL will use TCP sockets", sel.source)
-        } else {
-            format!("{}: devices left alone; the container sees every HCA through the host's /dev and NCCL will use all of them, unhealthy ones included", sel.source)
-        });
+        // The stock hook's "leave everything alone" for devices. With the host's /dev the
+        // container sees every HCA, the LID-0 bond included: NCCL_IB_HCA still keeps NCCL on the
+        // healthy ports (unless the job set its own).
+        if restricted {
+            d.warnings.push(format!("{}: no device exposed; NCCL will use TCP sockets", sel.source));
+        } else if !plan.hcas.is_empty() {
+            let all: Vec<String> = plan.hcas.iter().map(|(dev, port)| format!("{dev}:{port}")).collect();
+            vars.push(("NCCL_IB_HCA".into(), format!("={}", all.join(","))));
+        }
     } else if !exposed.is_empty() {
         vars.push(("NCCL_IB_HCA".into(), format!("={}", exposed.join(","))));
     } else if !plan.hcas.is_empty() {
         if visible_rdma {
             let what = if restricted { "the devices bound" } else { "every HCA, through the host's /dev" };
-            disable(&mut d, &mut vars, format!(
+            let why = format!(
                 "{}: no healthy HCA is selected, but the container sees {what}: NCCL_IB_DISABLE=1 keeps NCCL on TCP sockets instead of unhealthy or unselected HCAs",
                 sel.source
-            ));
+            );
+            vars.push(("NCCL_IB_DISABLE".into(), "1".into()));
+            d.problems.push((Problem::SelectionEmpty, why));
         } else {
-            d.warnings.push(format!("{}: no healthy HCA is exposed; NCCL will use TCP sockets", sel.source));
+            d.problems.push((
+                Problem::SelectionEmpty,
+                format!("{}: no healthy HCA is exposed; NCCL will use TCP sockets", sel.source),
+            ));
         }
     } else {
         let why: Vec<String> = plan.excluded.iter().take(3).map(|e| format!("{}: {}", e.device, e.reason)).collect();
@@ -125,7 +179,10 @@ pub fn decide(
                 "no healthy HCA port on this node ({why}); the container still sees RDMA devices, so NCCL_IB_DISABLE=1 keeps NCCL on TCP sockets instead of failing on them"
             ));
         } else {
-            d.warnings.push(format!("no healthy HCA port on this node ({why}); NCCL will use TCP sockets"));
+            d.problems.push((
+                Problem::NoHealthyPort,
+                format!("no healthy HCA port on this node ({why}); NCCL will use TCP sockets"),
+            ));
         }
     }
     vars.extend(

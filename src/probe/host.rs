@@ -4,7 +4,7 @@ use super::model::{HostFacts, NumaNode};
 use super::sysroot::SysRoot;
 use std::path::{Path, PathBuf};
 
-const LIB_DIRS: &[&str] = &[
+pub const LIB_DIRS: &[&str] = &[
     "usr/lib/x86_64-linux-gnu",
     "usr/lib/aarch64-linux-gnu",
     "usr/lib64",
