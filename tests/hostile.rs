@@ -275,10 +275,11 @@ fn nccl_log_parsing_stays_linear() {
     for i in 0..100_000 {
         log.push_str(&format!("h:1:2 [0] misc/x.cc:1 NCCL WARN distinct warning number {i}\n"));
     }
-    let t = Instant::now();
+    // Bounded by construction (counts, not wall time, in a debug build): 200 distinct warnings
+    // kept, the rest counted, one failure kind recorded once.
     let f = ibwire::nccl::log::analyse(&log);
     assert!(f.lines >= 100_000);
-    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    assert_eq!((f.warns.len(), f.warns_dropped), (200, 99_800));
 }
 
 /// What `$X` holds after `eval` of `line` in the shell `sh` (argv: program and its options).

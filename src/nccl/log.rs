@@ -527,7 +527,8 @@ impl Analyser {
             if self.seen.insert((2, m.clone())) {
                 self.f.warns.push(m);
             }
-        } else if !self.f.warns.contains(&m) {
+        } else {
+            // Past the bound nothing more is kept (nor compared): the count says how many.
             self.f.warns_dropped += 1;
         }
     }
