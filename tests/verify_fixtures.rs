@@ -122,11 +122,13 @@ fn verdicts_on_fixtures() {
         "--hca-gbit",
         "400",
     ]);
-    assert_eq!(rc, Some(0), "{v}");
+    // No NCCL line: the bandwidth is judged against the ceiling, but it proves neither the
+    // transport nor GPUDirect, so the verdict is inconclusive (exit 3), never ok.
+    assert_eq!((rc, v["outcome"].as_str()), (Some(3), Some("inconclusive")), "{v}");
     assert_eq!(v["ring_ceiling_gbps"], 400.0);
     assert_eq!(v["ceiling_gbps"], 750.0);
     assert_eq!(format!("{:.1}", v["ratio"].as_f64().unwrap() * 100.0), "63.0");
-    assert!(v["verdict"].as_str().unwrap().starts_with("OK by bandwidth"), "{v}");
+    assert!(v["verdict"].as_str().unwrap().contains("no transport evidence"), "{v}");
     // Without the HCA count and rate: no ceiling, no transport lines: inconclusive, exit 3.
     let (rc, v, _) =
         run(&["--from-log", fx("nccl-tests", "dgx-h100-2node-allreduce-g8-dgx06-dgx07.txt").to_str().unwrap()]);
@@ -240,8 +242,9 @@ fn node_count_override_for_excerpts_without_hosts() {
     assert_eq!(v["log"]["hosts"], json!([]), "no invented hosts");
     // Rank count unknown: the hierarchical bound's limit, 2 × 400 GB/s.
     assert_eq!(v["ceiling_gbps"], 800.0);
-    assert_eq!(v["outcome"], "ok", "{v}");
-    assert!(v["verdict"].as_str().unwrap().starts_with("OK: AWS Libfabric (GPUDirect not shown"), "{v}");
+    // EFA named, GPUDirect not shown: inconclusive, whatever the bandwidth.
+    assert_eq!(v["outcome"], "inconclusive", "{v}");
+    assert!(v["verdict"].as_str().unwrap().starts_with("INCONCLUSIVE: NCCL chose AWS Libfabric"), "{v}");
     let o = ibwire(&args);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v["verdict"].as_str().unwrap().contains("node count is unknown"), "{v}");

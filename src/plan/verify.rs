@@ -852,14 +852,8 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
                         hcas_over(log)
                     ),
                 ),
-                None if ratio.is_some_and(|r| r >= SLOW) => (
-                    Outcome::Ok,
-                    format!(
-                        "OK: {}{} (GPUDirect not shown; the bandwidth is an RDMA path's){bw}",
-                        observed.as_deref().unwrap_or("IB"),
-                        hcas_over(log)
-                    ),
-                ),
+                // Bandwidth is no evidence of GPUDirect: staging through host memory can still
+                // reach half the ceiling. Not shown is not ok.
                 None => (
                     Outcome::Inconclusive,
                     format!(
@@ -877,8 +871,6 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
                     observed.as_deref().unwrap_or("Socket")
                 ),
             )
-        } else if ratio.is_some_and(|r| r >= SLOW) {
-            (Outcome::Ok, format!("OK by bandwidth: only RDMA reaches it (the log shows no transport lines){bw}"))
         } else {
             (Outcome::Inconclusive, format!("INCONCLUSIVE: {} nodes ({nodes_evidence}) but no transport evidence: no 'Using network' or channel lines ({enable}){bw}", nodes.unwrap_or(2)))
         }
