@@ -58,8 +58,10 @@ pub fn run(node: &Node, intent: &Intent, root: &Path, json: bool) -> Result<Exit
     // start fails): it left it in the environment.
     if let Some(w) = intent.env.get("IBWIRE_HOOK_WARNINGS").filter(|w| !w.is_empty()) {
         for part in w.split(" | ").take(20) {
-            let part: String = part.chars().map(|c| if c.is_control() { ' ' } else { c }).take(2000).collect();
-            super::say(&format!("ibwire doctor: the enroot hook said at container start: {part}"));
+            super::say(&format!(
+                "ibwire doctor: the enroot hook said at container start: {}",
+                super::printable(part, 2000)
+            ));
         }
     }
     let p = plan::decide(node, intent);

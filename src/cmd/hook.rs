@@ -5,7 +5,7 @@
 //! start: on a node without RDMA it does nothing and says nothing; any error is one warning line
 //! and exit 0, unless strict mode (IBWIRE_STRICT=1 or hook.strict) asked for a failure.
 
-use super::{one_line, say};
+use super::{one_line, printable, say};
 use crate::config::Config;
 use crate::enroot::{environ, fstab};
 use crate::plan::{self, hook, visible, Intent, Master};
@@ -43,20 +43,6 @@ fn enroot_flag(v: Option<&String>) -> bool {
         None | Some("") => false,
         Some(s) => !matches!(s, "n" | "no" | "N" | "No" | "NO" | "f" | "F" | "false" | "False" | "FALSE"),
     }
-}
-
-/// One line for stderr: a value from the job or the image may hold anything, so control
-/// characters are shown escaped and the line is bounded.
-fn said(s: &str) -> String {
-    let mut out: String = s
-        .chars()
-        .flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] })
-        .take(2000)
-        .collect();
-    if out.len() < s.len() && s.chars().count() > 2000 {
-        out.push('…');
-    }
-    out
 }
 
 pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode {
@@ -98,27 +84,27 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
     // Strict: decided before anything is written, each problem reported once.
     if strict && !o.problems.is_empty() {
         for (_, p) in &o.problems {
-            say(&format!("ibwire-hook: error: {}", said(p)));
+            say(&format!("ibwire-hook: error: {}", printable(p, 2000)));
         }
         say("ibwire-hook: error: strict mode (IBWIRE_STRICT or hook.strict): the container does not start");
         return ExitCode::from(1);
     }
     for w in o.problems.iter().map(|(_, p)| p).chain(&o.warnings) {
-        say(&format!("ibwire-hook: warning: {}", said(w)));
+        say(&format!("ibwire-hook: warning: {}", printable(w, 2000)));
     }
     if debug {
-        say(&format!("ibwire-hook: devices: {}", said(&o.devices.join(","))));
+        say(&format!("ibwire-hook: devices: {}", printable(&o.devices.join(","), 2000)));
         for l in o.mounts.iter().chain(&o.environ) {
-            say(&format!("ibwire-hook: + {}", said(l)));
+            say(&format!("ibwire-hook: + {}", printable(l, 2000)));
         }
     }
     if let Err(e) = write(&o) {
         let m = one_line(&format!("{e:#}"));
         if strict {
-            say(&format!("ibwire-hook: error: {}", said(&m)));
+            say(&format!("ibwire-hook: error: {}", printable(&m, 2000)));
             return ExitCode::from(1);
         }
-        say(&format!("ibwire-hook: warning: {}", said(&m)));
+        say(&format!("ibwire-hook: warning: {}", printable(&m, 2000)));
     }
     ExitCode::SUCCESS
 }

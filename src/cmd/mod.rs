@@ -59,6 +59,24 @@ pub(crate) fn say(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
+/// Text from a job, an image or a log, for a terminal: control characters shown escaped (no
+/// escape sequence reaches the terminal), at most `max` characters of it, `…` when cut.
+pub(crate) fn printable(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max));
+    for (n, c) in s.chars().enumerate() {
+        if n >= max {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// An error's text on one line (causes chained with `{:#}` may contain line breaks).
 pub(crate) fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")

@@ -2,6 +2,7 @@
 //! say whether the job is on the expected transport, with GPUDirect RDMA, and how close to the
 //! hardware's ceiling it runs.
 
+use super::printable;
 use crate::nccl::{log, tests_output};
 use crate::plan::verify::{judge, CeilingInputs, Measured, Report};
 use crate::plan::{self, Intent};
@@ -147,11 +148,6 @@ pub fn per_node(facts: &log::LogFacts) -> Vec<(String, String, usize)> {
     v
 }
 
-/// Text from a job's log, safe for a terminal: control characters shown escaped.
-fn safe(s: &str) -> String {
-    s.chars().flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect()
-}
-
 pub fn render(r: &Report, facts: &log::LogFacts, json: bool) -> Result<String> {
     let nodes = per_node(facts);
     if json {
@@ -164,11 +160,11 @@ pub fn render(r: &Report, facts: &log::LogFacts, json: bool) -> Result<String> {
         return Ok(serde_json::to_string_pretty(&v)? + "\n");
     }
     let mut s = String::new();
-    s.push_str(&format!("{}\n", safe(&r.verdict)));
+    s.push_str(&format!("{}\n", printable(&r.verdict, 4000)));
     if nodes.len() > 1 {
         s.push_str("  per node, NCCL reported:\n");
         for (what, hosts, n) in &nodes {
-            s.push_str(&format!("    {}: {} ({n})\n", safe(what), safe(hosts)));
+            s.push_str(&format!("    {}: {} ({n})\n", printable(what, 4000), printable(hosts, 4000)));
         }
     }
     let f = |o: Option<f64>| o.map(|v| format!("{v:.1} GB/s")).unwrap_or_else(|| "-".into());
@@ -178,22 +174,22 @@ pub fn render(r: &Report, facts: &log::LogFacts, json: bool) -> Result<String> {
             Some(n) => format!("{n} ({})", r.nodes_evidence),
             None => "unknown".into(),
         },
-        safe(r.network.as_deref().unwrap_or("unknown")),
+        printable(r.network.as_deref().unwrap_or("unknown"), 4000),
         r.expected_network,
         match r.gdr {
             Some(true) => "yes",
             Some(false) => "no",
             None => "-",
         },
-        safe(facts.version.as_deref().unwrap_or("?"))
+        printable(facts.version.as_deref().unwrap_or("?"), 4000)
     ));
     if !r.hcas.is_empty() {
-        s.push_str(&format!("  HCAs: {}\n", safe(&r.hcas.join(" "))));
+        s.push_str(&format!("  HCAs: {}\n", printable(&r.hcas.join(" "), 4000)));
     }
     s.push_str(&format!(
         "  bootstrap: {}   OOB: {}\n",
-        safe(r.bootstrap_if.as_deref().unwrap_or("-")),
-        safe(facts.oob_if.as_deref().unwrap_or("-"))
+        printable(r.bootstrap_if.as_deref().unwrap_or("-"), 4000),
+        printable(facts.oob_if.as_deref().unwrap_or("-"), 4000)
     ));
     s.push_str(&format!(
         "  channels: NET/IB {} (GDRDMA {})  NET/Socket {}  P2P {}  SHM {}\n",
@@ -215,14 +211,14 @@ pub fn render(r: &Report, facts: &log::LogFacts, json: bool) -> Result<String> {
         }
     ));
     for w in facts.warns.iter().take(5) {
-        s.push_str(&format!("  NCCL WARN {}\n", safe(w)));
+        s.push_str(&format!("  NCCL WARN {}\n", printable(w, 4000)));
     }
     if !r.findings.is_empty() {
         s.push_str("Causes, most likely first:\n");
         for (i, c) in r.findings.iter().enumerate() {
-            s.push_str(&format!("  {}. [{}] {}\n", i + 1, c.id, safe(&c.cause)));
+            s.push_str(&format!("  {}. [{}] {}\n", i + 1, c.id, printable(&c.cause, 4000)));
             if let Some(e) = &c.evidence {
-                s.push_str(&format!("     evidence: {}\n", safe(e)));
+                s.push_str(&format!("     evidence: {}\n", printable(e, 4000)));
             }
             s.push_str(&format!("     fix: {}\n", c.fix));
         }
@@ -230,7 +226,7 @@ pub fn render(r: &Report, facts: &log::LogFacts, json: bool) -> Result<String> {
     if !r.notes.is_empty() {
         s.push_str("Notes:\n");
         for n in &r.notes {
-            s.push_str(&format!("  - {}\n", safe(n)));
+            s.push_str(&format!("  - {}\n", printable(n, 4000)));
         }
     }
     Ok(s)

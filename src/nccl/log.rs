@@ -167,10 +167,6 @@ pub struct LogFacts {
     /// `NCCL_NET_PLUGIN` could not be loaded (an external plugin named but absent).
     #[serde(default)]
     pub plugin_missing: bool,
-    /// `NVLS multicast support is not available`/`nvls channels 0` style facts are not read; the
-    /// number of NVLS channels NCCL reported, when it did.
-    #[serde(default)]
-    pub nvls_channels: Option<usize>,
     pub lines: usize,
     /// Lines that are NCCL's or carry its words (`NCCL INFO`/`NCCL WARN`, channel lines,
     /// relayed warnings, framework NCCL errors): zero means this is not NCCL's output.
@@ -259,13 +255,7 @@ fn has(l: &str, pat: &'static str) -> bool {
 }
 
 fn clip(s: &str, n: usize) -> String {
-    let s = s.trim();
-    if s.chars().count() <= n {
-        return s.to_string();
-    }
-    let mut o: String = s.chars().take(n).collect();
-    o.push('…');
-    o
+    crate::probe::sysroot::clip_to(s.trim(), n)
 }
 
 /// The host that wrote an NCCL line (`host:pid:tid [dev] NCCL …`), if it is one.
@@ -739,11 +729,6 @@ impl Analyser {
         if let Some(n) = after(l, " localRanks ").and_then(first_int) {
             self.f.local_ranks = Some(self.f.local_ranks.map_or(n as usize, |m| m.max(n as usize)));
         }
-        if let Some(n) = after(l, "coll channels, ")
-            .and_then(|s| s.split(',').find(|p| p.contains("nvls channels")).and_then(first_int))
-        {
-            self.f.nvls_channels = Some(self.f.nvls_channels.map_or(n as usize, |m| m.max(n as usize)));
-        }
         // A queue pair set up towards a peer (NET subsystem): the job crosses a network.
         if (has(l, "NET/IB: ") || has(l, "NET/IB : ")) && has(l, " qpn ") {
             self.f.remote_peer = true;
@@ -818,10 +803,9 @@ impl Analyser {
         f.bootstrap_ifs = self.boot.into_iter().collect();
         f.hosts = self.hosts.into_iter().collect();
         let net_channels = f.channels.net_ib + f.channels.net_other;
-        f.gdr = if f.channels.net_ib_gdr > 0 && !self.gdr_disabled {
-            Some(true)
-        } else if f.channels.net_ib_gdr > 0 {
-            // Some HCAs said disabled, some channels have it: partial at best.
+        // Channels with /GDRDMA are GPUDirect in use (where some ranks lack it, `gdr_partial`
+        // says so); none, with network channels or an HCA's "Disabled", is no GPUDirect.
+        f.gdr = if f.channels.net_ib_gdr > 0 {
             Some(true)
         } else if net_channels > 0 || self.gdr_disabled {
             Some(false)
@@ -895,6 +879,13 @@ mod tests {
         assert!(f.nccl_lines > 0);
         assert!(f.gdr_partial());
         assert_eq!(f.channels.net_ib, 2);
+    }
+
+    #[test]
+    fn a_named_plugin_that_is_missing() {
+        let f = analyse("h:1:1 [0] NCCL INFO NCCL_NET_PLUGIN set by environment to x\nh:1:1 [0] NCCL INFO NET/Plugin: Could not find: x libnccl-net-x.so\n");
+        assert!(f.plugin_missing);
+        assert!(!analyse("h:1:1 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so\n").plugin_missing);
     }
 
     #[test]

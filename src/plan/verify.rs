@@ -448,8 +448,7 @@ fn node_count(
             return (Some(1), "nranks 1".into());
         }
     }
-    if let Some(m) = measured.filter(|m| m.nranks == 1) {
-        let _ = m;
+    if measured.is_some_and(|m| m.nranks == 1) {
         return (Some(1), "one rank".into());
     }
     let c = &log.channels;
@@ -492,6 +491,7 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
         .map(|d| d.name.clone())
         .collect();
 
+    let gid_forced = || log.env("NCCL_IB_GID_INDEX").map(|g| format!("NCCL_IB_GID_INDEX={g} is forced"));
     // 1. Failure lines: any one makes the job not ok, whatever else the log shows.
     for fs in &log.failures {
         let ev = Some(fs.line.clone());
@@ -505,18 +505,12 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
                 if let Some(v) = log.env("NCCL_IB_HCA").filter(|v| !v.starts_with('=')) {
                     d.push(format!("NCCL_IB_HCA={v} is a prefix match"));
                 }
-                if let Some(g) = log.env("NCCL_IB_GID_INDEX") {
-                    d.push(format!("NCCL_IB_GID_INDEX={g} is forced"));
-                }
+                d.extend(gid_forced());
                 push(&mut findings, "qp-invalid", "ibv_modify_qp failed with EINVAL", Some(d.join("; ")), ev);
             }
-            F::QpUnreachable => push(
-                &mut findings,
-                "qp-unreachable",
-                "ibv_modify_qp: network unreachable",
-                log.env("NCCL_IB_GID_INDEX").map(|g| format!("NCCL_IB_GID_INDEX={g} is forced")),
-                ev,
-            ),
+            F::QpUnreachable => {
+                push(&mut findings, "qp-unreachable", "ibv_modify_qp: network unreachable", gid_forced(), ev)
+            }
             F::QpTimeout => push(&mut findings, "qp-timeout", "ibv_modify_qp timed out", None, ev),
             F::QpNoDevice => push(&mut findings, "qp-no-device", "ibv_modify_qp: no such device", None, ev),
             F::QpOther => push(
@@ -530,7 +524,7 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
                 &mut findings,
                 "retry-exceeded",
                 "IB transport retries exceeded (completion error 12)",
-                log.env("NCCL_IB_GID_INDEX").map(|g| format!("NCCL_IB_GID_INDEX={g} is forced")),
+                gid_forced(),
                 ev,
             ),
             F::LocalProtection => {
@@ -556,6 +550,9 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
                 }
                 if let Some(v) = log.env("NCCL_NET_PLUGIN") {
                     d.push(format!("NCCL_NET_PLUGIN={v}"));
+                }
+                if log.plugin_missing {
+                    d.push("NCCL could not find that plugin".into());
                 }
                 if log.ib_no_device {
                     d.push("NET/IB : No device found".into());

@@ -689,8 +689,13 @@ fn pop_component(p: &mut String) {
 
 /// Shorten a value for a note so a garbage file cannot flood the output.
 pub fn clip(s: &str) -> String {
-    let mut out: String = s.chars().take(60).collect();
-    if s.chars().count() > 60 {
+    clip_to(s, 60)
+}
+
+/// The first `n` characters of `s`, `…` when cut.
+pub fn clip_to(s: &str, n: usize) -> String {
+    let mut out: String = s.chars().take(n).collect();
+    if s.chars().nth(n).is_some() {
         out.push('…');
     }
     out
