@@ -2,7 +2,7 @@
 //! `IBWIRE_CONFIG`/`--config`, then flags. Later layers override earlier ones key by key.
 //! Unknown keys and type errors are one line naming file, line and column.
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -114,21 +114,33 @@ pub fn search_path(xdg: Option<&str>, home: Option<&str>, explicit: Option<&Path
     v
 }
 
-pub fn load(explicit: Option<&Path>) -> Result<Config> {
+/// Each configuration file that exists, in order: is it the admin's, and what it parsed to. A
+/// file that is absent and not required is left out; one that cannot be read or parsed is its
+/// error.
+fn layers(explicit: Option<&Path>) -> Vec<(PathBuf, bool, Result<Config>)> {
     let xdg = std::env::var("XDG_CONFIG_HOME").ok();
     let home = std::env::var("HOME").ok();
     let env_cfg = std::env::var_os("IBWIRE_CONFIG").map(PathBuf::from);
     let explicit = explicit.map(Path::to_path_buf).or(env_cfg);
-    let mut layers = Vec::new();
+    let mut out = Vec::new();
     for (path, required) in search_path(xdg.as_deref(), home.as_deref(), explicit.as_deref()) {
-        let text = match crate::input::read_config(&path) {
-            Ok(t) => t,
+        let got = match crate::input::read_config(&path) {
+            Ok(t) => parse(&t, &path.display().to_string()),
             Err(e) if crate::input::is_absent(&e) && !required => continue,
-            Err(e) => return Err(e).with_context(|| format!("cannot read config {}", path.display())),
+            Err(e) => Err(anyhow::Error::new(e).context(format!("cannot read config {}", path.display()))),
         };
-        layers.push((path == Path::new(ADMIN), parse(&text, &path.display().to_string())?));
+        let admin = path == Path::new(ADMIN);
+        out.push((path, admin, got));
     }
-    Ok(layered(layers))
+    out
+}
+
+pub fn load(explicit: Option<&Path>) -> Result<Config> {
+    let mut ok = Vec::new();
+    for (_, admin, got) in layers(explicit) {
+        ok.push((admin, got?));
+    }
+    Ok(layered(ok))
 }
 
 /// The hook's configuration. The administrator's layer is read on its own: a broken
@@ -137,26 +149,15 @@ pub fn load(explicit: Option<&Path>) -> Result<Config> {
 /// root-squashed home) or broken is skipped with one warning: it never costs the node's
 /// decisions or the administrator's keys (`hook.strict` among them).
 pub fn load_hook() -> (Config, Option<anyhow::Error>, Vec<String>) {
-    let xdg = std::env::var("XDG_CONFIG_HOME").ok();
-    let home = std::env::var("HOME").ok();
-    let explicit = std::env::var_os("IBWIRE_CONFIG").map(PathBuf::from);
-    let mut layers = Vec::new();
-    let mut admin_err = None;
-    let mut warnings = Vec::new();
-    for (path, required) in search_path(xdg.as_deref(), home.as_deref(), explicit.as_deref()) {
-        let admin = path == Path::new(ADMIN);
-        let got = match crate::input::read_config(&path) {
-            Ok(t) => parse(&t, &path.display().to_string()),
-            Err(e) if crate::input::is_absent(&e) && !required => continue,
-            Err(e) => Err(anyhow::Error::new(e).context(format!("cannot read config {}", path.display()))),
-        };
+    let (mut ok, mut admin_err, mut warnings) = (Vec::new(), None, Vec::new());
+    for (_, admin, got) in layers(None) {
         match got {
-            Ok(c) => layers.push((admin, c)),
+            Ok(c) => ok.push((admin, c)),
             Err(e) if admin => admin_err = Some(e),
             Err(e) => warnings.push(format!("{e:#}; that file is skipped, the node's decisions stand")),
         }
     }
-    (layered(layers), admin_err, warnings)
+    (layered(ok), admin_err, warnings)
 }
 
 /// ibwire's own switches in the environment (IBWIRE_STRICT, IBWIRE_DEBUG,

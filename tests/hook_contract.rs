@@ -377,6 +377,9 @@ fn a_selection_naming_nothing_on_a_multi_node_job_fails_loudly_in_nccl() {
     // One node: nothing crosses a network, no pin.
     let r = hook(&root, t.path(), true, &[("MELLANOX_VISIBLE_DEVICES", "garbage")], "");
     assert!(!has_var(&r.environ, "NCCL_NET"), "{}", r.environ);
+    // The same rule as every other pin: a declared socket fallback is respected.
+    let r = hook(&root, t.path(), true, &[vars[0], vars[1], ("IBWIRE_ALLOW_SOCKET_FALLBACK", "1")], "");
+    assert!(!has_var(&r.environ, "NCCL_NET"), "{}", r.environ);
 }
 
 #[test]

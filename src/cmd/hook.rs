@@ -8,7 +8,7 @@
 use super::{one_line, printable, say};
 use crate::config::Config;
 use crate::enroot::{environ, fstab};
-use crate::plan::{self, hook, visible, Intent, Master};
+use crate::plan::{self, hook, netguard, visible, Intent, Master};
 use crate::probe::Node;
 use crate::render;
 use anyhow::{bail, Context, Result};
@@ -221,22 +221,27 @@ pub fn decide(node: &Node, env: &BTreeMap<String, String>, cfg: &Config, root: &
             }
         }
     }
-    let multi = crate::slurm::num_nodes(var) > 1;
     let explicit_none = matches!(value.trim().to_ascii_lowercase().as_str(), "none" | "void");
-    if let Some(why) = pin_nccl_net(&p, exposed, env, &file_env, cfg, rootfs.as_deref()) {
+    let exposure = if exposed {
+        netguard::Exposure::Usable
+    } else if !p.hcas.is_empty() && !explicit_none {
+        netguard::Exposure::Emptied
+    } else {
+        netguard::Exposure::Nothing
+    };
+    if let Some(why) = pin_nccl_net(&p, exposure, env, &file_env, cfg, rootfs.as_deref()) {
         d.env.push(("NCCL_NET".into(), "IB".into()));
+        if exposure == netguard::Exposure::Emptied {
+            // NCCL then fails at init with "Failed to initialize any NET plugin" (what `ibwire
+            // verify` explains) instead of crawling on TCP sockets without a word.
+            d.problems.push((
+                hook::Problem::SelectionEmpty,
+                format!("{}={value}: a {}-node job with no healthy HCA exposed; NCCL_NET=IB makes NCCL fail at init instead of running on TCP sockets (set {}=none to run on sockets on purpose)", sel.var, crate::slurm::num_nodes(var), sel.var),
+            ));
+        }
         if crate::config::truthy(env.get("IBWIRE_DEBUG").map(String::as_str)) {
             say(&format!("ibwire-hook: NCCL_NET=IB: {why}"));
         }
-    } else if multi && !exposed && !p.hcas.is_empty() && !explicit_none && var("NCCL_NET").is_none() {
-        // A multi-node job whose selection exposes no healthy port would crawl on TCP sockets
-        // without a word in its log: NCCL_NET=IB makes NCCL fail at init with "Failed to
-        // initialize any NET plugin" instead (what `ibwire verify` then explains).
-        d.env.push(("NCCL_NET".into(), "IB".into()));
-        d.problems.push((
-            hook::Problem::SelectionEmpty,
-            format!("{}={value}: a {}-node job with no healthy HCA exposed; NCCL_NET=IB makes NCCL fail at init instead of running on TCP sockets (set {}=none to run on sockets on purpose)", sel.var, crate::slurm::num_nodes(var), sel.var),
-        ));
     }
     out.devices = d.devices;
     out.warnings.extend(d.warnings);
@@ -287,41 +292,24 @@ pub fn decide(node: &Node, env: &BTreeMap<String, String>, cfg: &Config, root: &
 /// directories, or no provider for the exposed HCAs' driver in `libibverbs/`. Looked up inside
 /// the image (`SysRoot`: symlinks resolved within it), a bounded number of directories.
 fn image_lacks_verbs(node: &Node, p: &plan::Plan, rootfs: &Path, ld_library_path: Option<&str>) -> Option<String> {
-    let sys = crate::probe::sysroot::SysRoot::new(rootfs);
-    let dirs: Vec<String> = ld_library_path
-        .unwrap_or("")
-        .split(':')
-        .filter_map(|d| d.strip_prefix('/'))
-        .filter(|d| !d.is_empty() && d.len() < 256)
-        .take(16)
-        .map(str::to_string)
-        .chain(crate::probe::host::LIB_DIRS.iter().map(|d| d.to_string()))
-        .collect();
-    if !dirs.iter().any(|d| sys.exists(&Path::new(d).join("libibverbs.so.1"))) {
+    use crate::probe::host::{find_lib, lib_dirs};
+    let dirs = lib_dirs(ld_library_path);
+    if find_lib(rootfs, &dirs, &["libibverbs.so.1".into()]).is_none() {
         return Some(
             "the image has no libibverbs.so.1: NCCL cannot use InfiniBand/RoCE in it and will use TCP sockets; install rdma-core in the image (libibverbs1 ibverbs-providers)".into(),
         );
     }
-    // Providers: libmlx5 for mlx5 devices, etc.; rdma-core puts them in <libdir>/libibverbs/.
-    let drivers: std::collections::BTreeSet<&str> = p
-        .hcas
-        .iter()
-        .filter_map(|(d, _)| node.rdma_device(d))
-        .filter_map(|d| {
-            let n = d.name.as_str();
-            ["mlx5", "mlx4", "irdma", "bnxt_re", "efa", "hns"].into_iter().find(|p| n.starts_with(p))
-        })
-        .collect();
-    for prov in drivers {
-        let drv = prov;
-        let found = dirs.iter().any(|d| {
-            sys.exists(&Path::new(d).join(format!("libibverbs/lib{prov}-rdmav34.so")))
-                || sys.exists(&Path::new(d).join(format!("libibverbs/lib{prov}-rdmav25.so")))
-                || sys.exists(&Path::new(d).join(format!("lib{prov}.so.1")))
-        });
-        if !found {
+    let providers: std::collections::BTreeSet<&str> =
+        p.hcas.iter().filter_map(|(d, _)| node.rdma_device(d)).filter_map(|d| hook::verbs_provider(&d.name)).collect();
+    for prov in providers {
+        let names = [
+            format!("libibverbs/lib{prov}-rdmav34.so"),
+            format!("libibverbs/lib{prov}-rdmav25.so"),
+            format!("lib{prov}.so.1"),
+        ];
+        if find_lib(rootfs, &dirs, &names).is_none() {
             return Some(format!(
-                "the image has libibverbs but no verbs provider for {drv} (lib{prov}-rdmav34.so): NCCL will find no device and use TCP sockets; install rdma-core's providers (ibverbs-providers) in the image"
+                "the image has libibverbs but no verbs provider for {prov} (lib{prov}-rdmav34.so): NCCL will find no device and use TCP sockets; install rdma-core's providers (ibverbs-providers) in the image"
             ));
         }
     }
@@ -334,7 +322,7 @@ fn image_lacks_verbs(node: &Node, p: &plan::Plan, rootfs: &Path, ld_library_path
 /// library directories (LD_LIBRARY_PATH from the image's environment, then the usual ones).
 fn pin_nccl_net(
     p: &plan::Plan,
-    exposed: bool,
+    exposure: netguard::Exposure,
     env: &BTreeMap<String, String>,
     file_env: &BTreeMap<String, String>,
     cfg: &Config,
@@ -348,7 +336,7 @@ fn pin_nccl_net(
             var("NCCL_NET_PLUGIN").as_deref(),
         )
     });
-    plan::netguard::pin_for_job(p, exposed, cfg, var, plugin.as_deref()).ok()
+    netguard::pin_for_job(p, exposure, cfg, var, plugin.as_deref()).ok()
 }
 
 /// umad/issm nodes only for real root, as the stock hook: the uid map's outside uid is 0.

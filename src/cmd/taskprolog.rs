@@ -51,7 +51,7 @@ pub fn lines(env: &BTreeMap<String, String>, root: &Path) -> Result<(Vec<String>
         env.get("LD_LIBRARY_PATH").map(String::as_str),
         env.get("NCCL_NET_PLUGIN").map(String::as_str),
     );
-    if netguard::pin_for_job(&p, true, &cfg, |k| env.get(k).cloned(), plugin.as_deref()).is_ok() {
+    if netguard::pin_for_job(&p, netguard::Exposure::Usable, &cfg, |k| env.get(k).cloned(), plugin.as_deref()).is_ok() {
         push("NCCL_NET", "IB");
     }
     Ok((out, refused))

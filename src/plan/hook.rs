@@ -41,6 +41,12 @@ pub struct Decision {
     pub problems: Vec<(Problem, String)>,
 }
 
+/// The rdma-core provider a device's name implies (`libmlx5` for `mlx5_*`, …): what an image
+/// needs beside libibverbs to open it. None for names that do not say (udev-renamed devices).
+pub fn verbs_provider(dev: &str) -> Option<&'static str> {
+    ["mlx5", "mlx4", "irdma", "bnxt_re", "efa", "hns"].into_iter().find(|p| dev.starts_with(p))
+}
+
 /// The ports a job's own `NCCL_IB_HCA` would let NCCL take that ibwire excluded, with why:
 /// `mlx5` is a prefix that takes `mlx5_bond_0`, LID 0, and NCCL dies in ibv_modify_qp with
 /// EINVAL. Only ports NCCL can see count (active ones; NCCL skips the rest itself).

@@ -68,9 +68,22 @@ pub fn pin(
 /// looks up the job's variables: several nodes (`SLURM_JOB_NUM_NODES`), healthy ports the job
 /// can use (`ports_usable`), `IBWIRE_EXPECT_NET`, and neither `IBWIRE_ALLOW_SOCKET_FALLBACK`
 /// nor the config's `launch.allow_socket_fallback`. `plugin` is where a net plugin was found.
+/// What a job's device selection leaves NCCL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exposure {
+    /// Healthy ports are exposed.
+    Usable,
+    /// The node has healthy ports but the selection exposes none by mistake (a typo, unknown
+    /// entries): a multi-node job would crawl on sockets without a word, so it is pinned too and
+    /// fails NCCL's init instead.
+    Emptied,
+    /// Nothing to use: none on purpose (`none`/`void`), or no healthy port on the node.
+    Nothing,
+}
+
 pub fn pin_for_job(
     plan: &Plan,
-    ports_usable: bool,
+    exposure: Exposure,
     config: &crate::config::Config,
     var: impl Fn(&str) -> Option<String>,
     plugin: Option<&str>,
@@ -80,7 +93,7 @@ pub fn pin_for_job(
         Some("socket") => ExpectNet::Socket,
         _ => ExpectNet::Auto,
     };
-    let expect_rdma = ports_usable && expects_rdma(plan, crate::slurm::num_nodes(&var), expect);
+    let expect_rdma = exposure != Exposure::Nothing && expects_rdma(plan, crate::slurm::num_nodes(&var), expect);
     let allow = crate::config::truthy(var("IBWIRE_ALLOW_SOCKET_FALLBACK").as_deref())
         || config.launch.allow_socket_fallback.unwrap_or(false);
     pin(expect_rdma, allow, var, plugin)

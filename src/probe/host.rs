@@ -4,7 +4,7 @@ use super::model::{HostFacts, NumaNode};
 use super::sysroot::SysRoot;
 use std::path::{Path, PathBuf};
 
-pub const LIB_DIRS: &[&str] = &[
+const LIB_DIRS: &[&str] = &[
     "usr/lib/x86_64-linux-gnu",
     "usr/lib/aarch64-linux-gnu",
     "usr/lib64",
@@ -33,16 +33,34 @@ pub fn net_plugin_names(nccl_net_plugin: Option<&str>) -> Vec<String> {
 /// lists no more than these in practice). By lstat only, and inside the root: an image's
 /// symlinks are resolved in the image, never on the host.
 pub fn find_net_plugin(root: &Path, ld_library_path: Option<&str>, nccl_net_plugin: Option<&str>) -> Option<String> {
-    let sys = SysRoot::new(root);
     let names = net_plugin_names(nccl_net_plugin);
-    let dirs = ld_library_path
+    find_lib(root, &lib_dirs(ld_library_path), &names)
+}
+
+/// Most entries of `LD_LIBRARY_PATH` (and names) a look-up tries: every container start pays
+/// for each directory × name.
+const MAX_LOOKUP: usize = 16;
+
+/// Where the loader looks, relative to the root: `LD_LIBRARY_PATH`'s absolute entries (the
+/// first 16), then the usual library directories (ld.so.cache lists no more in practice).
+pub fn lib_dirs(ld_library_path: Option<&str>) -> Vec<String> {
+    ld_library_path
         .unwrap_or("")
         .split(':')
         .filter_map(|d| d.strip_prefix('/'))
-        .filter(|d| !d.is_empty())
-        .chain(LIB_DIRS.iter().copied());
+        .filter(|d| !d.is_empty() && d.len() < 256)
+        .take(MAX_LOOKUP)
+        .chain(LIB_DIRS.iter().copied())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The first of `names` (at most 16) in one of `dirs` under `root`, as `/dir/name`. By lstat
+/// only, and inside the root: an image's symlinks are resolved in the image, never on the host.
+pub fn find_lib(root: &Path, dirs: &[String], names: &[String]) -> Option<String> {
+    let sys = SysRoot::new(root);
     for d in dirs {
-        for n in &names {
+        for n in names.iter().take(MAX_LOOKUP) {
             let rel = Path::new(d).join(n);
             if sys.exists(&rel) {
                 return Some(format!("/{}", rel.display()));
