@@ -921,6 +921,15 @@ mod tests {
     }
 
     #[test]
+    fn control_bytes_inside_a_device_name_are_removed_not_kept() {
+        // fuzz/nccl_log found this shape (CI, 2026-12-01): NUL/SOH/DEL inside `[1]ird..1/RoCE`.
+        let f = analyse("h:1:2 [0] NCCL INFO NET/IB : Using [0]irdma0:1/RoCE [1]ird\u{1}\u{0}\u{0}\u{7f}ma3:1/RoCE [RO]; OOB eth0:10.0.0.1<0>\n");
+        let names: Vec<_> = f.ib_devices.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["irdma0", "irdma3"]);
+        assert!(f.ib_devices.iter().all(|d| !d.name.chars().any(char::is_control)));
+    }
+
+    #[test]
     fn warns_are_bounded() {
         let mut a = Analyser::new();
         for i in 0..5000 {

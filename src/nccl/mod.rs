@@ -11,10 +11,12 @@ pub mod tests_output;
 use std::borrow::Cow;
 
 /// A line without carriage returns and terminal escape sequences (CSI `ESC [ … letter`, OSC
-/// `ESC ] … BEL|ESC \`, other two-byte escapes) and other control bytes but TAB. Borrowed when
-/// there is nothing to remove.
+/// `ESC ] … BEL|ESC \`, other two-byte escapes) and other control characters but TAB — C1
+/// controls (U+0080–U+009F, e.g. U+009B, a one-character CSI on some terminals) included.
+/// Borrowed when there is nothing to remove.
 pub fn clean(l: &str) -> Cow<'_, str> {
-    if l.bytes().all(|b| b >= 0x20 && b != 0x7f || b == b'\t') {
+    // C1 controls are 0xC2 0x80..=0x9F in UTF-8: any 0xC2 byte takes the slow path.
+    if l.bytes().all(|b| b >= 0x20 && b != 0x7f && b != 0xc2 || b == b'\t') {
         return Cow::Borrowed(l);
     }
     let mut out = String::with_capacity(l.len());
@@ -47,7 +49,7 @@ pub fn clean(l: &str) -> Cow<'_, str> {
                 _ => {}
             },
             '\t' => out.push('\t'),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {}
+            c if c.is_control() => {}
             c => out.push(c),
         }
     }
@@ -204,6 +206,9 @@ mod tests {
         assert_eq!(clean("x\u{1b}]8;;http://e\u{7}link\u{1b}]8;;\u{7}y"), "xlinky");
         assert_eq!(clean("\u{1b}]0;title\u{1b}\\t"), "t");
         assert!(matches!(clean("plain line"), Cow::Borrowed(_)));
+        // C1 controls (U+009B is CSI on some terminals) go; other non-ASCII text stays.
+        assert_eq!(clean("a\u{9b}31mb\u{85}c é ü"), "a31mbc é ü");
+        assert_eq!(clean("Grüße ±"), "Grüße ±");
     }
 
     #[test]
