@@ -20,7 +20,11 @@ pub const MAX_CONFIG: u64 = 256 << 10;
 
 /// Open `path` for reading without blocking on a FIFO, and check it is a regular file.
 fn open_regular(path: &Path) -> std::io::Result<(File, std::fs::Metadata)> {
-    let f = OpenOptions::new().read(true).custom_flags(nix::libc::O_NONBLOCK).open(path)?;
+    open_regular_with(path, 0)
+}
+
+fn open_regular_with(path: &Path, flags: i32) -> std::io::Result<(File, std::fs::Metadata)> {
+    let f = OpenOptions::new().read(true).custom_flags(nix::libc::O_NONBLOCK | flags).open(path)?;
     let m = f.metadata()?;
     if !m.is_file() {
         return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
@@ -49,6 +53,20 @@ fn read_limited(f: File, len: u64, limit: u64) -> std::io::Result<Vec<u8>> {
         return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("larger than {} KiB", limit >> 10)));
     }
     Ok(buf)
+}
+
+/// As [`read_text`], for a file found by listing a directory someone else can write: a final
+/// symbolic link is refused (`O_NOFOLLOW`, so a link planted after the listing is refused too),
+/// never followed to whatever it names.
+pub fn read_text_nofollow(path: &Path, limit: u64) -> std::io::Result<String> {
+    let (f, m) = open_regular_with(path, nix::libc::O_NOFOLLOW).map_err(|e| {
+        if e.raw_os_error() == Some(nix::libc::ELOOP) {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "a symbolic link, not followed")
+        } else {
+            e
+        }
+    })?;
+    read_limited(f, m.len(), limit).map(|b| String::from_utf8_lossy(&b).into_owned())
 }
 
 /// Text of a regular file, invalid UTF-8 replaced (one bad byte must not cost the rest).
@@ -137,6 +155,50 @@ impl Drop for Scratch {
 /// Nesting deeper than any document of ours (a snapshot is 6 levels deep).
 const MAX_YAML_DEPTH: usize = 64;
 
+/// A parser's message about a file someone else wrote, without that file's bytes. serde's
+/// messages quote what they found (`unknown field \`root:$6$…\``, `invalid type: string "…"`):
+/// given a planted link to `/etc/shadow` or a token file, the quote is the secret. Every quoted
+/// span before `, expected` is dropped (what follows is ibwire's own schema: field names, types);
+/// `missing field`/`duplicate field` name ibwire's own fields and are kept. The position
+/// (` at line L column C`) is dropped: callers put `LINE:COLUMN` in front. One line, bounded.
+pub fn parse_error_text(msg: &str) -> String {
+    let mut msg = msg.to_string();
+    while let Some(i) = msg.find(" at line ") {
+        // ` at line 3 column 7` (serde_json, serde_yaml): cut up to the column number's end
+        let tail = &msg[i + 9..];
+        let end = tail
+            .find(" column ")
+            .map(|c| c + 8 + tail[c + 8..].find(|ch: char| !ch.is_ascii_digit()).unwrap_or(tail.len() - c - 8))
+            .unwrap_or_else(|| tail.find(|ch: char| !ch.is_ascii_digit()).unwrap_or(tail.len()));
+        msg.replace_range(i..i + 9 + end, "");
+    }
+    let ours = msg.starts_with("missing field") || msg.starts_with("duplicate field");
+    let (head, expected) = match msg.find(", expected") {
+        Some(i) => msg.split_at(i),
+        None => (msg.as_str(), ""),
+    };
+    let mut out = String::with_capacity(head.len().min(200) + expected.len().min(400));
+    if ours {
+        out.push_str(head);
+    } else {
+        let mut quote: Option<char> = None;
+        for c in head.chars() {
+            match quote {
+                Some(q) if c == q => quote = None,
+                Some(_) => {}
+                None if c == '`' || c == '"' => {
+                    quote = Some(c);
+                    out.push_str("(not shown)");
+                }
+                None => out.push(c),
+            }
+        }
+    }
+    out.push_str(expected);
+    let out = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    crate::text::printable(&out, 400)
+}
+
 /// Refuse, before the YAML parser sees it, what makes it slow or large: anchors and aliases
 /// (an alias bomb expands kilobytes into gigabytes; neither configs nor snapshots use them) and
 /// nesting deeper than `MAX_YAML_DEPTH` in flow (`[[[[…`) or block (indentation) style. The scan
@@ -204,6 +266,23 @@ pub fn yaml_guard(text: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parse_errors_never_quote_the_file() {
+        let e = parse_error_text(
+            "unknown field `root:$6$secrethash:19000:0:99999:7::`, expected one of `schema`, `source` at line 1 column 1",
+        );
+        assert_eq!(e, "unknown field (not shown), expected one of `schema`, `source`");
+        let e = parse_error_text("invalid type: string \"TOKEN-abc\", expected a sequence at line 2 column 11");
+        assert_eq!(e, "invalid type: string (not shown), expected a sequence");
+        assert_eq!(parse_error_text("missing field `schema` at line 1 column 1"), "missing field `schema`");
+        assert_eq!(
+            parse_error_text("did not find expected key at line 4 column 3, while parsing"),
+            "did not find expected key, while parsing"
+        );
+        let e = parse_error_text(&format!("unknown variant `{}\u{1b}[2J`, expected `IB`", "x".repeat(10_000)));
+        assert!(!e.contains("xx") && !e.contains('\u{1b}') && e.len() < 100, "{e}");
+    }
     use std::os::unix::fs::PermissionsExt;
 
     #[test]

@@ -18,3 +18,4 @@ pub mod resolve;
 pub mod slurm;
 pub mod snapshot;
 pub mod subprocess;
+pub mod text;

@@ -344,7 +344,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if let Some(p) = save {
                 ibwire::snapshot::save(&node, &p)?;
             }
-            print!("{}", cmd::probe::render(&node, json, yaml)?);
+            let out = cmd::probe::render(&node, json, yaml)?;
+            if json || yaml {
+                print!("{out}");
+            } else {
+                print!("{}", ibwire::text::for_terminal(&out));
+            }
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Doctor { node, decide, json } => {
@@ -374,7 +379,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&cmd::topo::json(&m))?);
             } else {
-                print!("{}", cmd::topo::text(&n, &m));
+                print!("{}", ibwire::text::for_terminal(&cmd::topo::text(&n, &m)));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -416,7 +421,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("ibwire: error: {e:#}");
+            eprintln!("ibwire: error: {}", ibwire::text::for_terminal(&format!("{e:#}")));
             ExitCode::from(2)
         }
     }

@@ -10,7 +10,7 @@ pub fn resolve(host: &str, limit: Duration) -> Result<IpAddr> {
         return Ok(ip);
     }
     if host.is_empty() || host.len() > 253 || host.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        bail!("{host:?} is not a valid host name");
+        bail!("{:?} is not a valid host name", crate::text::printable(host, 80));
     }
     let (tx, rx) = mpsc::channel();
     let h = host.to_string();

@@ -47,17 +47,18 @@ struct Head {
 /// at index 0 was recorded) loads with that fact unknown; anything else but the current schema
 /// is refused with the version named.
 pub fn parse(text: &str) -> Result<Node> {
+    use crate::input::parse_error_text;
     let json = text.trim_start().starts_with('{');
     if !json {
         crate::input::yaml_guard(text)?;
     }
     let parsed: Result<Node> = if json {
         serde_json::from_str(text)
-            .map_err(|e| anyhow!("{}:{}: {}", e.line(), e.column(), clip(&strip_json_pos(&e.to_string()))))
+            .map_err(|e| anyhow!("{}:{}: {}", e.line(), e.column(), parse_error_text(&e.to_string())))
     } else {
         serde_yaml::from_str(text).map_err(|e| match e.location() {
-            Some(l) => anyhow!("{}:{}: {}", l.line(), l.column(), clip(&strip_yaml_pos(&e.to_string()))),
-            None => anyhow!("0:0: {}", clip(&e.to_string())),
+            Some(l) => anyhow!("{}:{}: {}", l.line(), l.column(), parse_error_text(&e.to_string())),
+            None => anyhow!("0:0: {}", parse_error_text(&e.to_string())),
         })
     };
     // The version is read again, leniently, only to explain a snapshot that did not parse.
@@ -88,47 +89,6 @@ pub fn parse(text: &str) -> Result<Node> {
         n => bail!("1:1: snapshot schema {n} is not supported (this ibwire reads schemas 1 and {SCHEMA})"),
     }
     Ok(node)
-}
-
-/// A parser's message can quote the offending value whole (a text file given as a snapshot is
-/// one long string): shorten quoted text to its start, keep the rest of the message (the
-/// "expected …" part), and stay on one line.
-fn clip(s: &str) -> String {
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some(i) = rest.find('"') {
-        out.push_str(&rest[..=i]);
-        let after = &rest[i + 1..];
-        let end = after.find("\", ").or_else(|| after.rfind('"')).unwrap_or(after.len());
-        let quoted = &after[..end];
-        if quoted.chars().count() > 40 {
-            out.extend(quoted.chars().take(30));
-            out.push('…');
-        } else {
-            out.push_str(quoted);
-        }
-        rest = &after[end..];
-        if let Some(r) = rest.strip_prefix('"') {
-            out.push('"');
-            rest = r;
-        }
-    }
-    out.push_str(rest);
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn strip_json_pos(s: &str) -> String {
-    match s.rfind(" at line ") {
-        Some(i) => s[..i].to_string(),
-        None => s.to_string(),
-    }
-}
-
-fn strip_yaml_pos(s: &str) -> String {
-    match s.find(" at line ") {
-        Some(i) => s[..i].to_string(),
-        None => s.to_string(),
-    }
 }
 
 #[cfg(test)]
@@ -165,7 +125,8 @@ mod tests {
         assert!(e.starts_with("4:1:") || e.starts_with("3:"), "{e}");
         let e = parse("{\"schema\": 1,\n \"bogus\": 2}").unwrap_err().to_string();
         assert!(e.starts_with("2:"), "{e}");
-        assert!(e.contains("unknown field `bogus`"), "{e}");
+        assert!(e.contains("unknown field (not shown), expected one of `schema`"), "{e}");
+        assert!(!e.contains("bogus"), "{e}");
         let e = parse("- just\n- a list\n").unwrap_err().to_string();
         assert!(e.contains("1:1"), "{e}");
     }

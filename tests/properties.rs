@@ -171,7 +171,7 @@ proptest! {
             Ok(line) => {
                 let parsed = ibwire::enroot::environ::parse(&line);
                 prop_assert_eq!(parsed.len(), 1);
-                prop_assert_eq!(parsed.get("NCCL_IB_HCA"), Some(&v));
+                prop_assert_eq!(parsed.get("NCCL_IB_HCA"), Some(v.as_str()));
             }
             Err(_) => prop_assert!(v.contains(['\n', '\r', '\0'])),
         }

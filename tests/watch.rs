@@ -16,6 +16,13 @@ const STANDIN: &str = r#"#!/bin/bash
 f=${NCCL_DEBUG_FILE//%h/$(hostname)}; f=${f//%p/$$}
 trap 'echo USR1 >> "$STANDIN_MARK"' USR1
 trap 'echo TERM >> "$STANDIN_MARK"; exit ${STANDIN_TERM_EXIT:-143}' TERM
+trap 'echo INT >> "$STANDIN_MARK"; exit 130' INT
+trap 'echo HUP >> "$STANDIN_MARK"; exit 129' HUP
+echo $$ > "$STANDIN_MARK.pid"
+if [ -n "${STANDIN_DEAF:-}" ]; then
+  # a torchrun that ignores the request to stop, and a worker of its that does too
+  trap 'echo TERM-ignored >> "$STANDIN_MARK"' TERM; (trap '' TERM INT HUP; exec sleep 300) &
+fi
 echo "argv: $*" > "$STANDIN_MARK.env"; env | grep -E '^NCCL_' | sort >> "$STANDIN_MARK.env"
 sleep "${STANDIN_DELAY:-0.3}"
 if [ -n "${STANDIN_LOG:-}" ]; then cat "$STANDIN_LOG" >> "$f"; fi
@@ -180,6 +187,61 @@ fn signals_reach_torchrun_and_its_status_comes_back() {
     let marks = fs::read_to_string(&j.mark).unwrap_or_default();
     assert!(marks.contains("USR1") && marks.contains("TERM"), "{marks}");
     assert_eq!(rc, 42, "{err}");
+}
+
+/// The process group `pgid` has no process left (no orphaned worker). A killed worker that
+/// was reparented stays a zombie until init reaps it: up to 10 s are allowed for that.
+fn group_gone(pgid: i32) -> bool {
+    for _ in 0..100 {
+        if nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None) == Err(nix::errno::Errno::ESRCH) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    false
+}
+
+fn scratch_dirs(j: &Job) -> Vec<String> {
+    fs::read_dir(j.root.parent().unwrap())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("ibwire"))
+        .collect()
+}
+
+#[test]
+fn interrupt_hangup_and_terminate_end_the_job_with_its_status() {
+    use nix::sys::signal::Signal::*;
+    for (sig, mark, code) in [(SIGINT, "INT", 130), (SIGHUP, "HUP", 129), (SIGTERM, "TERM", 143)] {
+        let j = job();
+        let c = launch(&j, None, &["--stop-grace", "30"], &[("STANDIN_RUN", "60")]);
+        let pid = nix::unistd::Pid::from_raw(c.id() as i32);
+        std::thread::sleep(Duration::from_millis(800));
+        nix::sys::signal::kill(pid, sig).unwrap();
+        let (rc, err, _) = finish(c);
+        assert_eq!(rc, code, "{sig}: {err}");
+        assert_eq!(fs::read_to_string(&j.mark).unwrap().trim(), mark);
+        let pgid: i32 = fs::read_to_string(j.mark.with_extension("pid")).unwrap().trim().parse().unwrap();
+        assert!(group_gone(pgid), "{sig}: processes of the job outlived launch");
+        assert!(scratch_dirs(&j).is_empty(), "{sig}: the watch's scratch directory is left: {:?}", scratch_dirs(&j));
+    }
+}
+
+#[test]
+fn a_torchrun_that_ignores_sigterm_is_killed_after_the_grace() {
+    let j = job();
+    let c = launch(&j, None, &["--stop-grace", "1"], &[("STANDIN_RUN", "300"), ("STANDIN_DEAF", "1")]);
+    let pid = nix::unistd::Pid::from_raw(c.id() as i32);
+    std::thread::sleep(Duration::from_millis(800));
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let (rc, err, _) = finish(c);
+    assert_eq!(rc, 128 + 9, "{err}");
+    assert!(err.contains("did not stop within 1s") && err.contains("process group is killed"), "{err}");
+    assert!(fs::read_to_string(&j.mark).unwrap().contains("TERM-ignored"));
+    let pgid: i32 = fs::read_to_string(j.mark.with_extension("pid")).unwrap().trim().parse().unwrap();
+    assert!(group_gone(pgid), "the deaf worker outlived launch");
+    assert!(scratch_dirs(&j).is_empty(), "{:?}", scratch_dirs(&j));
 }
 
 #[test]

@@ -73,7 +73,7 @@ pub fn run(node: &Node, intent: &Intent, root: &Path, json: bool) -> Result<Exit
     if json {
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "findings": findings }))?);
     } else {
-        print!("{}", report(&findings, node.host.in_container));
+        print!("{}", crate::text::for_terminal(&report(&findings, node.host.in_container)));
     }
     Ok(if findings.iter().any(|f| f.severity == Severity::Error) { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

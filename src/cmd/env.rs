@@ -34,7 +34,10 @@ pub fn master(flag: Option<&str>, env: &BTreeMap<String, String>, limit: Duratio
     };
     let Some(name) = name else { return Ok(None) };
     let ip = crate::resolve::resolve(&name, limit).with_context(|| {
-        format!("master address {name}: the rendezvous must not depend on a name only some nodes resolve")
+        format!(
+            "master address {}: the rendezvous must not depend on a name only some nodes resolve",
+            crate::text::printable(&name, 80)
+        )
     })?;
     Ok(Some(Master { name, ip }))
 }
@@ -51,15 +54,16 @@ pub fn intent(master_flag: Option<&str>, config: Option<&Path>, bootstrap_if: Op
 pub fn run(node: &Node, intent: &Intent, format: Format, explain: bool) -> Result<ExitCode> {
     let plan = plan::decide(node, intent);
     if explain {
-        eprint!("{}", render::explain(&plan));
+        eprint!("{}", crate::text::for_terminal(&render::explain(&plan)));
     } else {
         for f in plan.findings.iter().filter(|f| f.severity >= plan::Severity::Warning) {
-            eprintln!(
+            let line = format!(
                 "ibwire: {}: {}: {}",
                 if f.severity == plan::Severity::Error { "error" } else { "warning" },
                 f.subject,
                 f.message
             );
+            eprintln!("{}", crate::text::for_terminal(&line));
         }
     }
     let out = match format {
@@ -68,7 +72,7 @@ pub fn run(node: &Node, intent: &Intent, format: Format, explain: bool) -> Resul
         Format::Slurm => {
             let (s, refused) = render::slurm(&plan);
             for r in &refused {
-                eprintln!("ibwire: error: {r}");
+                eprintln!("ibwire: error: {}", crate::text::printable(&r.to_string(), 2000));
             }
             s
         }

@@ -13,59 +13,131 @@ use std::process::ExitCode;
 
 /// Standard input holds at most this much (1 024 snapshots of a large node).
 const MAX_STDIN: u64 = 1 << 30;
+/// All inputs together: the same 1 GiB, and at most this many snapshots (a cluster of 100 000
+/// nodes compares in groups).
+const MAX_TOTAL: u64 = 1 << 30;
+const MAX_SNAPSHOTS: usize = 100_000;
 
-/// Every snapshot named by `inputs`: (where it came from, its text or why it could not be read).
-fn gather(inputs: &[PathBuf]) -> Vec<(String, Result<String>)> {
+/// Where one snapshot comes from. Files are read where they are parsed, one at a time per
+/// worker, so peak memory is a few snapshots, not the directory.
+enum Source {
+    /// Named on the command line: followed if a link (the caller named it).
+    Named(PathBuf),
+    /// Found by listing a directory: a link is refused, never followed.
+    Listed(PathBuf),
+}
+
+/// Files named by `inputs` (directories listed, without following links in them), and the
+/// problems found while listing. `-` is handled by the caller.
+fn list(inputs: &[PathBuf], problems: &mut Vec<String>) -> Vec<Source> {
     let mut out = Vec::new();
-    for p in inputs {
-        if p == Path::new("-") {
-            let mut s = String::new();
-            match std::io::stdin().take(MAX_STDIN).read_to_string(&mut s) {
-                Ok(_) => {
-                    // Concatenated (or one per line) JSON documents.
-                    let mut n = 0;
-                    let stream = serde_json::Deserializer::from_str(&s).into_iter::<serde_json::Value>();
-                    for v in stream {
-                        n += 1;
-                        let origin = format!("stdin document {n}");
-                        match v {
-                            Ok(v) => out.push((origin, Ok(v.to_string()))),
-                            Err(e) => {
-                                out.push((origin, Err(anyhow::anyhow!("{}:{}: {e}", e.line(), e.column()))));
-                                break; // the stream cannot be resynchronised after a broken document
-                            }
-                        }
+    let mut total = 0u64;
+    let mut over = 0usize;
+    for p in inputs.iter().filter(|p| *p != Path::new("-")) {
+        if !p.is_dir() {
+            total += std::fs::metadata(p).map_or(0, |m| m.len());
+            out.push(Source::Named(p.clone()));
+            continue;
+        }
+        let rd = match std::fs::read_dir(p) {
+            Ok(rd) => rd,
+            Err(e) => {
+                problems.push(format!("{}: cannot list: {e}", p.display()));
+                continue;
+            }
+        };
+        let mut files: Vec<(PathBuf, u64)> = Vec::new();
+        let mut links = Vec::new();
+        for e in rd.flatten() {
+            let f = e.path();
+            if !f.extension().is_some_and(|x| x == "json" || x == "yaml" || x == "yml") {
+                continue;
+            }
+            match e.file_type() {
+                Ok(t) if t.is_symlink() => links.push(e.file_name().to_string_lossy().into_owned()),
+                Ok(t) if t.is_file() => {
+                    if files.len() + out.len() >= MAX_SNAPSHOTS {
+                        over += 1;
+                        continue;
                     }
+                    files.push((f, e.metadata().map_or(0, |m| m.len())));
                 }
-                Err(e) => out.push(("stdin".into(), Err(anyhow::anyhow!("cannot read: {e}")))),
+                _ => {}
             }
-        } else if p.is_dir() {
-            let mut files: Vec<PathBuf> = match std::fs::read_dir(p) {
-                Ok(rd) => rd
-                    .flatten()
-                    .map(|e| e.path())
-                    .filter(|f| f.extension().is_some_and(|x| x == "json" || x == "yaml" || x == "yml"))
-                    .collect(),
-                Err(e) => {
-                    out.push((p.display().to_string(), Err(anyhow::anyhow!("cannot list: {e}"))));
-                    continue;
-                }
-            };
-            files.sort();
-            for f in files {
-                out.push((
-                    f.display().to_string(),
-                    crate::input::read_text(&f, crate::input::MAX_INPUT).map_err(Into::into),
-                ));
-            }
-        } else {
-            out.push((
-                p.display().to_string(),
-                crate::input::read_text(p, crate::input::MAX_INPUT).map_err(Into::into),
+        }
+        if !links.is_empty() {
+            links.sort();
+            let shown: Vec<_> = links.iter().take(5).map(|l| crate::text::printable(l, 80)).collect();
+            problems.push(format!(
+                "{}: {} symbolic link{} not followed ({}{}): a directory's links may point anywhere; name a file itself to read it",
+                p.display(),
+                links.len(),
+                if links.len() == 1 { "" } else { "s" },
+                shown.join(", "),
+                if links.len() > 5 { ", …" } else { "" }
             ));
         }
+        files.sort();
+        for (f, len) in files {
+            if total + len > MAX_TOTAL {
+                over += 1;
+                continue;
+            }
+            total += len;
+            out.push(Source::Listed(f));
+        }
+    }
+    if over > 0 {
+        problems.push(format!(
+            "{over} snapshot file(s) not read: fleet reads at most {MAX_SNAPSHOTS} snapshots and {} GiB in one run; compare in groups",
+            MAX_TOTAL >> 30
+        ));
     }
     out
+}
+
+/// A snapshot's host name, or the file's name when it has none; at most 255 characters (a host
+/// name is at most 253), whatever a snapshot says.
+fn host_of(n: &crate::probe::model::Node, origin: &str) -> String {
+    let h = n.hostname.clone().filter(|h| !h.is_empty()).unwrap_or_else(|| {
+        Path::new(origin).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| origin.to_string())
+    });
+    h.chars().take(255).collect()
+}
+
+type Parsed = std::result::Result<(String, NodeFacts), String>;
+
+fn facts_of(origin: &str, text: std::io::Result<String>, intent: &Intent) -> Parsed {
+    let n = text
+        .map_err(|e| format!("cannot read: {e}"))
+        .and_then(|t| crate::snapshot::parse(&t).map_err(|e| format!("{e:#}")))?;
+    let host = host_of(&n, origin);
+    Ok((host.clone(), fleet::node_facts(&host, &n, intent)))
+}
+
+/// JSON documents from standard input, one at a time (concatenated or one per line): at most
+/// `MAX_STDIN` bytes; a broken document ends the stream (it cannot be resynchronised).
+fn stdin_docs(intent: &Intent, out: &mut Vec<(String, Parsed)>) {
+    let stdin = std::io::stdin();
+    let reader = std::io::BufReader::new(stdin.lock().take(MAX_STDIN));
+    let stream = serde_json::Deserializer::from_reader(reader).into_iter::<serde_json::Value>();
+    for (n, v) in stream.enumerate() {
+        let origin = format!("stdin document {}", n + 1);
+        match v {
+            Ok(v) => {
+                let parsed = facts_of(&origin, Ok(v.to_string()), intent);
+                out.push((origin, parsed));
+            }
+            Err(e) => {
+                let why = crate::input::parse_error_text(&e.to_string());
+                out.push((origin, Err(format!("{}:{}: {why}", e.line(), e.column()))));
+                break;
+            }
+        }
+        if out.len() >= MAX_SNAPSHOTS {
+            break;
+        }
+    }
 }
 
 pub fn run(inputs: &[PathBuf], master_addr: Option<&str>, config: Option<&Path>, json: bool) -> Result<ExitCode> {
@@ -81,26 +153,25 @@ pub fn run(inputs: &[PathBuf], master_addr: Option<&str>, config: Option<&Path>,
     };
     let intent = Intent { master, config: cfg, env: Default::default() };
     let mut problems: Vec<String> = Vec::new();
+    let sources = list(inputs, &mut problems);
+    // Read, parse and decide on a few threads, one file at a time each: a thousand snapshots
+    // are mostly parsing, and only their facts are kept.
+    let mut parsed: Vec<(String, Parsed)> = crate::probe::sysroot::par_map(&sources, |src| {
+        let (origin, text) = match src {
+            Source::Named(p) => (p.display().to_string(), crate::input::read_text(p, crate::input::MAX_INPUT)),
+            Source::Listed(p) => {
+                (p.display().to_string(), crate::input::read_text_nofollow(p, crate::input::MAX_INPUT))
+            }
+        };
+        let r = facts_of(&origin, text, &intent);
+        (origin, r)
+    });
+    if inputs.iter().any(|p| p == Path::new("-")) {
+        stdin_docs(&intent, &mut parsed);
+    }
     let mut seen: std::collections::BTreeMap<String, String> = Default::default();
     let mut facts: Vec<NodeFacts> = Vec::new();
-    let docs = gather(inputs);
-    // Parse and decide on a few threads: a thousand snapshots are mostly JSON parsing.
-    let parsed = crate::probe::sysroot::par_map(&docs, |(origin, text)| {
-        let node = text
-            .as_ref()
-            .map_err(|e| format!("{e:#}"))
-            .and_then(|t| crate::snapshot::parse(t).map_err(|e| format!("{e:#}")));
-        node.map(|n| {
-            let host = n.hostname.clone().filter(|h| !h.is_empty()).unwrap_or_else(|| {
-                Path::new(origin)
-                    .file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| origin.clone())
-            });
-            (host.clone(), fleet::node_facts(&host, &n, &intent))
-        })
-    });
-    for ((origin, _), r) in docs.iter().zip(parsed) {
+    for (origin, r) in parsed {
         match r {
             Ok((host, f)) => {
                 if let Some(first) = seen.get(&host) {
@@ -109,16 +180,14 @@ pub fn run(inputs: &[PathBuf], master_addr: Option<&str>, config: Option<&Path>,
                     ));
                     continue;
                 }
-                seen.insert(host, origin.clone());
+                seen.insert(host, origin);
                 facts.push(f);
             }
-            Err(e) => {
-                problems.push(format!("{origin}: {}; skipped", e.split_whitespace().collect::<Vec<_>>().join(" ")))
-            }
+            Err(e) => problems.push(format!("{origin}: {}; skipped", crate::text::one_line(&e))),
         }
     }
     for p in &problems {
-        let _ = writeln!(std::io::stderr(), "ibwire fleet: error: {p}");
+        let _ = writeln!(std::io::stderr(), "ibwire fleet: error: {}", crate::text::for_terminal(p));
     }
     if facts.is_empty() {
         bail!("no snapshot could be read");
@@ -130,7 +199,7 @@ pub fn run(inputs: &[PathBuf], master_addr: Option<&str>, config: Option<&Path>,
             serde_json::to_string_pretty(&serde_json::json!({ "report": report, "input_errors": problems }))?
         );
     } else {
-        print!("{}", text(&report));
+        print!("{}", crate::text::for_terminal(&text(&report)));
     }
     // Exit 1 when nodes differ on anything that changes what NCCL does (healthy ports, rates,
     // widths, link layer, MTU, GPUs, driver, GPUDirect, partitions, bootstrap); firmware

@@ -45,11 +45,73 @@ fn enroot_flag(v: Option<&String>) -> bool {
     }
 }
 
+/// The hook's default time budget per container start (`hook.deadline_ms`).
+const DEADLINE_MS: u64 = 10_000;
+/// At most this much text on stderr per start (it lands in every job's log).
+const MAX_STDERR: usize = 8 << 10;
+
+/// Held while the hook writes enroot's files, and `true` once it has: the deadline's watchdog
+/// takes it before giving up, so a start never gets half of ibwire's lines.
+static WRITING: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+
+/// Past `ms`, unless the hook is done: one warning, and exit 0 (1 in strict mode) with nothing
+/// written. enroot runs hooks without a timeout: a hook that hangs holds the start forever.
+fn arm_deadline(ms: u64, strict: bool) {
+    let _ = std::thread::Builder::new().name("ibwire-deadline".into()).stack_size(64 << 10).spawn(move || {
+        std::thread::sleep(Duration::from_millis(ms));
+        let done = WRITING.lock().unwrap_or_else(|e| e.into_inner());
+        if *done {
+            return;
+        }
+        let what = if strict {
+            "error: strict mode: the container does not start"
+        } else {
+            "warning: the container starts without ibwire's settings"
+        };
+        say(&format!("ibwire-hook: {what} (gave up after hook.deadline_ms = {ms} ms)"));
+        std::process::exit(if strict { 1 } else { 0 });
+    });
+}
+
+/// This process's peak resident memory (VmHWM), for the debug output.
+fn peak_rss_kib() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    s.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().trim_end_matches("kB").trim().parse().ok()
+}
+
+/// stderr lines within `MAX_STDERR` in all, then one line saying how many were left out.
+struct Said {
+    bytes: usize,
+    left_out: usize,
+}
+
+impl Said {
+    fn say(&mut self, line: &str) {
+        if self.bytes + line.len() > MAX_STDERR {
+            self.left_out += 1;
+            return;
+        }
+        self.bytes += line.len() + 1;
+        say(line);
+    }
+
+    fn finish(&self) {
+        if self.left_out > 0 {
+            say(&format!(
+                "ibwire-hook: {} more line(s) not shown ({} KiB of messages at most per start)",
+                self.left_out,
+                MAX_STDERR >> 10
+            ));
+        }
+    }
+}
+
 pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode {
     let root = src.root.clone().unwrap_or_else(|| PathBuf::from("/"));
     let (cfg, admin_err, cfg_warnings) = crate::config::load_hook();
     let strict =
         crate::config::truthy(env.get("IBWIRE_STRICT").map(String::as_str)) || cfg.hook.strict.unwrap_or(false);
+    arm_deadline(cfg.hook.deadline_ms.unwrap_or(DEADLINE_MS), strict);
     let debug = crate::config::truthy(env.get("IBWIRE_DEBUG").map(String::as_str));
     let res = std::panic::catch_unwind(|| -> Result<Outcome> {
         // umad/issm owners are one link per RDMA function: read only when they are used.
@@ -81,24 +143,40 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
         );
     }
     o.warnings.splice(0..0, cfg_warnings);
+    let mut said = Said { bytes: 0, left_out: 0 };
     // Strict: decided before anything is written, each problem reported once.
     if strict && !o.problems.is_empty() {
+        let mut gate = WRITING.lock().unwrap_or_else(|e| e.into_inner());
+        *gate = true; // decided: the deadline has nothing left to cut
         for (_, p) in &o.problems {
-            say(&format!("ibwire-hook: error: {}", printable(p, 2000)));
+            said.say(&format!("ibwire-hook: error: {}", printable(p, 2000)));
         }
+        said.finish();
         say("ibwire-hook: error: strict mode (IBWIRE_STRICT or hook.strict): the container does not start");
         return ExitCode::from(1);
     }
     for w in o.problems.iter().map(|(_, p)| p).chain(&o.warnings) {
-        say(&format!("ibwire-hook: warning: {}", printable(w, 2000)));
+        said.say(&format!("ibwire-hook: warning: {}", printable(w, 2000)));
     }
     if debug {
-        say(&format!("ibwire-hook: devices: {}", printable(&o.devices.join(","), 2000)));
+        said.say(&format!(
+            "ibwire-hook: environ: {} bytes, {} look-ups by scan; peak memory {} KiB",
+            o.environ_bytes.len(),
+            environ::scans(),
+            peak_rss_kib().map_or("?".into(), |k| k.to_string())
+        ));
+        said.say(&format!("ibwire-hook: devices: {}", printable(&o.devices.join(","), 2000)));
         for l in o.mounts.iter().chain(&o.environ) {
-            say(&format!("ibwire-hook: + {}", printable(l, 2000)));
+            said.say(&format!("ibwire-hook: + {}", printable(l, 2000)));
         }
     }
-    if let Err(e) = write(&o) {
+    said.finish();
+    // From here the deadline cannot cut in: all of the lines are written, or none.
+    let mut gate = WRITING.lock().unwrap_or_else(|e| e.into_inner());
+    let written = write(&o);
+    *gate = true;
+    drop(gate);
+    if let Err(e) = written {
         let m = one_line(&format!("{e:#}"));
         if strict {
             say(&format!("ibwire-hook: error: {}", printable(&m, 2000)));
@@ -120,8 +198,8 @@ fn write(o: &Outcome) -> Result<()> {
 
 /// A variable from the hook's environment, else its last value in the container's environ
 /// file (the stock hook's precedence for MELLANOX_*).
-fn lookup(env: &BTreeMap<String, String>, file: &BTreeMap<String, String>, k: &str) -> Option<String> {
-    env.get(k).or_else(|| file.get(k)).cloned()
+fn lookup(env: &BTreeMap<String, String>, file: &environ::Environ, k: &str) -> Option<String> {
+    env.get(k).cloned().or_else(|| file.get(k).map(str::to_string))
 }
 
 /// Is the container's /dev its own (restricted by 10-devices.sh), or the host's?
@@ -138,12 +216,14 @@ fn dev_restricted(env: &BTreeMap<String, String>, rootfs: Option<&Path>, root: &
 /// The master address as launch and env find it (Slurm's first node, else MASTER_ADDR), from the
 /// hook's environment over the container's environ file; any failure falls back to the default
 /// route with a warning. The deadline is short: this is every container start.
-fn master(
-    env: &BTreeMap<String, String>,
-    file: &BTreeMap<String, String>,
-    warnings: &mut Vec<String>,
-) -> Option<Master> {
-    let mut merged = file.clone();
+fn master(env: &BTreeMap<String, String>, file: &environ::Environ, warnings: &mut Vec<String>) -> Option<Master> {
+    // Only what names the master (Slurm's node list, MASTER_ADDR), not the whole image's
+    // environment: that can be 4 MiB.
+    let mut merged: BTreeMap<String, String> = file
+        .indexed()
+        .filter(|(k, _)| k.starts_with("SLURM_") || *k == "MASTER_ADDR")
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     merged.extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
     match super::env::master(None, &merged, Duration::from_secs(2)) {
         Ok(m) => m,
@@ -171,7 +251,8 @@ pub fn decide(node: &Node, env: &BTreeMap<String, String>, cfg: &Config, root: &
         Err(e) if crate::input::is_absent(&e) => Vec::new(),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", environ_path.display())),
     };
-    let file_env = environ::parse(&String::from_utf8_lossy(&environ_bytes));
+    let environ_text = String::from_utf8_lossy(&environ_bytes);
+    let file_env = environ::parse(&environ_text);
 
     let mut boot_warnings = Vec::new();
     let intent = Intent { master: master(env, &file_env, &mut boot_warnings), config: cfg.clone(), env: env.clone() };
@@ -216,7 +297,7 @@ pub fn decide(node: &Node, env: &BTreeMap<String, String>, cfg: &Config, root: &
     // image, bounded, as the plugin look-up).
     if exposed {
         if let Some(r) = rootfs.as_deref() {
-            if let Some(why) = image_lacks_verbs(node, &p, r, file_env.get("LD_LIBRARY_PATH").map(String::as_str)) {
+            if let Some(why) = image_lacks_verbs(node, &p, r, file_env.get("LD_LIBRARY_PATH")) {
                 d.problems.push((hook::Problem::ImageNoVerbs, why));
             }
         }
@@ -240,7 +321,7 @@ pub fn decide(node: &Node, env: &BTreeMap<String, String>, cfg: &Config, root: &
             ));
         }
         if crate::config::truthy(env.get("IBWIRE_DEBUG").map(String::as_str)) {
-            say(&format!("ibwire-hook: NCCL_NET=IB: {why}"));
+            say(&format!("ibwire-hook: NCCL_NET=IB: {}", printable(&why, 2000)));
         }
     }
     out.devices = d.devices;
@@ -324,17 +405,13 @@ fn pin_nccl_net(
     p: &plan::Plan,
     exposure: netguard::Exposure,
     env: &BTreeMap<String, String>,
-    file_env: &BTreeMap<String, String>,
+    file_env: &environ::Environ,
     cfg: &Config,
     rootfs: Option<&Path>,
 ) -> Option<String> {
     let var = |k: &str| lookup(env, file_env, k);
     let plugin = rootfs.and_then(|r| {
-        crate::probe::host::find_net_plugin(
-            r,
-            file_env.get("LD_LIBRARY_PATH").map(String::as_str),
-            var("NCCL_NET_PLUGIN").as_deref(),
-        )
+        crate::probe::host::find_net_plugin(r, file_env.get("LD_LIBRARY_PATH"), var("NCCL_NET_PLUGIN").as_deref())
     });
     netguard::pin_for_job(p, exposure, cfg, var, plugin.as_deref()).ok()
 }

@@ -61,6 +61,11 @@ pub struct Args {
     /// Stop the job, not only warn, when NCCL runs on InfiniBand without GPUDirect RDMA.
     #[arg(long)]
     pub require_gdr: bool,
+    /// When launch is told to stop (SIGTERM, SIGINT, SIGHUP, SIGQUIT, forwarded to torchrun),
+    /// or stops a job itself, torchrun gets this long to stop its workers before its whole
+    /// process group is killed. Keep it under Slurm's KillWait (30 s by default).
+    #[arg(long, value_name = "SECONDS", default_value_t = 15)]
+    pub stop_grace: u64,
     /// Print the one command line that would run, and exit 0. The line is for bash: it is also
     /// POSIX sh unless an argument holds a control character (a newline), which only bash's
     /// `$'…'` can write on one line.
@@ -145,7 +150,7 @@ pub fn prepare(
     let intent = Intent { master, config: cfg, env: env.clone() };
     let p = plan::decide(node, &intent);
     if a.explain {
-        eprint!("{}", crate::render::explain(&p));
+        eprint!("{}", crate::text::for_terminal(&crate::render::explain(&p)));
     }
     let missing = p.missing_device_nodes(node);
     let input_env = env.clone();
@@ -252,14 +257,17 @@ pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
     let l = match &prepared.launch {
         Ok(l) => l.clone(),
         Err(r) => {
-            eprintln!("ibwire: launch refused: {}; fix: {}", r.reason, r.fix);
+            eprintln!(
+                "{}",
+                crate::text::for_terminal(&format!("ibwire: launch refused: {}; fix: {}", r.reason, r.fix))
+            );
             return Ok(ExitCode::from(1));
         }
     };
     if a.explain {
         match &prepared.pin {
-            Ok(why) => eprintln!("NCCL_NET=IB: {why}"),
-            Err(why) => eprintln!("NCCL_NET not pinned: {why}"),
+            Ok(why) => eprintln!("NCCL_NET=IB: {}", crate::text::for_terminal(why)),
+            Err(why) => eprintln!("NCCL_NET not pinned: {}", crate::text::for_terminal(why)),
         }
     }
     if let Some(why) = &prepared.watch_off {
@@ -288,6 +296,7 @@ pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
                 expect_rdma: prepared.expect_rdma,
                 require_gdr: a.require_gdr,
                 allow_fallback: prepared.allow_fallback,
+                grace: std::time::Duration::from_secs(a.stop_grace),
             },
         )
         .map_err(|e| anyhow::anyhow!("{e:#}{}", not_found_fix(a)));

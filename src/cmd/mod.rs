@@ -56,31 +56,10 @@ impl NodeSource {
 /// disk or a closed pipe must not turn a message into a panic: the write's error is dropped.
 pub(crate) fn say(line: &str) {
     use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "{line}");
+    let _ = writeln!(std::io::stderr().lock(), "{}", crate::text::for_terminal(line));
 }
 
-/// Text from a job, an image or a log, for a terminal: control characters shown escaped (no
-/// escape sequence reaches the terminal), at most `max` characters of it, `…` when cut.
-pub(crate) fn printable(s: &str, max: usize) -> String {
-    let mut out = String::with_capacity(s.len().min(max));
-    for (n, c) in s.chars().enumerate() {
-        if n >= max {
-            out.push('…');
-            break;
-        }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// An error's text on one line (causes chained with `{:#}` may contain line breaks).
-pub(crate) fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
+pub(crate) use crate::text::{one_line, printable};
 
 /// The job's environment. Bytes that are not UTF-8 become U+FFFD rather than dropping the
 /// variable: a value the user set is set, whatever its bytes, and must not be overridden.

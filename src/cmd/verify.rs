@@ -253,7 +253,7 @@ pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
             a.from_log.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
         );
     }
-    print!("{}", render(&r, &input.facts, a.json)?);
+    print!("{}", crate::text::for_terminal(&render(&r, &input.facts, a.json)?));
     Ok(ExitCode::from(r.outcome.exit_code()))
 }
 
@@ -281,6 +281,7 @@ fn benchmark(node: &Node, a: &Args, env: std::collections::BTreeMap<String, Stri
         // verify observes what NCCL does on its own: no NCCL_NET pin, no watch.
         expect_net: crate::plan::netguard::ExpectNet::Socket,
         require_gdr: false,
+        stop_grace: 15,
         dry_run: false,
         explain: false,
         config: a.config.clone(),
@@ -334,7 +335,7 @@ fn benchmark(node: &Node, a: &Args, env: std::collections::BTreeMap<String, Stri
         let tail: Vec<&str> = text.lines().rev().take(5).collect();
         eprintln!("ibwire: the benchmark exited with {:?}; last lines:", out.status);
         for l in tail.iter().rev() {
-            eprintln!("  {l}");
+            eprintln!("  {}", crate::text::printable(l, 2000));
         }
     }
     Ok(text)

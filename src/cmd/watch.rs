@@ -25,8 +25,6 @@ use std::time::{Duration, Instant};
 
 /// How often the log directory is looked at until the network is known.
 pub const POLL: Duration = Duration::from_millis(100);
-/// How long torchrun gets to stop its workers after SIGTERM before the group is killed.
-pub const GRACE: Duration = Duration::from_secs(15);
 /// Bytes of a rank's log read at most: the init lines come first.
 const MAX_LOG: u64 = 4 << 20;
 /// Signals forwarded to torchrun: Slurm's (SIGCONT, SIGTERM, and --signal's SIGUSR1/2) and a
@@ -50,6 +48,14 @@ pub struct Watch<'a> {
     pub require_gdr: bool,
     /// Report a stop verdict as a warning and let the job run.
     pub allow_fallback: bool,
+    /// How long torchrun gets to stop its workers after SIGTERM before its group is killed.
+    pub grace: Duration,
+}
+
+/// Signals that ask the job to end: torchrun gets them, then `grace`, then SIGKILL to its
+/// group (a torchrun that ignores SIGTERM must not keep the allocation).
+fn ends_the_job(s: Signal) -> bool {
+    matches!(s, Signal::SIGTERM | Signal::SIGINT | Signal::SIGHUP | Signal::SIGQUIT)
 }
 
 /// The variables that make NCCL write what the watch reads, unless the user set them; or why
@@ -112,14 +118,28 @@ pub fn run(mut cmd: Command, w: Watch) -> Result<ExitCode> {
             let _ = tx.send(st);
         });
     }
+    let stopping = Arc::new(AtomicBool::new(false));
     {
-        let reaped = reaped.clone();
+        let (reaped, stopping, grace) = (reaped.clone(), stopping.clone(), w.grace);
         std::thread::spawn(move || {
             while let Ok(sig) = set.wait() {
                 if reaped.load(Ordering::SeqCst) {
                     break;
                 }
                 let _ = kill(pid, sig);
+                if ends_the_job(sig) && !stopping.swap(true, Ordering::SeqCst) {
+                    let reaped = reaped.clone();
+                    std::thread::spawn(move || {
+                        std::thread::sleep(grace);
+                        if !reaped.load(Ordering::SeqCst) {
+                            say(&format!(
+                                "ibwire launch: torchrun did not stop within {}s of the signal: its process group is killed",
+                                grace.as_secs()
+                            ));
+                            let _ = killpg(pid, Signal::SIGKILL);
+                        }
+                    });
+                }
             }
         });
     }
@@ -167,12 +187,16 @@ pub fn run(mut cmd: Command, w: Watch) -> Result<ExitCode> {
                         w.dir.path().display()
                     ));
                     let _ = w.dir.keep();
-                    stop(&exited, pid);
+                    stop(&exited, pid, w.grace);
                     return Ok(ExitCode::from(1));
                 }
             }
         }
     };
+    if stopping.load(Ordering::SeqCst) {
+        // The job was told to end: workers that outlived torchrun go with it, none orphaned.
+        let _ = killpg(pid, Signal::SIGKILL);
+    }
     if keep_logs {
         say(&format!("ibwire launch: NCCL's logs kept in {}", w.dir.keep().display()));
     }
@@ -180,9 +204,9 @@ pub fn run(mut cmd: Command, w: Watch) -> Result<ExitCode> {
 }
 
 /// SIGTERM to torchrun's group (torchrun stops its workers), SIGKILL after the grace period.
-fn stop(exited: &std::sync::mpsc::Receiver<std::io::Result<std::process::ExitStatus>>, pid: Pid) {
+fn stop(exited: &std::sync::mpsc::Receiver<std::io::Result<std::process::ExitStatus>>, pid: Pid, grace: Duration) {
     let _ = killpg(pid, Signal::SIGTERM);
-    let on_time = exited.recv_timeout(GRACE).is_ok();
+    let on_time = exited.recv_timeout(grace).is_ok();
     let _ = killpg(pid, Signal::SIGKILL); // workers that outlived torchrun, or torchrun itself
     if !on_time {
         let _ = exited.recv_timeout(Duration::from_secs(5));

@@ -99,8 +99,9 @@ pub fn decide(
 ) -> Decision {
     let mut d = Decision { devices: sel.devices.clone(), ..Default::default() };
     if !sel.unknown.is_empty() {
+        let more = if sel.unknown_more > 0 { format!(" and {} more", sel.unknown_more) } else { String::new() };
         d.warnings.push(format!(
-            "{}: no such device here: {} (known: {})",
+            "{}: no such device here: {}{more} (known: {})",
             sel.var,
             sel.unknown.iter().map(|u| format!("{u:?}")).collect::<Vec<_>>().join(", "),
             visible::pci_order(node).iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ")

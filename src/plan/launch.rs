@@ -127,13 +127,17 @@ pub fn build(plan: &Plan, node_healthy_missing_nodes: &[String], inp: &Input) ->
         }
     }
     for e in &inp.extra_env {
-        match e.split_once('=') {
-            Some((k, v)) => set(k, v, &mut env),
-            None => {
-                let v = inp.env.get(e).cloned().unwrap_or_default();
-                set(e, &v, &mut env);
-            }
+        let (k, v) = match e.split_once('=') {
+            Some((k, v)) => (k, v.to_string()),
+            None => (e.as_str(), inp.env.get(e).cloned().unwrap_or_default()),
+        };
+        if !crate::render::valid_name(k) {
+            return Err(Refusal {
+                reason: format!("--env {}: not a variable name", crate::text::printable(k, 80)),
+                fix: "give NAME=VALUE or NAME, NAME made of letters, digits and _ (not starting with a digit)".into(),
+            });
         }
+        set(k, &v, &mut env);
     }
 
     let mut tr = vec![
@@ -160,6 +164,25 @@ pub fn build(plan: &Plan, node_healthy_missing_nodes: &[String], inp: &Input) ->
     let argv = match &inp.container {
         None => tr,
         Some(c) => {
+            // Every value that becomes one of enroot's argv words before the image: one that
+            // starts with `-` would be read as an option of enroot's (`--container=--mount=/:/host`
+            // makes the image `torchrun`); enroot has no `--` to end its options.
+            let optionlike = |w: &str| w.is_empty() || w.starts_with('-');
+            if optionlike(&c.image) {
+                return Err(Refusal {
+                    reason: format!("--container {}: an image or container name cannot start with '-' or be empty (enroot would read it as an option)", crate::text::printable(&c.image, 80)),
+                    fix: "name the container or the .sqsh image (./-odd.sqsh for a file named so)".into(),
+                });
+            }
+            if let Some(m) = c.mounts.iter().find(|m| optionlike(m)) {
+                return Err(Refusal {
+                    reason: format!(
+                        "--mount {}: a mount cannot start with '-' or be empty (enroot would read it as an option)",
+                        crate::text::printable(m, 80)
+                    ),
+                    fix: "give SRC:DST with an absolute or ./ source".into(),
+                });
+            }
             let mut a = vec![inp.enroot.clone(), "start".into()];
             if c.rw {
                 a.push("--rw".into());

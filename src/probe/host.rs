@@ -15,16 +15,27 @@ const LIB_DIRS: &[&str] = &[
 ];
 
 /// The library names NCCL would load as a net plugin: `libnccl-net.so`, or for each entry of
-/// `NCCL_NET_PLUGIN` (a comma list) `libnccl-net-<name>.so` and the name itself.
+/// `NCCL_NET_PLUGIN` (a comma list) `libnccl-net-<name>.so` and the name itself. The list is
+/// the job's or the image's: repeats are dropped and at most 16 names kept (NCCL itself tries a
+/// handful), so no value makes a container start try more.
 pub fn net_plugin_names(nccl_net_plugin: Option<&str>) -> Vec<String> {
     match nccl_net_plugin.map(str::trim) {
         None | Some("") => vec!["libnccl-net.so".into()],
-        Some(list) => list
-            .split(',')
-            .map(str::trim)
-            .filter(|n| !n.is_empty())
-            .flat_map(|n| [format!("libnccl-net-{n}.so"), n.to_string()])
-            .collect(),
+        Some(list) => {
+            let mut names: Vec<String> = Vec::new();
+            for n in list.split(',').map(str::trim).filter(|n| !n.is_empty() && n.len() < 256) {
+                for c in [format!("libnccl-net-{n}.so"), n.to_string()] {
+                    if !names.contains(&c) {
+                        names.push(c);
+                    }
+                }
+                if names.len() >= MAX_LOOKUP {
+                    names.truncate(MAX_LOOKUP);
+                    break;
+                }
+            }
+            names
+        }
     }
 }
 
@@ -44,15 +55,27 @@ const MAX_LOOKUP: usize = 16;
 /// Where the loader looks, relative to the root: `LD_LIBRARY_PATH`'s absolute entries (the
 /// first 16), then the usual library directories (ld.so.cache lists no more in practice).
 pub fn lib_dirs(ld_library_path: Option<&str>) -> Vec<String> {
-    ld_library_path
+    let mut dirs: Vec<String> = Vec::new();
+    let given = ld_library_path
         .unwrap_or("")
         .split(':')
         .filter_map(|d| d.strip_prefix('/'))
-        .filter(|d| !d.is_empty() && d.len() < 256)
-        .take(MAX_LOOKUP)
-        .chain(LIB_DIRS.iter().copied())
-        .map(str::to_string)
-        .collect()
+        .map(|d| d.trim_end_matches('/'))
+        .filter(|d| !d.is_empty() && d.len() < 256);
+    for d in given {
+        if dirs.len() >= MAX_LOOKUP {
+            break;
+        }
+        if !dirs.iter().any(|x| x == d) {
+            dirs.push(d.to_string());
+        }
+    }
+    for d in LIB_DIRS {
+        if !dirs.iter().any(|x| x == d) {
+            dirs.push(d.to_string());
+        }
+    }
+    dirs
 }
 
 /// The first of `names` (at most 16) in one of `dirs` under `root`, as `/dir/name`. By lstat
@@ -186,6 +209,20 @@ mod tests {
             Some("/opt/hpcx/lib/libnccl-net.so")
         );
         assert_eq!(super::find_net_plugin(t.path(), Some("/opt/hpcx/lib"), Some("ofi")), None);
+    }
+
+    #[test]
+    fn look_ups_from_image_values_are_bounded_and_deduplicated() {
+        // 150 KB of image environment was 30 000 x 30 000 lstat calls per container start.
+        let many: Vec<String> = (0..30_000).map(|i| format!("p{i}")).collect();
+        let names = super::net_plugin_names(Some(&many.join(",")));
+        assert_eq!(names.len(), super::MAX_LOOKUP);
+        assert_eq!(super::net_plugin_names(Some(&"ofi,".repeat(10_000))), vec!["libnccl-net-ofi.so", "ofi"]);
+        let dirs: Vec<String> = (0..30_000).map(|i| format!("/d{i}")).collect();
+        assert_eq!(super::lib_dirs(Some(&dirs.join(":"))).len(), super::MAX_LOOKUP + super::LIB_DIRS.len());
+        let same = super::lib_dirs(Some(&"/usr/lib:/usr/lib/:/opt/x:".repeat(10_000)));
+        assert_eq!(same.iter().filter(|d| *d == "usr/lib").count(), 1);
+        assert_eq!(same.len(), 1 + super::LIB_DIRS.len());
     }
 
     #[test]
