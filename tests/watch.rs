@@ -7,6 +7,7 @@ mod common;
 use common::*;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -71,6 +72,18 @@ fn launch(j: &Job, log: Option<&Path>, extra: &[&str], vars: &[(&str, &str)]) ->
         .stderr(Stdio::piped());
     if let Some(l) = log {
         c.env("STANDIN_LOG", l);
+    }
+    // Signals ignored where the tests run (nohup ignores SIGHUP, a background job SIGINT) stay
+    // ignored across exec, and a shell cannot trap them: launch and the stand-in start with
+    // the defaults, as under Slurm.
+    // SAFETY: only signal(2), async-signal-safe, between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            for s in [nix::libc::SIGHUP, nix::libc::SIGINT, nix::libc::SIGTERM, nix::libc::SIGQUIT] {
+                nix::libc::signal(s, nix::libc::SIG_DFL);
+            }
+            Ok(())
+        });
     }
     for (k, v) in vars {
         c.env(k, v);
