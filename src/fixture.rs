@@ -237,7 +237,7 @@ impl Tree {
     fn link(&self, at: impl AsRef<Path>, target: impl AsRef<Path>) {
         let at = at.as_ref();
         let depth = at.parent().map(|p| p.components().count()).unwrap_or(0);
-        let rel: PathBuf = std::iter::repeat("..").take(depth).collect::<PathBuf>().join(target);
+        let rel: PathBuf = std::iter::repeat_n("..", depth).collect::<PathBuf>().join(target);
         let abs = self.root.join(at);
         fs::create_dir_all(abs.parent().unwrap()).unwrap();
         let _ = fs::remove_file(&abs);

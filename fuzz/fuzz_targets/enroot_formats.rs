@@ -4,7 +4,7 @@
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let s = String::from_utf8_lossy(data);
     match ibwire::render::environ_line("NCCL_IB_HCA", &s) {
-        Ok(l) => assert_eq!(ibwire::enroot::environ::parse(&l).get("NCCL_IB_HCA").map(String::as_str), Some(&*s)),
+        Ok(l) => assert_eq!(ibwire::enroot::environ::parse(&l).get("NCCL_IB_HCA"), Some(&*s)),
         Err(_) => assert!(s.contains(['\n', '\r', '\0'])),
     }
     let e = ibwire::enroot::fstab::escape(&s);

@@ -62,7 +62,7 @@ pub fn job_hca_takes_excluded(node: &Node, plan: &Plan, value: &str) -> Vec<Stri
                 let why = plan
                     .excluded
                     .iter()
-                    .find(|e| e.device == d.name && e.port.map_or(true, |q| q == p.port))
+                    .find(|e| e.device == d.name && e.port.is_none_or(|q| q == p.port))
                     .map(|e| e.reason.clone())
                     .unwrap_or_else(|| "not in ibwire's healthy set".into());
                 out.push(format!("{}:{} ({why})", d.name, p.port));
