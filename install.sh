@@ -1,8 +1,12 @@
 #!/usr/bin/env sh
-# Build ibwire in release mode and install it.
-#   ./install.sh                 install to $PREFIX/bin (PREFIX defaults to /usr/local)
+# Install ibwire: the binary, the ibwire-taskprolog link, the enroot hook, manual pages and bash
+# completion.
+#   ./install.sh                 the prebuilt static binary next to this script (a release
+#                                tarball) or in dist/ (packaging/build.sh); else build it with cargo
+#   ./install.sh --binary FILE   install FILE, a binary you built or downloaded (no toolchain)
 #   ./install.sh --uninstall     remove what install put there
-# DESTDIR is honoured for staged installs (packaging). Running it twice is harmless.
+# PREFIX defaults to /usr/local; DESTDIR is honoured for staged installs (packaging). Running it
+# twice is harmless.
 set -eu
 PREFIX=${PREFIX:-/usr/local}
 DESTDIR=${DESTDIR:-}
@@ -31,35 +35,73 @@ hooks_dir() {
 }
 
 if [ "${1:-}" = "--uninstall" ]; then
-  rm -f "$BIN" "$BIN-taskprolog"
+  rm -f "$BIN" "$BIN-taskprolog" "$DESTDIR$PREFIX/share/bash-completion/completions/ibwire"
+  rm -f "$DESTDIR$PREFIX"/share/man/man1/ibwire.1 "$DESTDIR$PREFIX"/share/man/man1/ibwire-*.1
   hd=$(hooks_dir)
   if [ -f "$hd/$HOOK_NAME" ]; then rm -f "$hd/$HOOK_NAME"; echo "removed $hd/$HOOK_NAME"; fi
   echo "removed $BIN"
   exit 0
 fi
-if [ -n "${1:-}" ]; then
-  echo "install.sh: unknown argument '$1' (use --uninstall or nothing)" >&2
-  exit 2
+FROM=
+case "${1:-}" in
+  "") ;;
+  --binary)
+    [ -n "${2:-}" ] || { echo "install.sh: --binary needs a FILE" >&2; exit 2; }
+    FROM=$2 ;;
+  --binary=*) FROM=${1#--binary=} ;;
+  *) echo "install.sh: unknown argument '$1' (use --binary FILE, --uninstall or nothing)" >&2; exit 2 ;;
+esac
+cd "$here"
+
+# The prebuilt static binary for this machine: next to this script (an unpacked release
+# tarball) or in dist/ (packaging/build.sh).
+if [ -z "$FROM" ]; then
+  arch=$(uname -m)
+  for f in ./ibwire dist/ibwire-*-"$arch"-linux-musl; do
+    if [ -f "$f" ] && [ -x "$f" ]; then FROM=$f; echo "installing the prebuilt $f"; break; fi
+  done
 fi
 
-NEED_RUST=1.75
-if ! command -v cargo >/dev/null 2>&1; then
-  echo "install.sh: cargo not found. ibwire needs Rust $NEED_RUST or newer: rustup (https://rustup.rs), or the distribution's cargo on Debian 13 / Ubuntu 24.04 (Debian 12's is 1.65, too old)." >&2
+NEED_RUST=1.85
+if [ -z "$FROM" ]; then
+  if ! command -v cargo >/dev/null 2>&1; then
+    # Under sudo, secure_path drops ~/.cargo/bin: find the invoking user's cargo and say what to run.
+    user_home=
+    if [ -n "${SUDO_USER:-}" ]; then user_home=$(getent passwd "$SUDO_USER" 2>/dev/null | cut -d: -f6); fi
+    if [ -n "$user_home" ] && [ -x "$user_home/.cargo/bin/cargo" ]; then
+      echo "install.sh: cargo is in $user_home/.cargo/bin, which sudo's secure_path leaves out. Build as $SUDO_USER, then install the binary:" >&2
+      echo "  cargo build --release --locked && sudo ./install.sh --binary target/release/ibwire" >&2
+    else
+      echo "install.sh: no prebuilt binary here and cargo not found. Either install a binary you built or downloaded (./install.sh --binary FILE; release tarballs and packages hold a static one), or get Rust $NEED_RUST or newer: rustup (https://rustup.rs), or the distribution's cargo on Debian 13 / Ubuntu 24.04 (Debian 12's is 1.65, too old)." >&2
+    fi
+    exit 1
+  fi
+  have=$(rustc --version 2>/dev/null | awk '{print $2}')
+  if [ -z "$have" ] || [ "$(printf '%s\n%s\n' "$NEED_RUST.0" "$have" | sort -t. -k1,1n -k2,2n -k3,3n | head -n1)" != "$NEED_RUST.0" ]; then
+    echo "install.sh: rustc ${have:-?} is too old: ibwire needs $NEED_RUST or newer (clap 4.6). Use rustup (https://rustup.rs), or install a prebuilt binary: ./install.sh --binary FILE." >&2
+    exit 1
+  fi
+  echo "building ibwire (release; a first build takes a few minutes)..."
+  cargo build --release --locked
+  FROM=target/release/ibwire
+fi
+[ -f "$FROM" ] || { echo "install.sh: $FROM: no such file" >&2; exit 1; }
+# A binary for another architecture, or one needing a newer libc, installs fine and then fails
+# at every use: run it once first (the enroot hook survives it, but nothing else would work).
+if ! "$FROM" --version >/dev/null 2>&1; then
+  echo "install.sh: $FROM does not run on this machine ($(uname -m)): take the binary for this architecture (the static ibwire-*-$(uname -m)-linux-musl runs on any Linux of it)" >&2
   exit 1
 fi
-have=$(rustc --version 2>/dev/null | awk '{print $2}')
-if [ -z "$have" ] || [ "$(printf '%s\n%s\n' "$NEED_RUST.0" "$have" | sort -t. -k1,1n -k2,2n -k3,3n | head -n1)" != "$NEED_RUST.0" ]; then
-  echo "install.sh: rustc ${have:-?} is too old: ibwire needs $NEED_RUST or newer (clap 4). Use rustup (https://rustup.rs), or the distribution's cargo on Debian 13 / Ubuntu 24.04; Debian 12's apt cargo is 1.65." >&2
-  exit 1
-fi
-cd "$here"
-echo "building ibwire (release; a first build takes a few minutes)..."
-cargo build --release --locked
 install -d "$DESTDIR$PREFIX/bin"
-install -m 0755 target/release/ibwire "$BIN"
+install -m 0755 "$FROM" "$BIN"
 # The Slurm TaskProlog is ibwire called through this name (TaskProlog= takes no arguments).
 ln -sf ibwire "$BIN-taskprolog"
 echo "installed $BIN (and $BIN-taskprolog for slurm.conf's TaskProlog=)"
+# Manual pages and bash completion, written by the binary itself.
+man_dir="$DESTDIR$PREFIX/share/man/man1"
+install -d "$man_dir" && "$BIN" man --dir "$man_dir" 2>/dev/null && echo "installed manual pages into $man_dir"
+comp_dir="$DESTDIR$PREFIX/share/bash-completion/completions"
+install -d "$comp_dir" && "$BIN" completions bash > "$comp_dir/ibwire" && echo "installed bash completion $comp_dir/ibwire"
 
 if [ -f hooks/$HOOK_NAME ]; then
   hd=$(hooks_dir)
@@ -74,3 +116,7 @@ if [ -f hooks/$HOOK_NAME ]; then
     echo "enroot hooks directory $hd not found: hook not installed (set IBWIRE_INSTALL_HOOK=1 to create it)"
   fi
 fi
+case ":$PATH:" in
+  *":$PREFIX/bin:"*) ;;
+  *) [ -n "$DESTDIR" ] || echo "note: $PREFIX/bin is not on your PATH: call $PREFIX/bin/ibwire, or add it: export PATH=\"$PREFIX/bin:\$PATH\"" ;;
+esac

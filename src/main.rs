@@ -230,6 +230,28 @@ enum Cmd {
         #[arg(long)]
         no_nvidia_smi: bool,
     },
+    /// Print a shell completion script.
+    ///
+    /// Examples:
+    ///   ibwire completions bash > /etc/bash_completion.d/ibwire
+    ///   ibwire completions zsh > "${fpath[1]}/_ibwire"
+    ///   ibwire completions fish > ~/.config/fish/completions/ibwire.fish
+    #[command(verbatim_doc_comment)]
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write the manual pages: ibwire(1) and one per command (ibwire-env(1), …).
+    ///
+    /// Examples:
+    ///   ibwire man --dir /usr/local/share/man/man1
+    ///   ibwire man | man -l -
+    #[command(verbatim_doc_comment)]
+    Man {
+        /// Write ibwire.1 and ibwire-COMMAND.1 into DIR (else ibwire.1 to standard output).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Args, Clone)]
@@ -370,6 +392,41 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 n.hostname = ibwire::probe::host::hostname(&ibwire::probe::sysroot::SysRoot::new(&root));
             }
             cmd::launch::run(&n, &args)
+        }
+        Cmd::Completions { shell } => {
+            let mut c = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut c, "ibwire", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Man { dir } => {
+            let c = <Cli as clap::CommandFactory>::command();
+            match dir {
+                None => {
+                    let mut out = Vec::new();
+                    clap_mangen::Man::new(c).render(&mut out)?;
+                    use std::io::Write;
+                    std::io::stdout().write_all(&out)?;
+                }
+                Some(d) => {
+                    let mut n = 0;
+                    let mut pages = vec![("ibwire".to_string(), c.clone())];
+                    for s in c.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
+                        pages.push((
+                            format!("ibwire-{}", s.get_name()),
+                            s.clone().name(format!("ibwire-{}", s.get_name())),
+                        ));
+                    }
+                    for (name, cmd) in pages {
+                        let mut out = Vec::new();
+                        clap_mangen::Man::new(cmd).render(&mut out)?;
+                        let f = d.join(format!("{name}.1"));
+                        std::fs::write(&f, out).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", f.display()))?;
+                        n += 1;
+                    }
+                    eprintln!("ibwire: wrote {n} manual pages into {}", d.display());
+                }
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Cmd::Hook { .. } => unreachable!("dispatched by hook_main"),
         Cmd::Taskprolog { .. } => unreachable!("dispatched by taskprolog_main"),

@@ -64,7 +64,7 @@ fn capture_into_a_full_disk_is_one_line() {
 }
 
 #[test]
-#[ignore = "system test: needs root (dpkg -i on this machine), Debian's rpm, cargo-deb and cargo-generate-rpm from crates.io; run by .ci/run"]
-fn deb_and_rpm_packages_install_and_remove_cleanly() {
+#[ignore = "system test: needs root (dpkg -i on this machine, chroot), Debian's rpm and qemu-user-static, rustup's musl targets, cargo-deb and cargo-generate-rpm from crates.io; run by .ci/run"]
+fn static_binaries_and_packages_install_and_remove_cleanly() {
     script("packages.sh", Duration::from_secs(1500));
 }

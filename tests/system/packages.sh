@@ -1,20 +1,65 @@
 #!/usr/bin/env bash
-# System test (root): packaging/build.sh builds the .deb and .rpm; the .deb is installed on this
-# machine (file list, the binary, the hook from its installed place, the TaskProlog link), an
-# edited config survives `dpkg -r`, `dpkg --purge` leaves nothing; the .rpm is inspected with
-# rpm -qlp / -qp --scripts and installed into a scratch root with the same file list.
+# System test (root): packaging/build.sh builds, for x86_64 and aarch64, the static binaries,
+# tarballs, .deb and .rpm. The x86_64 static binary runs in an empty chroot and the aarch64 one
+# under qemu-user, both deciding exactly what the native build decides on the fixture trees; the
+# packages hold the static binary with no libc dependency. The .deb is installed on this machine
+# (file list, the binary, the hook from its installed place, the TaskProlog link); the hook
+# survives a binary that cannot run (one warning, exit 0); an edited config survives `dpkg -r`,
+# after which a start is silent and exits 0 even in strict mode; `dpkg --purge` leaves nothing.
+# The .rpm is inspected with rpm -qlp / -qp --scripts and installed into a scratch root.
+# IBWIRE_KEEP_DIST=1 reuses dist/ from an earlier packaging/build.sh (development only).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-for c in dpkg rpm; do command -v $c >/dev/null || { echo "FAIL: $c missing (apt-get install rpm)"; exit 1; }; done
+for c in dpkg rpm qemu-aarch64-static; do command -v $c >/dev/null || { echo "FAIL: $c missing (apt-get install rpm qemu-user-static)"; exit 1; }; done
 dpkg -s ibwire >/dev/null 2>&1 && { echo "FAIL: an ibwire package is already installed here; not touching it"; exit 1; }
-R=$(mktemp -d /tmp/ibwire-rpmroot-XXXX); L=$(mktemp -d /tmp/ibwire-pkglog-XXXX)
-cleanup() { dpkg --purge ibwire >/dev/null 2>&1 || true; rm -rf "$R" "$L"; }
+R=$(mktemp -d /tmp/ibwire-rpmroot-XXXX); L=$(mktemp -d /tmp/ibwire-pkglog-XXXX); X=$(mktemp -d /tmp/ibwire-static-XXXX)
+cleanup() { dpkg --purge ibwire >/dev/null 2>&1 || true; rm -rf "$R" "$L" "$X"; }
 trap cleanup EXIT
-packaging/build.sh > "$L/build.log" 2>&1 || { tail -30 "$L/build.log"; echo "FAIL: packaging/build.sh"; exit 1; }
-deb=$(ls target/debian/ibwire_*.deb); rpmf=$(ls target/generate-rpm/ibwire-*.rpm)
+[ -n "${IBWIRE_KEEP_DIST:-}" ] || rm -rf dist
+[ -n "${IBWIRE_KEEP_DIST:-}" ] || packaging/build.sh > "$L/build.log" 2>&1 || { tail -30 "$L/build.log"; echo "FAIL: packaging/build.sh"; exit 1; }
+v=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n1)
+for a in x86_64 aarch64; do
+  for f in "ibwire-$v-$a-linux-musl" "ibwire-$v-$a-linux-musl.tar.gz"; do
+    [ -f "dist/$f" ] && (cd dist && sha256sum -c --quiet "$f.sha256") || { echo "FAIL: dist/$f or its checksum"; ls dist; exit 1; }
+  done
+  file "dist/ibwire-$v-$a-linux-musl" | grep -q 'statically linked\|static-pie linked' || { echo "FAIL: $a binary not static: $(file "dist/ibwire-$v-$a-linux-musl")"; exit 1; }
+  tar tzf "dist/ibwire-$v-$a-linux-musl.tar.gz" > "$L/tar-$a"
+  for f in ibwire install.sh hooks/90-ibwire.sh ibwire.yaml.example man/ibwire.1.gz completions/ibwire; do
+    grep -qx "ibwire-$v-$a-linux-musl/$f" "$L/tar-$a" || { echo "FAIL: $a tarball has no $f"; exit 1; }
+  done
+done
+# The static binaries decide what the native build decides: the story node, a plain node, and a
+# real hwloc capture. x86_64 in an empty chroot (nothing but the binary and the trees), aarch64
+# under qemu-user.
+cargo build --release --locked --example gen_tree -q
+mkdir -p "$X/root/trees"; cp "dist/ibwire-$v-x86_64-linux-musl" "$X/root/ibwire"
+target/release/examples/gen_tree story "$X/root/trees/story"; target/release/examples/gen_tree plain "$X/root/trees/plain"
+tar -xjf tests/fixtures/real/hwloc/nvidiagpunumanodes.tar.bz2 -C "$X/root/trees"
+native() { target/release/ibwire "$@" 2>&1 | sed "s#$X/root##g"; }
+for t in story plain nvidiagpunumanodes; do
+  for args in "env --format json" "topo --json --no-nvidia-smi" "probe --json --no-nvidia-smi" "doctor --json"; do
+    # shellcheck disable=SC2086
+    want_out=$(native $args --root "$X/root/trees/$t" || true)
+    # shellcheck disable=SC2086
+    chroot_out=$(chroot "$X/root" /ibwire $args --root "/trees/$t" 2>&1 || true)
+    # shellcheck disable=SC2086
+    qemu_out=$(qemu-aarch64-static "dist/ibwire-$v-aarch64-linux-musl" $args --root "$X/root/trees/$t" 2>&1 | sed "s#$X/root##g" || true)
+    [ -n "$want_out" ] || { echo "FAIL: the native build printed nothing: ibwire $args on $t"; exit 1; }
+    [ "$chroot_out" = "$want_out" ] || { echo "FAIL: static x86_64 in an empty chroot differs from the native build: ibwire $args on $t"; diff <(echo "$want_out") <(echo "$chroot_out") | head; exit 1; }
+    [ "$qemu_out" = "$want_out" ] || { echo "FAIL: aarch64 under qemu differs from the native build: ibwire $args on $t"; diff <(echo "$want_out") <(echo "$qemu_out") | head; exit 1; }
+  done
+done
+dpkg-deb -f "dist/ibwire_${v}-1_arm64.deb" Architecture | grep -qx arm64 || { echo "FAIL: arm64 .deb architecture"; exit 1; }
+[ -z "$(dpkg-deb -f "dist/ibwire_${v}-1_amd64.deb" Depends)" ] || { echo "FAIL: the .deb depends on something: $(dpkg-deb -f "dist/ibwire_${v}-1_amd64.deb" Depends)"; exit 1; }
+for a in x86_64 aarch64; do
+  ! rpm -qp --requires "dist/ibwire-${v}-1.$a.rpm" 2>/dev/null | grep -qi 'libc\|glibc\|\.so' || { echo "FAIL: the $a .rpm requires a libc"; exit 1; }
+  [ "$(rpm -qp --qf '%{ARCH}' "dist/ibwire-${v}-1.$a.rpm" 2>/dev/null)" = "$a" ] || { echo "FAIL: $a .rpm architecture"; exit 1; }
+done
+deb=dist/ibwire_${v}-1_amd64.deb; rpmf=dist/ibwire-${v}-1.x86_64.rpm
 want="/etc/enroot/hooks.d/90-ibwire.sh
 /etc/ibwire.yaml
 /usr/bin/ibwire
+/usr/share/bash-completion/completions/ibwire
 /usr/share/doc/ibwire/README.md
 /usr/share/doc/ibwire/SECURITY.md
 /usr/share/doc/ibwire/examples/allreduce.py
@@ -23,12 +68,17 @@ want="/etc/enroot/hooks.d/90-ibwire.sh
 /usr/share/doc/ibwire/examples/slurm/slurm.conf.snippet
 /usr/share/doc/ibwire/examples/train-baremetal.sbatch
 /usr/share/doc/ibwire/examples/train-pyxis.sbatch
-/usr/share/doc/ibwire/examples/train.sbatch"
+/usr/share/doc/ibwire/examples/train.sbatch
+/usr/share/fish/vendor_completions.d/ibwire.fish
+$(target/release/ibwire man --dir "$L" 2>/dev/null; cd "$L" && ls ./*.1 | sed 's#^\./#/usr/share/man/man1/#; s#$#.gz#')
+/usr/share/zsh/ZSHDIR/_ibwire"
 files() { grep -v '/$' | grep -v '/usr/share/doc/ibwire/copyright$' | sort; }
-# .deb
+want=$(echo "$want" | sort)
+# .deb (zsh: Debian's vendor-completions; the .rpm: Fedora's site-functions)
 dpkg -i "$deb" > /dev/null
 got=$(dpkg -L ibwire | while read -r f; do [ -d "$f" ] || echo "$f"; done | files)
-[ "$got" = "$want" ] || { echo "FAIL: .deb file list"; diff <(echo "$want") <(echo "$got"); exit 1; }
+[ "$got" = "$(echo "$want" | sed 's#ZSHDIR#vendor-completions#' | sort)" ] || { echo "FAIL: .deb file list"; diff <(echo "$want" | sed 's#ZSHDIR#vendor-completions#' | sort) <(echo "$got"); exit 1; }
+file /usr/bin/ibwire | grep -q 'static' || { echo "FAIL: the .deb's binary is not the static one"; exit 1; }
 grep -qx '/etc/ibwire.yaml' /var/lib/dpkg/info/ibwire.conffiles && grep -qx '/etc/enroot/hooks.d/90-ibwire.sh' /var/lib/dpkg/info/ibwire.conffiles \
   || { echo "FAIL: config files not marked"; exit 1; }
 /usr/bin/ibwire --version | grep -q '^ibwire ' || { echo "FAIL: ibwire --version"; exit 1; }
@@ -38,15 +88,30 @@ grep -q '^IBWIRE="/usr/bin/ibwire"$' /etc/enroot/hooks.d/90-ibwire.sh || { echo 
 env -i PATH=/usr/bin:/bin ENROOT_MOUNTS=/dev/null ENROOT_ENVIRON=/dev/null /etc/enroot/hooks.d/90-ibwire.sh \
   || { echo "FAIL: the installed hook failed"; exit 1; }
 env -i PATH=/usr/bin:/bin /usr/bin/ibwire-taskprolog > /dev/null || { echo "FAIL: the TaskProlog link"; exit 1; }
+# A binary that cannot run (a machine this kernel does not run): one warning, the start goes on;
+# strict fails it.
+cp /usr/bin/ibwire "$L/ibwire.real"
+{ printf '\177ELF\002\001\001\000'; head -c 10 /dev/zero; printf '\167\167'; head -c 44 /dev/zero; } > /usr/bin/ibwire
+out=$(env -i PATH=/usr/bin:/bin /etc/enroot/hooks.d/90-ibwire.sh 2>&1) || { echo "FAIL: a binary that cannot run failed the start: $out"; exit 1; }
+[ "$(echo "$out" | grep -c '^ibwire-hook: warning: /usr/bin/ibwire cannot be run here')" = 1 ] || { echo "FAIL: no warning: $out"; exit 1; }
+if env -i PATH=/usr/bin:/bin IBWIRE_STRICT=1 /etc/enroot/hooks.d/90-ibwire.sh 2>/dev/null; then echo "FAIL: strict mode started anyway"; exit 1; fi
+cp "$L/ibwire.real" /usr/bin/ibwire
 # The shipped config changes nothing: every setting commented out.
 [ -z "$(grep -v '^#' /etc/ibwire.yaml | grep -v '^[[:space:]]*$' || true)" ] || { echo "FAIL: /etc/ibwire.yaml sets something"; exit 1; }
 echo "hca: {exclude: [mlx5_9]}" >> /etc/ibwire.yaml
 dpkg -r ibwire > /dev/null
 [ ! -e /usr/bin/ibwire ] && [ ! -L /usr/bin/ibwire-taskprolog ] && [ ! -e /usr/share/doc/ibwire/README.md ] || { echo "FAIL: dpkg -r left files"; exit 1; }
 grep -q 'mlx5_9' /etc/ibwire.yaml || { echo "FAIL: the edited config did not survive dpkg -r"; exit 1; }
+# The hook is a config file, kept by dpkg -r; the binary is gone: a start is silent and goes on.
+[ -x /etc/enroot/hooks.d/90-ibwire.sh ] || { echo "FAIL: dpkg -r removed the hook (a config file)"; exit 1; }
+for strict in 0 1; do
+  out=$(env -i PATH=/usr/bin:/bin IBWIRE_STRICT=$strict /etc/enroot/hooks.d/90-ibwire.sh 2>&1) && [ -z "$out" ] \
+    || { echo "FAIL: after dpkg -r a start (IBWIRE_STRICT=$strict) was not silent and successful: $out"; exit 1; }
+done
 dpkg --purge ibwire > /dev/null
 for f in $want /usr/bin/ibwire-taskprolog; do [ ! -e "$f" ] && [ ! -L "$f" ] || { echo "FAIL: $f left after purge"; exit 1; }; done
 # .rpm
+want=$(echo "$want" | sed 's#/zsh/ZSHDIR/#/zsh/site-functions/#' | sort)
 got=$(rpm -qlp "$rpmf" 2>/dev/null | files)
 [ "$got" = "$want" ] || { echo "FAIL: .rpm file list"; diff <(echo "$want") <(echo "$got"); exit 1; }
 rpm -qp --scripts "$rpmf" 2>/dev/null | grep -q 'ln -sf ibwire /usr/bin/ibwire-taskprolog' || { echo "FAIL: rpm scripts"; exit 1; }
@@ -58,4 +123,4 @@ rpm --root "$R" --dbpath /rpmdb -i --nodeps --noscripts "$rpmf"
 got=$(cd "$R" && find . -type f | sed 's#^\.##' | grep -v '^/rpmdb/' | files)
 [ "$got" = "$want" ] || { echo "FAIL: files installed by the .rpm"; diff <(echo "$want") <(echo "$got"); exit 1; }
 "$R/usr/bin/ibwire" --version | grep -q '^ibwire ' || { echo "FAIL: ibwire from the .rpm"; exit 1; }
-echo "ok: .deb installed, hook and TaskProlog link work, edited config kept by -r, purge clean; .rpm file list, scripts and config files checked, installed into a scratch root"
+echo "ok: static x86_64 (empty chroot) and aarch64 (qemu-user) binaries decide as the native build on 3 trees x 4 commands; .deb/.rpm for both arches, no libc dependency; .deb installed, hook and TaskProlog link work, a binary that cannot run is one warning, edited config kept by -r, a start after -r silent, purge clean; .rpm file list, scripts and config files checked, installed into a scratch root"
