@@ -31,7 +31,7 @@ done
 # The static binaries decide what the native build decides: the story node, a plain node, and a
 # real hwloc capture. x86_64 in an empty chroot (nothing but the binary and the trees), aarch64
 # under qemu-user.
-cargo build --release --locked --example gen_tree -q
+cargo build --release --locked -q --example gen_tree --bin ibwire
 mkdir -p "$X/root/trees"; cp "dist/ibwire-$v-x86_64-linux-musl" "$X/root/ibwire"
 target/release/examples/gen_tree story "$X/root/trees/story"; target/release/examples/gen_tree plain "$X/root/trees/plain"
 tar -xjf tests/fixtures/real/hwloc/nvidiagpunumanodes.tar.bz2 -C "$X/root/trees"
