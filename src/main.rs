@@ -33,6 +33,25 @@ struct NodeArgs {
     snapshot: Option<PathBuf>,
 }
 
+/// The node for the hook and the TaskProlog: as NodeArgs, but IBWIRE_ROOT is never read (a job
+/// could set it to redirect them); --root is for tests and captured trees only.
+#[derive(Args, Clone)]
+struct JobNodeArgs {
+    /// Read DIR/sys, DIR/proc, DIR/dev and DIR/etc instead of the live system (tests, captured
+    /// trees; enroot and slurmstepd never pass it).
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// Replay a snapshot saved by `probe --save` instead of probing.
+    #[arg(long, value_name = "FILE", conflicts_with = "root")]
+    snapshot: Option<PathBuf>,
+}
+
+impl JobNodeArgs {
+    fn node_args(&self) -> NodeArgs {
+        NodeArgs { root: self.root.clone(), snapshot: self.snapshot.clone() }
+    }
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Read the node into a typed snapshot and print it.
@@ -74,8 +93,8 @@ enum Cmd {
     /// setting could not be decided (e.g. no interface routes to the master).
     ///
     /// Examples:
-    ///   out=$(ibwire env) && eval "$out"         in an sbatch script, on each node
-    ///                                             (not eval "$(ibwire env)": that hides exit 1)
+    ///   out=$(ibwire env) && eval "$out"   in an sbatch script, on each node
+    ///                                     (not eval "$(ibwire env)": it hides exit 1)
     ///   ibwire env --master-addr gpu-001 --explain
     ///   ibwire env --format json --snapshot node.yaml
     #[command(verbatim_doc_comment)]
@@ -95,8 +114,10 @@ enum Cmd {
     ///
     /// Installed as hooks.d/90-ibwire.sh by install.sh; enroot runs it before every container
     /// start with ENROOT_ROOTFS, ENROOT_MOUNTS and ENROOT_ENVIRON set. It binds the selected
-    /// /dev/infiniband nodes when the container's /dev is restricted, and appends NCCL_IB_HCA,
-    /// NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME and CUDA_DEVICE_ORDER unless already set.
+    /// /dev/infiniband nodes when the container's /dev is restricted, and appends, each unless
+    /// already set: NCCL_IB_HCA, NCCL_SOCKET_IFNAME, NCCL_SOCKET_FAMILY, GLOO_SOCKET_IFNAME,
+    /// CUDA_DEVICE_ORDER; NCCL_NET=IB for a multi-node job with healthy HCAs and no net plugin;
+    /// IBWIRE_HOOK_WARNINGS when it has something to say (pyxis drops a hook's stderr).
     ///
     /// Devices: IBWIRE_VISIBLE_DEVICES = auto (healthy set, default) | all | none | void | a
     /// list of names, PCI addresses or indices; MELLANOX_VISIBLE_DEVICES is read as the stock
@@ -106,26 +127,27 @@ enum Cmd {
     #[command(verbatim_doc_comment)]
     Hook {
         #[command(flatten)]
-        node: NodeArgs,
+        node: JobNodeArgs,
     },
     /// The Slurm TaskProlog for bare-metal jobs (slurm.conf: TaskProlog=/usr/bin/ibwire-taskprolog).
     ///
     /// slurmstepd runs it before every task, as the job's user, with the task's environment, and
     /// adds each `export NAME=value` line it prints to the task's environment. It prints the
-    /// decided NCCL_IB_HCA, NCCL_SOCKET_IFNAME, NCCL_SOCKET_FAMILY, GLOO_SOCKET_IFNAME,
-    /// CUDA_VISIBLE_DEVICES/CUDA_DEVICE_ORDER the job has not set itself, and NCCL_NET=IB for a
-    /// multi-node job with healthy HCAs and no net plugin. It never fails the task: any error
-    /// (a broken /etc/ibwire.yaml, a bad flag) is one stderr line, nothing exported, exit 0.
-    /// Like the hook, it ignores IBWIRE_ROOT (only --root, for tests).
+    /// decided NCCL_IB_HCA, NCCL_SOCKET_IFNAME, NCCL_SOCKET_FAMILY, GLOO_SOCKET_IFNAME and
+    /// CUDA_DEVICE_ORDER the job has not set itself (never CUDA_VISIBLE_DEVICES: the GPU
+    /// allocation is Slurm's), and NCCL_NET=IB for a multi-node job with healthy HCAs and no
+    /// net plugin. It never fails the task: any error (a broken /etc/ibwire.yaml, a bad flag)
+    /// is one stderr line, nothing exported, exit 0. Like the hook, it ignores IBWIRE_ROOT.
+    /// Called as ibwire-taskprolog (the link slurm.conf names) it takes the same flags.
     #[command(verbatim_doc_comment)]
     Taskprolog {
         #[command(flatten)]
-        node: NodeArgs,
+        node: JobNodeArgs,
     },
-    /// Start torchrun for this node (bare, or in `enroot start`), decided and checked, via exec.
+    /// Start torchrun for this node (bare, or in `enroot start`), decided and checked.
     ///
     /// Run once per node, e.g. from an sbatch script:
-    ///   srun --ntasks-per-node=1 ibwire launch --container pytorch -- train.py --lr 3e-4
+    ///   srun --ntasks-per-node=1 ibwire launch --container pytorch -- train.py
     /// The cluster shape comes from Slurm (SLURM_JOB_NODELIST, SLURM_NODEID, SLURM_JOB_ID);
     /// flags override it. The decided NCCL/GLOO/CUDA settings and your own NCCL_*, TORCH_*,
     /// PYTORCH_*, CUDA_*, OMP_NUM_THREADS reach the job (as enroot -e flags in a container).
@@ -133,7 +155,8 @@ enum Cmd {
     /// When the job must run on InfiniBand/RoCE (healthy HCAs and several nodes, or
     /// --expect-net ib), torchrun runs as a child: NCCL's init log is watched and a socket
     /// fallback stops the job with the reason (exit 1); signals are forwarded and torchrun's
-    /// exit status is returned. NCCL_NET=IB is pinned where no net plugin is in play.
+    /// exit status is returned. Otherwise torchrun replaces ibwire (exec). NCCL_NET=IB is
+    /// pinned where no net plugin is in play.
     ///
     /// Examples:
     ///   ibwire launch --dry-run -- train.py        the one command line that would run
@@ -268,6 +291,65 @@ struct DecideArgs {
     bootstrap_if: Option<String>,
 }
 
+/// Help prose is written in the source wrapped for reading there; on a terminal clap wraps to
+/// its width, so each paragraph is joined into one line first (a line already wrapped at 90
+/// columns and wrapped again at 80 is ragged). Indented lines (examples, lists) stay as they are.
+fn reflow(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut prose = false; // the last line written is prose that a next prose line continues
+    for line in text.lines() {
+        let indented = line.starts_with(' ') || line.starts_with('\t') || line.starts_with("- ");
+        if line.trim().is_empty() {
+            out.push_str("\n\n");
+            prose = false;
+        } else if indented {
+            if !out.is_empty() && !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(line);
+            out.push('\n');
+            prose = false;
+        } else if prose {
+            out.push(' ');
+            out.push_str(line.trim());
+        } else {
+            if !out.is_empty() && !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(line.trim());
+            prose = true;
+        }
+    }
+    // blank-line runs made above collapse to one blank line
+    while out.contains("\n\n\n") {
+        out = out.replace("\n\n\n", "\n\n");
+    }
+    out.trim_end().to_string()
+}
+
+/// The whole command line interface, its help prose reflowed (`reflow`).
+fn cli_command() -> clap::Command {
+    fn fix(c: clap::Command) -> clap::Command {
+        let long = c.get_long_about().map(|a| reflow(&a.to_string()));
+        let c = match long {
+            Some(l) => c.long_about(l),
+            None => c,
+        };
+        c.mut_subcommands(fix)
+    }
+    fix(<Cli as clap::CommandFactory>::command())
+}
+
+fn parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    use clap::FromArgMatches;
+    let m = cli_command().try_get_matches_from(args)?;
+    Cli::from_arg_matches(&m)
+}
+
 fn intent(d: &DecideArgs) -> Result<ibwire::plan::Intent> {
     cmd::env::intent(d.master_addr.as_deref(), d.config.as_deref(), d.bootstrap_if.as_deref())
 }
@@ -290,18 +372,23 @@ fn decision_source(n: &NodeArgs) -> NodeSource {
 fn hook_main() -> ExitCode {
     std::env::remove_var("IBWIRE_ROOT");
     let strict_env = ibwire::config::truthy(std::env::var("IBWIRE_STRICT").ok().as_deref());
-    let res = std::panic::catch_unwind(|| match hook_args().map(Ok).unwrap_or_else(Cli::try_parse) {
-        Ok(Cli { cmd: Cmd::Hook { node } }) => Ok(cmd::hook::run(&cmd::job_env(), &decision_source(&node))),
-        Ok(_) => Err("not the hook".to_string()),
-        // `ibwire hook --help` is a person asking, not enroot starting a container.
-        Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) => {
-            let _ = e.print();
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => {
-            Err(e.to_string().lines().next().unwrap_or("bad arguments").trim_start_matches("error: ").to_string())
-        }
-    });
+    let res =
+        std::panic::catch_unwind(|| match hook_args().map(Ok).unwrap_or_else(|| parse_from(std::env::args_os())) {
+            Ok(Cli { cmd: Cmd::Hook { node } }) => {
+                Ok(cmd::hook::run(&cmd::job_env(), &decision_source(&node.node_args())))
+            }
+            Ok(_) => Err("not the hook".to_string()),
+            // `ibwire hook --help` is a person asking, not enroot starting a container.
+            Err(e)
+                if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) =>
+            {
+                let _ = e.print();
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(e) => {
+                Err(e.to_string().lines().next().unwrap_or("bad arguments").trim_start_matches("error: ").to_string())
+            }
+        });
     let msg = match res {
         Ok(Ok(code)) => return code,
         Ok(Err(m)) => m,
@@ -323,20 +410,27 @@ fn hook_main() -> ExitCode {
 /// messages stay the same.
 fn hook_args() -> Option<Cli> {
     use clap::FromArgMatches;
-    let cmd = <NodeArgs as clap::Args>::augment_args(clap::Command::new("hook"));
+    let cmd = <JobNodeArgs as clap::Args>::augment_args(clap::Command::new("hook"));
     let m = cmd.try_get_matches_from(std::env::args_os().skip(1)).ok()?;
-    Some(Cli { cmd: Cmd::Hook { node: NodeArgs::from_arg_matches(&m).ok()? } })
+    Some(Cli { cmd: Cmd::Hook { node: JobNodeArgs::from_arg_matches(&m).ok()? } })
 }
 
-/// The TaskProlog: like the hook, nothing may make it fail a task.
-fn taskprolog_main() -> ExitCode {
+/// The TaskProlog: like the hook, nothing may make it fail a task. `args` is the whole
+/// command line as `ibwire taskprolog …` (the `ibwire-taskprolog` link's is rewritten so).
+fn taskprolog_main(args: Vec<std::ffi::OsString>) -> ExitCode {
     std::env::remove_var("IBWIRE_ROOT");
-    match std::panic::catch_unwind(Cli::try_parse) {
+    match std::panic::catch_unwind(|| parse_from(args)) {
         Ok(Ok(Cli { cmd: Cmd::Taskprolog { node } })) => {
-            let root = node.root.unwrap_or_else(|| PathBuf::from("/"));
-            cmd::taskprolog::run(&cmd::job_env(), &root)
+            cmd::taskprolog::run(&cmd::job_env(), &decision_source(&node.node_args()))
         }
         Ok(Ok(_)) => ExitCode::SUCCESS,
+        // `--help` is a person asking, not slurmstepd starting a task.
+        Ok(Err(e))
+            if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) =>
+        {
+            let _ = e.print();
+            ExitCode::SUCCESS
+        }
         Ok(Err(e)) => {
             use std::io::Write;
             let first =
@@ -394,12 +488,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             cmd::launch::run(&n, &args)
         }
         Cmd::Completions { shell } => {
-            let mut c = <Cli as clap::CommandFactory>::command();
+            let mut c = cli_command();
             clap_complete::generate(shell, &mut c, "ibwire", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Man { dir } => {
-            let c = <Cli as clap::CommandFactory>::command();
+            let c = cli_command();
             match dir {
                 None => {
                     let mut out = Vec::new();
@@ -459,14 +553,14 @@ fn main() -> ExitCode {
         return hook_main();
     }
     if std::env::args_os().nth(1).is_some_and(|a| a == "taskprolog") {
-        return taskprolog_main();
+        return taskprolog_main(std::env::args_os().collect());
     }
     // Installed as a link named ibwire-taskprolog, it is the TaskProlog itself: slurm.conf's
-    // TaskProlog= takes a program without arguments.
+    // TaskProlog= takes a program without arguments (a person may give it --help).
     let argv0 = std::env::args_os().next().unwrap_or_default();
     if Path::new(&argv0).file_name().is_some_and(|n| n == "ibwire-taskprolog") {
-        std::env::remove_var("IBWIRE_ROOT");
-        return cmd::taskprolog::run(&cmd::job_env(), Path::new("/"));
+        let args = ["ibwire".into(), "taskprolog".into()].into_iter().chain(std::env::args_os().skip(1)).collect();
+        return taskprolog_main(args);
     }
     // Output into a closed pipe (`ibwire probe --json | head`) ends the process quietly, as
     // for any Unix filter, instead of a panic on EPIPE.
@@ -474,7 +568,7 @@ fn main() -> ExitCode {
     unsafe {
         nix::libc::signal(nix::libc::SIGPIPE, nix::libc::SIG_DFL);
     }
-    let cli = Cli::parse();
+    let cli = parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit());
     match run(cli) {
         Ok(c) => c,
         Err(e) => {

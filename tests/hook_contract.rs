@@ -507,3 +507,23 @@ fn warnings_reach_a_pyxis_user_whose_start_succeeded() {
     let r = hook(&root, t.path(), true, &[], "");
     assert!(!has_var(&r.environ, "IBWIRE_HOOK_WARNINGS"), "{}", r.environ);
 }
+
+/// The hook's `--help` names exactly the variables it writes (a multi-node job with something
+/// to say writes all of them), and not IBWIRE_ROOT, which it ignores.
+#[test]
+fn hook_help_names_what_it_writes() {
+    let (t, root) = story();
+    let help = stdout(&Command::new(bin()).args(["hook", "--help"]).output().unwrap());
+    let para =
+        help.split("appends").nth(1).and_then(|s| s.split("Devices:").next()).unwrap_or_else(|| panic!("{help}"));
+    let named: std::collections::BTreeSet<&str> = para
+        .split(|c: char| !(c.is_ascii_uppercase() || c == '_'))
+        .filter(|w| w.len() > 3 && w.contains('_'))
+        .collect();
+    let r =
+        hook(&root, t.path(), true, &[("SLURM_JOB_NUM_NODES", "2"), ("IBWIRE_VISIBLE_DEVICES", "mlx5_0,nosuch")], "");
+    assert_eq!(r.rc, 0, "{}", r.stderr);
+    let written: std::collections::BTreeSet<&str> = r.environ.lines().filter_map(|l| l.split('=').next()).collect();
+    assert_eq!(named, written, "help: {para}");
+    assert!(!help.contains("IBWIRE_ROOT="), "{help}");
+}

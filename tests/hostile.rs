@@ -686,3 +686,32 @@ fn link_loops_and_deep_directories_in_a_tree_are_harmless() {
     }
     assert_eq!(stdout(&ibwire(&["env", "--root", root.to_str().unwrap()])), before);
 }
+
+/// Every command's `--help` fits an 80-column terminal: no line over 80, and no example or list
+/// line (indented, kept as written) so long that clap has to break it.
+#[test]
+fn help_fits_eighty_columns() {
+    let cmds =
+        ["", "probe", "env", "hook", "taskprolog", "launch", "verify", "doctor", "fleet", "topo", "completions", "man"];
+    for c in cmds {
+        for (cols, only_examples) in [("80", false), ("200", true)] {
+            let mut cmd = Command::new(bin());
+            if !c.is_empty() {
+                cmd.arg(c);
+            }
+            let o = cmd.arg("--help").env("COLUMNS", cols).output().unwrap();
+            assert_eq!(o.status.code(), Some(0), "{c}");
+            let text = stdout(&o);
+            for l in text.lines().take_while(|l| !(only_examples && l.starts_with("Usage:"))) {
+                if only_examples && !l.starts_with(' ') {
+                    continue;
+                }
+                assert!(
+                    l.chars().count() <= 80,
+                    "ibwire {c} --help (COLUMNS={cols}): {} columns: {l}",
+                    l.chars().count()
+                );
+            }
+        }
+    }
+}

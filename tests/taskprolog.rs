@@ -54,3 +54,47 @@ fn never_fails_the_task() {
         }
     }
 }
+
+/// The words of `--help` that name variables (all capitals with an underscore).
+fn help_vars(help: &str) -> std::collections::BTreeSet<String> {
+    help.split(|c: char| !(c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit()))
+        .filter(|w| w.len() > 3 && w.contains('_') && w.starts_with(|c: char| c.is_ascii_uppercase()))
+        .map(str::to_string)
+        .collect()
+}
+
+/// `--help` works for `ibwire taskprolog` and for the `ibwire-taskprolog` link, on stdout, exit
+/// 0; every variable the TaskProlog exports is named in it, and CUDA_VISIBLE_DEVICES only as
+/// what it never sets; a --root that is no tree is one line.
+#[test]
+fn help_is_help_and_says_what_it_exports() {
+    let t = tree_dir();
+    let link = t.path().join("ibwire-taskprolog");
+    std::os::unix::fs::symlink(bin(), &link).unwrap();
+    let mut helps = Vec::new();
+    for c in [
+        Command::new(bin()).args(["taskprolog", "--help"]).output().unwrap(),
+        Command::new(&link).arg("--help").output().unwrap(),
+    ] {
+        assert_eq!(c.status.code(), Some(0));
+        assert!(stderr(&c).is_empty(), "{}", stderr(&c));
+        assert!(stdout(&c).contains("Usage: ibwire taskprolog"), "{}", stdout(&c));
+        helps.push(stdout(&c));
+    }
+    assert_eq!(helps[0], helps[1]);
+    let named = help_vars(&helps[0]);
+    assert!(helps[0].contains("never CUDA_VISIBLE_DEVICES"), "{}", helps[0]);
+    assert!(!helps[0].contains("IBWIRE_ROOT="), "the TaskProlog does not read IBWIRE_ROOT: {}", helps[0]);
+    let root = t.path().join("node");
+    ibwire::fixture::story(&root);
+    let (_, out, _) = run(&root, &[("SLURM_JOB_NUM_NODES", "2")], &[]);
+    let (_, out1, _) = run(&root, &[("SLURM_JOB_NUM_NODES", "1")], &[]);
+    for l in out.lines().chain(out1.lines()) {
+        let name = l.trim_start_matches("export ").split('=').next().unwrap();
+        assert!(named.contains(name), "{name} is exported but not in the help: {named:?}");
+    }
+    let (rc, out, err) = run(&t.path().join("nonexistent"), &[], &[]);
+    assert_eq!((rc, out.as_str()), (0, ""));
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("not a directory; nothing exported"), "{err}");
+}

@@ -9,21 +9,19 @@
 
 use super::{one_line, say};
 use crate::plan::{self, netguard, Intent, Source};
-use crate::probe::{Detail, ProbeOptions};
 use crate::render;
 use anyhow::Result;
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::Path;
 use std::time::Duration;
 
 /// The lines to print and the values refused, for a node, the task's environment and config.
-pub fn lines(env: &BTreeMap<String, String>, root: &Path) -> Result<(Vec<String>, Vec<String>)> {
+pub fn lines(env: &BTreeMap<String, String>, src: &super::NodeSource) -> Result<(Vec<String>, Vec<String>)> {
     let cfg = crate::config::load(None)?;
-    let mut o = ProbeOptions::at(root);
-    o.detail = Detail::Hook;
-    o.mad = false; // environment only: no device nodes
-    let node = crate::probe::probe(&o);
+    // environment only: no device nodes (umad/issm owners) are read
+    let node = src.load_with_mad(false)?;
+    let root = src.root.clone().unwrap_or_else(|| std::path::PathBuf::from("/"));
+    let root = root.as_path();
     let mut refused = Vec::new();
     // As in the hook: a master that does not resolve costs the route, not every setting.
     let master = super::env::master(None, env, Duration::from_secs(2)).unwrap_or_else(|e| {
@@ -58,8 +56,8 @@ pub fn lines(env: &BTreeMap<String, String>, root: &Path) -> Result<(Vec<String>
 }
 
 /// Print the lines; never fail the task.
-pub fn run(env: &BTreeMap<String, String>, root: &Path) -> std::process::ExitCode {
-    let res = std::panic::catch_unwind(|| lines(env, root));
+pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> std::process::ExitCode {
+    let res = std::panic::catch_unwind(|| lines(env, src));
     match res {
         Ok(Ok((out, refused))) => {
             for r in refused {

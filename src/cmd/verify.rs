@@ -19,8 +19,8 @@ pub struct Args {
     /// Analyse existing NCCL_DEBUG=INFO logs and/or nccl-tests output instead of running.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub from_log: Vec<PathBuf>,
-    /// Print {"network","gdr","hcas","bootstrap_if","busbw_gbps","ring_ceiling_gbps",
-    /// "hierarchical_ceiling_gbps","verdict","causes",…} as JSON.
+    /// Print the verdict as JSON: network, gdr, hcas, bootstrap_if, busbw_gbps,
+    /// ring_ceiling_gbps, hierarchical_ceiling_gbps, verdict, causes, …
     #[arg(long)]
     pub json: bool,
     /// HCAs per node for the ceiling (default: those NCCL listed, else the healthy set).
