@@ -350,6 +350,27 @@ where
     Cli::from_arg_matches(&m)
 }
 
+/// A hint for the argv mistakes people make most, which clap's own message does not explain.
+fn argv_hint(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ErrorKind};
+    let args: Vec<String> = std::env::args().collect();
+    let sub = args.get(1).map(String::as_str).unwrap_or("");
+    let bad = e.get(ContextKind::InvalidArg).map(|v| v.to_string()).unwrap_or_default();
+    match (e.kind(), sub) {
+        (ErrorKind::UnknownArgument, "launch") if !args.iter().any(|a| a == "--") => Some(format!(
+            "the training script and its arguments go after `--`, so that their flags are not read as launch's: ibwire launch [OPTIONS] -- {} …",
+            args.iter().skip(2).find(|a| !a.starts_with('-')).map(String::as_str).unwrap_or("train.py")
+        )),
+        (ErrorKind::UnknownArgument, "verify") if bad.ends_with(".log") || bad.ends_with(".txt") => {
+            Some(format!("to read a log: ibwire verify --from-log {bad}"))
+        }
+        (ErrorKind::InvalidSubcommand, _) if sub == "run" || sub == "start" => {
+            Some("to start a job: ibwire launch [OPTIONS] -- train.py".into())
+        }
+        _ => None,
+    }
+}
+
 fn intent(d: &DecideArgs) -> Result<ibwire::plan::Intent> {
     cmd::env::intent(d.master_addr.as_deref(), d.config.as_deref(), d.bootstrap_if.as_deref())
 }
@@ -471,7 +492,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Cmd::Doctor { node, decide, json } => {
             let n = source(&node, false).load()?;
             let root = node.root.clone().unwrap_or_else(|| PathBuf::from("/"));
-            cmd::doctor::run(&n, &intent(&decide)?, &root, json)
+            let (intent, unresolved) = cmd::env::intent_or_finding(
+                decide.master_addr.as_deref(),
+                decide.config.as_deref(),
+                decide.bootstrap_if.as_deref(),
+            )?;
+            cmd::doctor::run(&n, &intent, &root, json, unresolved.into_iter().collect())
         }
         Cmd::Verify { node, args } => {
             // Live: nvidia-smi gives the NVLink counts the intra-node ceiling needs.
@@ -568,7 +594,13 @@ fn main() -> ExitCode {
     unsafe {
         nix::libc::signal(nix::libc::SIGPIPE, nix::libc::SIG_DFL);
     }
-    let cli = parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit());
+    let cli = parse_from(std::env::args_os()).unwrap_or_else(|e| {
+        let _ = e.print();
+        if let Some(tip) = argv_hint(&e) {
+            eprintln!("\n  tip: {tip}");
+        }
+        std::process::exit(e.exit_code())
+    });
     match run(cli) {
         Ok(c) => c,
         Err(e) => {

@@ -715,3 +715,39 @@ fn help_fits_eighty_columns() {
         }
     }
 }
+
+/// doctor in a job whose master does not resolve here still examines the node (one error
+/// finding for the name); a tree without library directories is "not checked", not an error;
+/// the common argv mistakes get a hint.
+#[test]
+fn doctor_goes_on_and_usage_mistakes_get_a_hint() {
+    let t = tree_dir();
+    let root = t.path().join("node");
+    ibwire::fixture::story(&root);
+    let _ = fs::remove_dir_all(root.join("usr"));
+    let o = Command::new(bin())
+        .args(["doctor", "--json", "--root", root.to_str().unwrap()])
+        .env("SLURM_JOB_NODELIST", "nohost-[1-2].invalid")
+        .env("SLURM_JOB_ID", "5")
+        .env("HOME", t.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let findings = v["findings"].as_array().unwrap();
+    let by = |s: &str| findings.iter().find(|f| f["subject"] == s).cloned();
+    assert_eq!(by("master address").unwrap()["severity"], "error");
+    assert!(by("mlx5_bond_0").is_some(), "the node was examined: {findings:?}");
+    let verbs = by("libibverbs").unwrap();
+    assert_eq!(verbs["severity"], "info", "{verbs}");
+    assert!(verbs["message"].as_str().unwrap().starts_with("not checked"), "{verbs}");
+    for (args, tip) in [
+        (vec!["launch", "--dry-run", "train.py", "--lr", "3"], "go after `--`"),
+        (vec!["verify", "job.log"], "ibwire verify --from-log job.log"),
+        (vec!["run", "x"], "ibwire launch [OPTIONS] -- train.py"),
+    ] {
+        let o = ibwire(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains("tip: ") && stderr(&o).contains(tip), "{args:?}: {}", stderr(&o));
+    }
+}

@@ -53,7 +53,8 @@ pub fn gather(env: &BTreeMap<String, String>, root: &Path) -> (BTreeMap<String, 
     (vars, notes)
 }
 
-pub fn run(node: &Node, intent: &Intent, root: &Path, json: bool) -> Result<ExitCode> {
+/// `extra`: findings made before the node was examined (a master that does not resolve).
+pub fn run(node: &Node, intent: &Intent, root: &Path, json: bool, extra: Vec<Finding>) -> Result<ExitCode> {
     // What the enroot hook said at this container's start (pyxis shows its stderr only when a
     // start fails): it left it in the environment.
     if let Some(w) = intent.env.get("IBWIRE_HOOK_WARNINGS").filter(|w| !w.is_empty()) {
@@ -66,6 +67,7 @@ pub fn run(node: &Node, intent: &Intent, root: &Path, json: bool) -> Result<Exit
     }
     let p = plan::decide(node, intent);
     let (vars, mut findings) = gather(&intent.env, root);
+    findings.extend(extra);
     findings.extend(lint(node, &p, &vars));
     findings.extend(p.findings.iter().cloned());
     findings.sort_by_key(|f| std::cmp::Reverse(f.severity));

@@ -51,6 +51,31 @@ pub fn intent(master_flag: Option<&str>, config: Option<&Path>, bootstrap_if: Op
     Ok(Intent { master: master(master_flag, &env, Duration::from_secs(5))?, config: cfg, env })
 }
 
+/// As [`intent`], for doctor: a master that does not resolve here is a finding of its own (an
+/// error: the job's rendezvous would fail the same way), and the rest is still examined with
+/// the default route.
+pub fn intent_or_finding(
+    master_flag: Option<&str>,
+    config: Option<&Path>,
+    bootstrap_if: Option<&str>,
+) -> Result<(Intent, Option<plan::Finding>)> {
+    let env = job_env();
+    let mut cfg = crate::config::load(config)?;
+    if let Some(b) = bootstrap_if {
+        cfg.bootstrap_interface = Some(b.to_string());
+    }
+    let (master, finding) = match master(master_flag, &env, Duration::from_secs(5)) {
+        Ok(m) => (m, None),
+        Err(e) => (
+            None,
+            Some(plan::Finding::new(plan::Severity::Error, "master address", format!("{e:#}")).fix(
+                "give the master as an IP (--master-addr), or make the name resolve on every node (/etc/hosts or DNS)",
+            )),
+        ),
+    };
+    Ok((Intent { master, config: cfg, env }, finding))
+}
+
 pub fn run(node: &Node, intent: &Intent, format: Format, explain: bool) -> Result<ExitCode> {
     let plan = plan::decide(node, intent);
     if explain {

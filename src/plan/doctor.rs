@@ -343,7 +343,14 @@ fn lint_node(node: &Node, plan: &Plan, out: &mut Vec<Finding>) {
             "modprobe rdma_ucm",
         ));
     }
-    if !plan.hcas.is_empty() && node.host.libibverbs.is_none() {
+    if !plan.hcas.is_empty() && node.host.libibverbs.is_none() && !node.host.libs_checked {
+        out.push(f(
+            Severity::Info,
+            "libibverbs",
+            "not checked: this tree holds no library directory (usr/lib, lib64, …)".into(),
+            "check on the node itself, or in the image, that rdma-core (libibverbs1) is installed",
+        ));
+    } else if !plan.hcas.is_empty() && node.host.libibverbs.is_none() {
         out.push(f(
             Severity::Error,
             "libibverbs",

@@ -119,6 +119,7 @@ pub fn read(sys: &SysRoot, dev_infiniband: Vec<String>) -> HostFacts {
         None
     };
     let libibverbs = find(&["libibverbs.so.1"]);
+    let libs_checked = libibverbs.is_some() || LIB_DIRS.iter().any(|d| sys.exists(Path::new(d)));
     let mlx5_provider = find(&["libibverbs/libmlx5-rdmav34.so", "libibverbs/libmlx5-rdmav25.so", "libmlx5.so.1"]);
     let in_container = sys.exists(Path::new(".dockerenv"))
         || sys.exists(Path::new("run/.containerenv"))
@@ -132,6 +133,7 @@ pub fn read(sys: &SysRoot, dev_infiniband: Vec<String>) -> HostFacts {
         dev_infiniband,
         libibverbs,
         mlx5_provider,
+        libs_checked,
         in_container,
         nvidia_driver,
     }

@@ -302,6 +302,10 @@ pub struct HostFacts {
     /// Where `libibverbs.so.1` and an mlx5 provider were found, if anywhere.
     pub libibverbs: Option<String>,
     pub mlx5_provider: Option<String>,
+    /// Whether the library directories were there to look in: a captured or test tree often
+    /// holds none, and then "not found" above means "unknown".
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub libs_checked: bool,
     /// True when this process runs inside a container (enroot, docker, …).
     pub in_container: bool,
     /// The NVIDIA kernel driver's version (`/proc/driver/nvidia/version`), e.g. `550.54.15`; it
@@ -318,4 +322,13 @@ impl Node {
     pub fn iface(&self, name: &str) -> Option<&NetIf> {
         self.net.iter().find(|i| i.name == name)
     }
+}
+
+/// Snapshots written before `libs_checked` existed looked for the libraries.
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
