@@ -751,3 +751,30 @@ fn doctor_goes_on_and_usage_mistakes_get_a_hint() {
         assert!(stderr(&o).contains("tip: ") && stderr(&o).contains(tip), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// Every JSON output names its schema version (docs/json.md): env, doctor, topo, verify, fleet
+/// carry the outputs' version, probe its snapshot schema.
+#[test]
+fn every_json_output_carries_its_schema() {
+    let t = tree_dir();
+    let root = t.path().join("node");
+    ibwire::fixture::story(&root);
+    let r = root.to_str().unwrap();
+    let snap = t.path().join("node.json");
+    let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200-1gpu/nccl-allreduce-1gpu.log");
+    assert!(ibwire(&["probe", "--root", r, "--save", snap.to_str().unwrap()]).status.success());
+    let outputs = [
+        (vec!["probe", "--root", r, "--json"], ibwire::probe::SCHEMA),
+        (vec!["env", "--root", r, "--format", "json"], ibwire::render::JSON_SCHEMA),
+        (vec!["doctor", "--root", r, "--json"], ibwire::render::JSON_SCHEMA),
+        (vec!["topo", "--root", r, "--json"], ibwire::render::JSON_SCHEMA),
+        (vec!["verify", "--root", r, "--from-log", log.to_str().unwrap(), "--json"], ibwire::render::JSON_SCHEMA),
+        (vec!["fleet", snap.to_str().unwrap(), "--json"], ibwire::render::JSON_SCHEMA),
+    ];
+    for (args, want) in outputs {
+        let o = ibwire(&args);
+        let v: serde_json::Value =
+            serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{args:?}: {e}: {}", stdout(&o)));
+        assert_eq!(v["schema"], serde_json::json!(want), "{args:?}");
+    }
+}

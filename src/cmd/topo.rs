@@ -65,6 +65,7 @@ pub fn text(node: &Node, m: &Matrix) -> String {
 
 pub fn json(m: &Matrix) -> serde_json::Value {
     serde_json::json!({
+        "schema": crate::render::JSON_SCHEMA,
         "gpus": m.gpus,
         "nics": m.nics,
         "gpu_nic": m.gpu_nic,

@@ -152,6 +152,7 @@ pub fn render(r: &Report, facts: &log::LogFacts, json: bool) -> Result<String> {
     let nodes = per_node(facts);
     if json {
         let mut v = serde_json::to_value(r)?;
+        v["schema"] = crate::render::JSON_SCHEMA.into();
         v["log"] = serde_json::to_value(facts)?;
         v["per_node"] = nodes
             .iter()

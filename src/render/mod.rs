@@ -93,10 +93,16 @@ pub fn enroot(plan: &Plan) -> Result<String> {
     Ok(s)
 }
 
+/// The version of every `--json`/`--format json` output but probe's (a snapshot has its own):
+/// fields are only added within a version; a rename, a removal or a change of meaning bumps it
+/// (docs/json.md).
+pub const JSON_SCHEMA: u32 = 1;
+
 pub fn json(plan: &Plan) -> serde_json::Value {
     let env: serde_json::Map<String, serde_json::Value> =
         plan.settings.iter().map(|s| (s.name.clone(), serde_json::Value::String(s.value.clone()))).collect();
     serde_json::json!({
+        "schema": JSON_SCHEMA,
         "env": env,
         "decisions": plan.settings.iter().map(|s| serde_json::json!({
             "name": s.name, "value": s.value, "reason": s.reason, "source": s.source,
