@@ -533,7 +533,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     for s in c.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
                         pages.push((
                             format!("ibwire-{}", s.get_name()),
-                            s.clone().name(format!("ibwire-{}", s.get_name())),
+                            s.clone().name(format!("ibwire-{}", s.get_name())).version(env!("CARGO_PKG_VERSION")),
                         ));
                     }
                     for (name, cmd) in pages {

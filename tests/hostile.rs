@@ -304,11 +304,13 @@ fn eval_in(sh: &[&str], line: &str) -> String {
 #[test]
 fn env_sh_round_trips_through_every_shell() {
     use proptest::prelude::*;
-    let shells: Vec<Vec<&str>> = [vec!["bash"], vec!["dash"], vec!["busybox", "sh"]]
+    let shells: Vec<Vec<&str>> = [vec!["bash"], vec!["dash"], vec!["busybox", "sh"], vec!["zsh"]]
         .into_iter()
         .filter(|s| which::which(s[0]).is_ok())
         .collect();
-    for missing in ["bash", "dash", "busybox"].iter().filter(|s| which::which(s).is_err()) {
+    for missing in ["bash", "dash", "busybox", "zsh"].iter().filter(|s| which::which(s).is_err()) {
+        // .ci/run installs every one: there a missing shell is a failure, not a skip
+        assert!(std::env::var_os("IBWIRE_CI").is_none(), "{missing} is not installed in CI");
         eprintln!("env_sh_round_trips_through_every_shell: {missing} not installed; not checked");
     }
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
@@ -776,5 +778,46 @@ fn every_json_output_carries_its_schema() {
         let v: serde_json::Value =
             serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{args:?}: {e}: {}", stdout(&o)));
         assert_eq!(v["schema"], serde_json::json!(want), "{args:?}");
+    }
+}
+
+/// `ibwire completions SHELL` is valid for its shell (`bash -n`, `zsh -n`, `fish -n` where the
+/// shell is installed; CI installs bash and zsh), and `ibwire man --dir` writes one page per
+/// command with its NAME and SYNOPSIS.
+#[test]
+fn completions_parse_and_man_pages_are_whole() {
+    let t = tempfile::tempdir().unwrap();
+    for (shell, check) in [("bash", "bash"), ("zsh", "zsh"), ("fish", "fish")] {
+        let o = ibwire(&["completions", shell]);
+        assert_eq!(o.status.code(), Some(0), "{shell}");
+        assert!(stdout(&o).contains("ibwire"), "{shell}");
+        let f = t.path().join(format!("ibwire.{shell}"));
+        fs::write(&f, &o.stdout).unwrap();
+        if which::which(check).is_err() {
+            assert!(std::env::var_os("IBWIRE_CI").is_none() || shell == "fish", "{check} is not installed in CI");
+            eprintln!("completions_parse_and_man_pages_are_whole: {check} not installed; {shell} script not checked");
+            continue;
+        }
+        let o = Command::new(check).arg("-n").arg(&f).output().unwrap();
+        assert!(o.status.success(), "{shell} -n: {}", stderr(&o));
+    }
+    let o = ibwire(&["man", "--dir", t.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for c in [
+        "ibwire",
+        "ibwire-probe",
+        "ibwire-env",
+        "ibwire-hook",
+        "ibwire-taskprolog",
+        "ibwire-launch",
+        "ibwire-verify",
+        "ibwire-doctor",
+        "ibwire-fleet",
+        "ibwire-topo",
+    ] {
+        let page = fs::read_to_string(t.path().join(format!("{c}.1"))).unwrap_or_else(|e| panic!("{c}.1: {e}"));
+        assert!(page.contains(".SH NAME") && page.contains(".SH SYNOPSIS"), "{c}.1");
+        assert!(page.contains(&format!("{} \\- ", c.replace('-', "\\-"))), "{c}.1 names itself");
+        assert!(page.contains(&format!("\"{c} {}\"", env!("CARGO_PKG_VERSION"))), "{c}.1 has the version");
     }
 }

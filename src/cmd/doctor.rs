@@ -73,7 +73,12 @@ pub fn run(node: &Node, intent: &Intent, root: &Path, json: bool, extra: Vec<Fin
     findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
     findings.dedup();
     if json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "schema": crate::render::JSON_SCHEMA, "findings": findings }))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({ "schema": crate::render::JSON_SCHEMA, "findings": findings })
+            )?
+        );
     } else {
         print!("{}", crate::text::for_terminal(&report(&findings, node.host.in_container)));
     }

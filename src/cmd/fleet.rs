@@ -196,7 +196,9 @@ pub fn run(inputs: &[PathBuf], master_addr: Option<&str>, config: Option<&Path>,
     if json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "schema": crate::render::JSON_SCHEMA, "report": report, "input_errors": problems }))?
+            serde_json::to_string_pretty(
+                &serde_json::json!({ "schema": crate::render::JSON_SCHEMA, "report": report, "input_errors": problems })
+            )?
         );
     } else {
         print!("{}", crate::text::for_terminal(&text(&report)));
