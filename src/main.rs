@@ -246,6 +246,10 @@ enum Cmd {
         /// Also list physical network interfaces that are not RDMA devices.
         #[arg(long)]
         all_nics: bool,
+        /// Also list SR-IOV virtual functions (by default only physical functions: a VF sits
+        /// where its physical function does).
+        #[arg(long)]
+        all_functions: bool,
         /// Print {"gpus", "nics", "gpu_nic", "gpu_gpu", "nic_nic", "verdicts"} as JSON.
         #[arg(long)]
         json: bool,
@@ -550,9 +554,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Cmd::Hook { .. } => unreachable!("dispatched by hook_main"),
         Cmd::Taskprolog { .. } => unreachable!("dispatched by taskprolog_main"),
-        Cmd::Topo { node, all_nics, json, no_nvidia_smi } => {
+        Cmd::Topo { node, all_nics, all_functions, json, no_nvidia_smi } => {
             let n = source(&node, !no_nvidia_smi).load()?;
-            let m = ibwire::plan::topo::matrix(&n, all_nics);
+            let m = ibwire::plan::topo::matrix(&n, all_nics, all_functions);
             if json {
                 println!("{}", serde_json::to_string_pretty(&cmd::topo::json(&m))?);
             } else {

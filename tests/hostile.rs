@@ -821,3 +821,26 @@ fn completions_parse_and_man_pages_are_whole() {
         assert!(page.contains(&format!("\"{c} {}\"", env!("CARGO_PKG_VERSION"))), "{c}.1 has the version");
     }
 }
+
+/// On an SR-IOV node the human outputs summarise instead of listing every function: `env
+/// --explain` one line for the virtual functions, `topo` physical functions only (with a line
+/// saying how many were left out); JSON and `--all-functions` keep every one.
+#[test]
+fn sriov_nodes_are_summarised_for_people() {
+    let t = tree_dir();
+    let root = t.path().join("n64");
+    ibwire::fixture::scaled(&root, 64, 0);
+    let r = root.to_str().unwrap();
+    let explain = stderr(&ibwire(&["env", "--root", r, "--explain"]));
+    assert_eq!(explain.lines().filter(|l| l.contains("virtual function")).count(), 1, "{explain}");
+    assert!(explain.contains("55 SR-IOV virtual functions excluded"), "{explain}");
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout(&ibwire(&["env", "--root", r, "--format", "json"]))).unwrap();
+    assert_eq!(v["excluded"].as_array().unwrap().len(), 56);
+    let topo = stdout(&ibwire(&["topo", "--root", r]));
+    let header = topo.lines().next().unwrap();
+    assert_eq!(header.split('\t').filter(|c| c.starts_with("NIC")).count(), 9, "{header}");
+    assert!(topo.contains("55 SR-IOV virtual functions not shown"), "{topo}");
+    let all = stdout(&ibwire(&["topo", "--root", r, "--all-functions"]));
+    assert_eq!(all.lines().next().unwrap().split('\t').filter(|c| c.starts_with("NIC")).count(), 64);
+}

@@ -210,6 +210,6 @@ fn thirty_two_bit_pci_domain_devices() {
     assert_eq!(n.gpus[0].pci.bdf, "10000:01:00.0");
     assert_eq!(n.gpus[0].pci.root, "pci10000:00");
     assert_eq!(n.rdma[0].pci.as_ref().unwrap().bdf, "10000:02:00.0");
-    let m = ibwire::plan::topo::matrix(&n, false);
+    let m = ibwire::plan::topo::matrix(&n, false, false);
     assert_eq!(m.gpu_nic[0][0], ibwire::plan::topo::PathType::PHB, "same root complex, different root ports");
 }

@@ -25,7 +25,7 @@ fn b(bus: u8, dev: u8) -> String {
 /// column label to our NIC's device name.
 fn compare(root: &Path, fixture: &str, nic_name: &dyn Fn(&str, &ibwire::nvsmi::TopoText) -> String) -> usize {
     let node = probe::probe(&ProbeOptions::at(root));
-    let m = matrix(&node, false);
+    let m = matrix(&node, false, false);
     let want = parse_topo(&fixture_text(fixture));
     let label_of = |col: &str| -> String {
         if col.starts_with("GPU") {
@@ -108,7 +108,7 @@ fn dgx_a100_nps4_twelve_nics() {
     let n = compare(t.path(), "dgx-a100-12nic-nps4.txt", &|col, _| col.to_string());
     assert_eq!(n, 8 * 12 + 12 * 20 + 8, "every non-NVLink cell was checked");
     let node = probe::probe(&ProbeOptions::at(t.path()));
-    let m = matrix(&node, false);
+    let m = matrix(&node, false, false);
     assert!(
         m.verdicts.iter().any(|v| v.contains("Layout: two GPUs and two NICs share each PCIe switch tree")),
         "{:?}",

@@ -57,6 +57,13 @@ pub fn text(node: &Node, m: &Matrix) -> String {
     for v in &m.verdicts {
         let _ = writeln!(s, "  {v}");
     }
+    if m.hidden_virtual_functions > 0 {
+        let _ = writeln!(
+            s,
+            "  ({} SR-IOV virtual functions not shown: each sits where its physical function does; --all-functions lists them.)",
+            m.hidden_virtual_functions
+        );
+    }
     if node.nvlinks.is_empty() && m.gpus.len() > 1 {
         let _ = writeln!(s, "  (GPU×GPU cells show the PCIe path; NVLink counts need nvidia-smi on the node.)");
     }
@@ -72,5 +79,6 @@ pub fn json(m: &Matrix) -> serde_json::Value {
         "gpu_gpu": m.gpu_gpu,
         "nic_nic": m.nic_nic,
         "verdicts": m.verdicts,
+        "hidden_virtual_functions": m.hidden_virtual_functions,
     })
 }

@@ -120,13 +120,19 @@ pub struct Matrix {
     pub gpu_gpu: Vec<Vec<String>>,
     pub nic_nic: Vec<Vec<String>>,
     pub verdicts: Vec<String>,
+    /// SR-IOV virtual functions left out (`all_functions` shows them): a 512-function node
+    /// would otherwise print 512 NIC columns, each at its physical function's distance.
+    pub hidden_virtual_functions: usize,
 }
 
-pub fn matrix(node: &crate::probe::Node, all_nics: bool) -> Matrix {
+pub fn matrix(node: &crate::probe::Node, all_nics: bool, all_functions: bool) -> Matrix {
     use crate::probe::IfKind;
+    let hidden_virtual_functions =
+        if all_functions { 0 } else { node.rdma.iter().filter(|d| d.virtual_function && d.pci.is_some()).count() };
     let mut nics: Vec<Nic> = node
         .rdma
         .iter()
+        .filter(|d| all_functions || !d.virtual_function)
         .filter_map(|d| {
             d.pci.as_ref().map(|p| Nic {
                 name: String::new(),
@@ -197,7 +203,7 @@ pub fn matrix(node: &crate::probe::Node, all_nics: bool) -> Matrix {
                 .collect()
         })
         .collect();
-    let mut m = Matrix { gpus, nics, gpu_nic, gpu_gpu, nic_nic, verdicts: Vec::new() };
+    let mut m = Matrix { gpus, nics, gpu_nic, gpu_gpu, nic_nic, verdicts: Vec::new(), hidden_virtual_functions };
     m.verdicts = verdicts(&m);
     m
 }

@@ -123,9 +123,22 @@ pub fn explain(plan: &Plan) -> String {
         };
         let _ = writeln!(s, "{}={}{}\n    {}", st.name, st.value, who, st.reason);
     }
-    for e in &plan.excluded {
+    // SR-IOV virtual functions, one line each, would be hundreds of lines on a large node:
+    // past a few, one line says how many and which (the JSON output lists every one).
+    let vf = |e: &&crate::plan::Exclusion| e.reason.starts_with("SR-IOV virtual function of");
+    let vfs: Vec<&crate::plan::Exclusion> = plan.excluded.iter().filter(vf).collect();
+    for e in plan.excluded.iter().filter(|e| vfs.len() <= 4 || !vf(e)) {
         let port = e.port.map(|p| format!(" port {p}")).unwrap_or_default();
         let _ = writeln!(s, "{}{} excluded: {}", e.device, port, e.reason);
+    }
+    if vfs.len() > 4 {
+        let _ = writeln!(
+            s,
+            "{} SR-IOV virtual functions excluded ({} … {}): their physical functions are used (--format json lists each)",
+            vfs.len(),
+            vfs[0].device,
+            vfs[vfs.len() - 1].device
+        );
     }
     for f in &plan.findings {
         let sev = match f.severity {
