@@ -2,7 +2,7 @@
 # The static (musl) binary against the glibc build, on the story node: size, and for the hook
 # (a container start) and `--version` (process start alone): instructions (valgrind callgrind:
 # exact counts, stable where wall time is noisy), system calls and files opened (strace -f).
-# Usage: bench/static.sh [--readme]   (--readme rewrites the table between README's
+# Usage: bench/static.sh [--readme]   (--readme rewrites the table between docs/performance.md's
 # `static:begin`/`static:end` markers; it is never copied by hand). Needs valgrind and strace;
 # packaging/build.sh must have built dist/ first.
 set -euo pipefail
@@ -36,7 +36,7 @@ echo "$table"
 if [ "${1:-}" = --readme ]; then
   python3 - "$table" <<'PY'
 import re, sys
-p = "README.md"; s = open(p).read()
+p = "docs/performance.md"; s = open(p).read()
 b, e = "<!-- static:begin (bench/static.sh --readme) -->", "<!-- static:end -->"
 i, j = s.index(b) + len(b), s.index(e)
 open(p, "w").write(s[:i] + "\n" + sys.argv[1] + "\n" + s[j:])

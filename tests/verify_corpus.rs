@@ -1,6 +1,6 @@
 //! `ibwire verify` on real NCCL logs (tests/fixtures/verify-corpus: copied from public threads,
 //! or made on a real H200 on purpose), each with the cause its thread states: the verdict and
-//! the top cause must be the ones in corpus.json. Also: the README's troubleshooting table is
+//! the top cause must be the ones in corpus.json. Also: docs/troubleshooting.md's table is
 //! the rule table, and a log far larger than memory budgets is read in bounded memory.
 
 mod common;
@@ -76,7 +76,7 @@ fn every_file_in_the_corpus_is_listed() {
     }
 }
 
-/// The troubleshooting table, as the README carries it between its markers.
+/// The troubleshooting table, as docs/troubleshooting.md carries it between its markers.
 fn table() -> String {
     let mut s =
         String::from("| NCCL or the framework says | what it means | fix | verify's cause |\n|---|---|---|---|\n");
@@ -88,18 +88,18 @@ fn table() -> String {
 }
 
 #[test]
-fn readme_troubleshooting_table_is_the_rule_table() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+fn troubleshooting_table_is_the_rule_table() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/troubleshooting.md");
     let readme = std::fs::read_to_string(&path).unwrap();
     let (a, b) = ("<!-- troubleshooting:begin (generated from src/plan/verify.rs RULES; IBWIRE_BLESS=1 cargo test --test verify_corpus rewrites it) -->\n", "<!-- troubleshooting:end -->");
-    let start = readme.find(a).expect("README has the troubleshooting markers") + a.len();
+    let start = readme.find(a).expect("docs/troubleshooting.md has the troubleshooting markers") + a.len();
     let end = readme[start..].find(b).unwrap() + start;
     let want = table();
     if std::env::var_os("IBWIRE_BLESS").is_some() && readme[start..end] != want {
         std::fs::write(&path, format!("{}{}{}", &readme[..start], want, &readme[end..])).unwrap();
         return;
     }
-    assert_eq!(readme[start..end], want, "README's troubleshooting table drifted from RULES");
+    assert_eq!(readme[start..end], want, "docs/troubleshooting.md's table drifted from RULES");
 }
 
 #[test]

@@ -79,8 +79,8 @@ impl Outcome {
     }
 }
 
-/// One known failure: the message users search for, what it means, and the fix. The README's
-/// troubleshooting table is generated from this list (tests/verify_corpus.rs keeps them equal).
+/// One known failure: the message users search for, what it means, and the fix. docs/troubleshooting.md's
+/// table is generated from this list (tests/verify_corpus.rs keeps them equal).
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Rule {
     pub id: &'static str,

@@ -62,6 +62,10 @@ want="/etc/enroot/hooks.d/90-ibwire.sh
 /usr/share/bash-completion/completions/ibwire
 /usr/share/doc/ibwire/README.md
 /usr/share/doc/ibwire/SECURITY.md
+/usr/share/doc/ibwire/docs/commands.md
+/usr/share/doc/ibwire/docs/json.md
+/usr/share/doc/ibwire/docs/performance.md
+/usr/share/doc/ibwire/docs/troubleshooting.md
 /usr/share/doc/ibwire/examples/allreduce.py
 /usr/share/doc/ibwire/examples/ibwire.yaml
 /usr/share/doc/ibwire/examples/slurm/existing-taskprolog.sh
