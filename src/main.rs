@@ -496,7 +496,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if json || yaml {
                 print!("{out}");
             } else {
-                print!("{}", ibwire::text::for_terminal(&out));
+                print!("{}", ibwire::text::for_stdout(&out));
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -43,6 +43,66 @@ pub fn for_terminal(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The width of the terminal standard output is, or None when it is not one (piped output is
+/// for scripts and stays as it is) or is narrower than 40 columns.
+pub fn stdout_width() -> Option<usize> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    terminal_size::terminal_size().map(|(w, _)| w.0 as usize).filter(|w| *w >= 40)
+}
+
+/// A report for a terminal `width` columns wide: lines longer than that are wrapped at spaces,
+/// each continuation indented four columns more than its line; a word longer than the room is
+/// left whole. Lines holding a tab (tables) are left as they are.
+pub fn fit(s: &str, width: usize) -> String {
+    let mut out = String::with_capacity(s.len() + s.len() / 16);
+    for line in s.split_inclusive('\n') {
+        let (body, nl) = match line.strip_suffix('\n') {
+            Some(b) => (b, "\n"),
+            None => (line, ""),
+        };
+        if body.chars().count() <= width || body.contains('\t') {
+            out.push_str(line);
+            continue;
+        }
+        let indent = body.len() - body.trim_start_matches(' ').len();
+        let cont = " ".repeat((indent + 4).min(width / 2));
+        let mut col = 0;
+        let mut first = true;
+        for word in body.trim_start_matches(' ').split(' ') {
+            let w = word.chars().count();
+            if first {
+                out.push_str(&body[..indent]);
+                out.push_str(word);
+                col = indent + w;
+                first = false;
+            } else if col + 1 + w > width {
+                out.push('\n');
+                out.push_str(&cont);
+                out.push_str(word);
+                col = cont.len() + w;
+            } else {
+                out.push(' ');
+                out.push_str(word);
+                col += 1 + w;
+            }
+        }
+        out.push_str(nl);
+    }
+    out
+}
+
+/// `for_terminal`, then `fit` to standard output's width when it is a terminal.
+pub fn for_stdout(s: &str) -> String {
+    let safe = for_terminal(s);
+    match stdout_width() {
+        Some(w) => fit(&safe, w),
+        None => safe.into_owned(),
+    }
+}
+
 /// An error's text on one line (causes chained with `{:#}` may contain line breaks).
 pub fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -57,6 +117,19 @@ mod tests {
         assert_eq!(printable("a\u{1b}]0;x\u{7}b", 100), "a\\u{1b}]0;x\\u{7}b");
         assert_eq!(printable("abcdef", 3), "abc…");
         assert_eq!(printable("x\u{9b}2J", 10), "x\\u{9b}2J");
+    }
+
+    #[test]
+    fn fit_wraps_long_lines_with_a_hanging_indent() {
+        let s =
+            "Errors (1):\n  subject: one two three four five six seven\n\tGPU0\tX X X X X X X X X X X X X X\nshort\n";
+        let f = fit(s, 20);
+        assert_eq!(
+            f,
+            "Errors (1):\n  subject: one two\n      three four\n      five six seven\n\tGPU0\tX X X X X X X X X X X X X X\nshort\n"
+        );
+        assert!(f.lines().filter(|l| !l.contains('\t')).all(|l| l.chars().count() <= 20));
+        assert_eq!(fit("averyveryverylongword x", 10), "averyveryverylongword\n    x");
     }
 
     #[test]

@@ -844,3 +844,42 @@ fn sriov_nodes_are_summarised_for_people() {
     let all = stdout(&ibwire(&["topo", "--root", r, "--all-functions"]));
     assert_eq!(all.lines().next().unwrap().split('\t').filter(|c| c.starts_with("NIC")).count(), 64);
 }
+
+/// On a terminal, doctor, fleet, verify and probe fit its width (wrapped at spaces, hanging
+/// indent); piped, the lines are as long as they are (scripts read them). The terminal is a
+/// real pty from util-linux's `script`, 80 columns.
+#[test]
+fn human_output_fits_the_terminal_and_pipes_stay_stable() {
+    if which::which("script").is_err() {
+        assert!(std::env::var_os("IBWIRE_CI").is_none(), "script (bsdutils) is not installed in CI");
+        eprintln!("human_output_fits_the_terminal_and_pipes_stay_stable: no `script` here; not checked");
+        return;
+    }
+    let t = tree_dir();
+    let root = t.path().join("node");
+    ibwire::fixture::story(&root);
+    let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/verify-corpus");
+    let log = fs::read_dir(&log)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "log"))
+        .unwrap();
+    let r = root.to_str().unwrap();
+    for args in [
+        vec!["doctor", "--root", r],
+        vec!["probe", "--root", r],
+        vec!["verify", "--root", r, "--from-log", log.to_str().unwrap()],
+    ] {
+        let piped = stdout(&ibwire(&args));
+        let long = piped.lines().filter(|l| !l.contains('\t')).map(|l| l.chars().count()).max().unwrap_or(0);
+        let line = format!("stty rows 24 cols 80; {} {}", bin().display(), shell_words::join(&args));
+        let o = Command::new("script").args(["-qec", &line, "/dev/null"]).output().unwrap();
+        let tty = String::from_utf8_lossy(&o.stdout).replace('\r', "");
+        let widest = tty.lines().filter(|l| !l.contains('\t')).map(|l| l.chars().count()).max().unwrap_or(0);
+        assert!(widest <= 80, "{args:?} on an 80-column terminal: a line of {widest}:\n{tty}");
+        if long > 80 {
+            assert!(tty.lines().count() > piped.lines().count(), "{args:?}: nothing was wrapped");
+        }
+        assert!(piped.lines().count() <= tty.lines().count(), "{args:?}");
+    }
+}

@@ -80,7 +80,7 @@ pub fn run(node: &Node, intent: &Intent, root: &Path, json: bool, extra: Vec<Fin
             )?
         );
     } else {
-        print!("{}", crate::text::for_terminal(&report(&findings, node.host.in_container)));
+        print!("{}", crate::text::for_stdout(&report(&findings, node.host.in_container)));
     }
     Ok(if findings.iter().any(|f| f.severity == Severity::Error) { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -201,7 +201,7 @@ pub fn run(inputs: &[PathBuf], master_addr: Option<&str>, config: Option<&Path>,
             )?
         );
     } else {
-        print!("{}", crate::text::for_terminal(&text(&report)));
+        print!("{}", crate::text::for_stdout(&text(&report)));
     }
     // Exit 1 when nodes differ on anything that changes what NCCL does (healthy ports, rates,
     // widths, link layer, MTU, GPUs, driver, GPUDirect, partitions, bootstrap); firmware

@@ -254,7 +254,12 @@ pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
             a.from_log.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
         );
     }
-    print!("{}", crate::text::for_terminal(&render(&r, &input.facts, a.json)?));
+    let out = render(&r, &input.facts, a.json)?;
+    if a.json {
+        print!("{out}");
+    } else {
+        print!("{}", crate::text::for_stdout(&out));
+    }
     Ok(ExitCode::from(r.outcome.exit_code()))
 }
 
