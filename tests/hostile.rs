@@ -883,3 +883,48 @@ fn human_output_fits_the_terminal_and_pipes_stay_stable() {
         assert!(piped.lines().count() <= tty.lines().count(), "{args:?}");
     }
 }
+
+/// The README's quick starts, run as written on the story node (IBWIRE_ROOT, the binary first on
+/// PATH): every `ibwire …` line of its `sh` blocks exits 0, except lines naming a host this
+/// machine cannot resolve (`--master-addr gpu-001`) and installs (dpkg, rpm, tar, install.sh);
+/// and the output it shows for the story node is what `ibwire env` prints there.
+#[test]
+fn readme_quick_starts_run_as_written() {
+    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let t = tree_dir();
+    let root = t.path().join("node");
+    ibwire::fixture::story(&root);
+    let bindir = bin().parent().unwrap().to_path_buf();
+    let mut ran = 0;
+    let mut in_sh = false;
+    for line in readme.lines() {
+        match line.trim() {
+            "```sh" => in_sh = true,
+            "```" => in_sh = false,
+            l if in_sh && (l.starts_with("ibwire ") || l.contains("$(ibwire")) && !l.contains("--master-addr") => {
+                let cmd = l.split(" #").next().unwrap();
+                let o = Command::new("sh")
+                    .args(["-ec", cmd])
+                    .env("PATH", format!("{}:/usr/bin:/bin", bindir.display()))
+                    .env("IBWIRE_ROOT", &root)
+                    .env("HOME", t.path())
+                    .env_remove("SLURM_JOB_NODELIST")
+                    .output()
+                    .unwrap();
+                assert_eq!(o.status.code(), Some(0), "README: {cmd}: {}", stderr(&o));
+                ran += 1;
+            }
+            _ => {}
+        }
+    }
+    assert!(ran >= 2, "the README's quick starts were not found");
+    let shown = readme.split("On our story's node this prints").nth(1).unwrap();
+    let block = shown.split("```").nth(1).unwrap().trim_start_matches('\n');
+    let o = Command::new(bin())
+        .args(["env", "--root", root.to_str().unwrap()])
+        .env_remove("SLURM_JOB_NODELIST")
+        .env_remove("MASTER_ADDR")
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), block, "README's story output drifted from what ibwire env prints");
+}
