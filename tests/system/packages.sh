@@ -62,6 +62,7 @@ want="/etc/enroot/hooks.d/90-ibwire.sh
 /usr/share/bash-completion/completions/ibwire
 /usr/share/doc/ibwire/README.md
 /usr/share/doc/ibwire/SECURITY.md
+/usr/share/doc/ibwire/docs/admin.md
 /usr/share/doc/ibwire/docs/commands.md
 /usr/share/doc/ibwire/docs/json.md
 /usr/share/doc/ibwire/docs/performance.md
