@@ -64,6 +64,7 @@ want="/etc/enroot/hooks.d/90-ibwire.sh
 /usr/share/doc/ibwire/SECURITY.md
 /usr/share/doc/ibwire/docs/admin.md
 /usr/share/doc/ibwire/docs/commands.md
+/usr/share/doc/ibwire/docs/design.md
 /usr/share/doc/ibwire/docs/json.md
 /usr/share/doc/ibwire/docs/performance.md
 /usr/share/doc/ibwire/docs/troubleshooting.md
