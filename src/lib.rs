@@ -2,7 +2,7 @@
 //!
 //! Data flows one way: `probe` reads the node into a `Node` snapshot (the only I/O on system
 //! files), `plan` decides from it with evidence (pure), and the action modules render or carry
-//! out that decision. See DESIGN.md in the project's shared folder.
+//! out that decision. The layers and where things go: docs/design.md.
 
 pub mod cmd;
 pub mod config;
