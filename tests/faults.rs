@@ -52,7 +52,8 @@ fn nvidia_smi_that_hangs_or_prints_garbage() {
     let mut node = base.clone();
     let start = Instant::now();
     let notes = ibwire::probe::nvidia_smi(&mut node, &hang, Duration::from_millis(300));
-    assert!(start.elapsed() < Duration::from_secs(5), "a hang is cut off");
+    // a hang guard, not a speed bound: the stand-in sleeps 60 s
+    assert!(start.elapsed() < Duration::from_secs(30), "a hang is cut off");
     assert!(notes.iter().any(|n| n.contains("did not finish")), "{notes:?}");
     assert_eq!(node, base, "facts unchanged");
     let garbage =

@@ -140,7 +140,8 @@ fn configs_that_hang_bloat_or_belong_to_others_are_refused_quickly() {
     ] {
         let start = Instant::now();
         let o = hook_cmd(&root, t.path(), b"").env("IBWIRE_CONFIG", cfg).output().unwrap();
-        assert!(start.elapsed() < Duration::from_secs(5), "{}: {:?}", cfg.display(), start.elapsed());
+        // a hang guard (a FIFO blocks forever, /dev/zero never ends), not a speed bound
+        assert!(start.elapsed() < Duration::from_secs(30), "{}: {:?}", cfg.display(), start.elapsed());
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         assert!(stderr(&o).contains(what), "{}: {}", cfg.display(), stderr(&o));
         let o = Command::new(bin())
