@@ -103,6 +103,15 @@ pub fn for_stdout(s: &str) -> String {
     }
 }
 
+/// `for_terminal`, then `fit` to standard error's width when it is a terminal (`--explain`).
+pub fn for_stderr(s: &str) -> String {
+    let safe = for_terminal(s);
+    match terminal_size::terminal_size_of(std::io::stderr()).map(|(w, _)| w.0 as usize).filter(|w| *w >= 40) {
+        Some(w) => fit(&safe, w),
+        None => safe.into_owned(),
+    }
+}
+
 /// An error's text on one line (causes chained with `{:#}` may contain line breaks).
 pub fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")

@@ -846,7 +846,7 @@ fn sriov_nodes_are_summarised_for_people() {
     assert_eq!(all.lines().next().unwrap().split('\t').filter(|c| c.starts_with("NIC")).count(), 64);
 }
 
-/// On a terminal, doctor, fleet, verify and probe fit its width (wrapped at spaces, hanging
+/// On a terminal, doctor, fleet, verify, probe and `env --explain` fit its width (wrapped at spaces, hanging
 /// indent); piped, the lines are as long as they are (scripts read them). The terminal is a
 /// real pty from util-linux's `script`, 80 columns.
 #[test]
@@ -870,13 +870,29 @@ fn human_output_fits_the_terminal_and_pipes_stay_stable() {
         vec!["doctor", "--root", r],
         vec!["probe", "--root", r],
         vec!["verify", "--root", r, "--from-log", log.to_str().unwrap()],
+        vec!["env", "--root", r, "--explain"],
     ] {
-        let piped = stdout(&ibwire(&args));
+        // --explain is for people, on stderr; env's stdout is shell code, kept whole (the pty
+        // carries both streams, so that one goes to /dev/null)
+        let explain = args.contains(&"--explain");
+        let o = ibwire(&args);
+        let piped = if explain { stderr(&o) } else { stdout(&o) };
         let long = piped.lines().filter(|l| !l.contains('\t')).map(|l| l.chars().count()).max().unwrap_or(0);
-        let line = format!("stty rows 24 cols 80; {} {}", bin().display(), shell_words::join(&args));
+        let line = format!(
+            "stty rows 24 cols 80; {} {}{}",
+            bin().display(),
+            shell_words::join(&args),
+            if explain { " >/dev/null" } else { "" }
+        );
         let o = Command::new("script").args(["-qec", &line, "/dev/null"]).output().unwrap();
         let tty = String::from_utf8_lossy(&o.stdout).replace('\r', "");
-        let widest = tty.lines().filter(|l| !l.contains('\t')).map(|l| l.chars().count()).max().unwrap_or(0);
+        // a single word longer than the line (NCCL_IB_HCA's value) cannot be broken: left whole
+        let widest = tty
+            .lines()
+            .filter(|l| !l.contains('\t') && l.trim().contains(' '))
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap_or(0);
         assert!(widest <= 80, "{args:?} on an 80-column terminal: a line of {widest}:\n{tty}");
         if long > 80 {
             assert!(tty.lines().count() > piped.lines().count(), "{args:?}: nothing was wrapped");

@@ -79,7 +79,7 @@ pub fn intent_or_finding(
 pub fn run(node: &Node, intent: &Intent, format: Format, explain: bool) -> Result<ExitCode> {
     let plan = plan::decide(node, intent);
     if explain {
-        eprint!("{}", crate::text::for_terminal(&render::explain(&plan)));
+        eprint!("{}", crate::text::for_stderr(&render::explain(&plan)));
     } else {
         for f in plan.findings.iter().filter(|f| f.severity >= plan::Severity::Warning) {
             let line = format!(

@@ -150,7 +150,7 @@ pub fn prepare(
     let intent = Intent { master, config: cfg, env: env.clone() };
     let p = plan::decide(node, &intent);
     if a.explain {
-        eprint!("{}", crate::text::for_terminal(&crate::render::explain(&p)));
+        eprint!("{}", crate::text::for_stderr(&crate::render::explain(&p)));
     }
     let missing = p.missing_device_nodes(node);
     let input_env = env.clone();
