@@ -50,12 +50,25 @@ const DEADLINE_MS: u64 = 10_000;
 /// At most this much text on stderr per start (it lands in every job's log).
 const MAX_STDERR: usize = 8 << 10;
 
-/// Held while the hook writes enroot's files, and `true` once it has: the deadline's watchdog
+/// `true` once the hook has decided and goes on to say and write it: the deadline's watchdog
 /// takes it before giving up, so a start never gets half of ibwire's lines.
 static WRITING: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
 
-/// Past `ms`, unless the hook is done: one warning, and exit 0 (1 in strict mode) with nothing
-/// written. enroot runs hooks without a timeout: a hook that hangs holds the start forever.
+/// The one line said when the deadline passed; nothing is written.
+fn gave_up(ms: u64, strict: bool) -> u8 {
+    let what = if strict {
+        "error: strict mode: the container does not start"
+    } else {
+        "warning: the container starts without ibwire's settings"
+    };
+    say(&format!("ibwire-hook: {what} (gave up after hook.deadline_ms = {ms} ms)"));
+    u8::from(strict)
+}
+
+/// Past `ms`, unless the hook has decided: one warning, and exit 0 (1 in strict mode) with
+/// nothing written. enroot runs hooks without a timeout: a hook that hangs holds the start
+/// forever. (The main thread checks the same deadline when it has decided, so the outcome does
+/// not depend on which thread the scheduler runs first.)
 fn arm_deadline(ms: u64, strict: bool) {
     let _ = std::thread::Builder::new().name("ibwire-deadline".into()).stack_size(64 << 10).spawn(move || {
         std::thread::sleep(Duration::from_millis(ms));
@@ -63,13 +76,7 @@ fn arm_deadline(ms: u64, strict: bool) {
         if *done {
             return;
         }
-        let what = if strict {
-            "error: strict mode: the container does not start"
-        } else {
-            "warning: the container starts without ibwire's settings"
-        };
-        say(&format!("ibwire-hook: {what} (gave up after hook.deadline_ms = {ms} ms)"));
-        std::process::exit(if strict { 1 } else { 0 });
+        std::process::exit(i32::from(gave_up(ms, strict)));
     });
 }
 
@@ -111,7 +118,9 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
     let (cfg, admin_err, cfg_warnings) = crate::config::load_hook();
     let strict =
         crate::config::truthy(env.get("IBWIRE_STRICT").map(String::as_str)) || cfg.hook.strict.unwrap_or(false);
-    arm_deadline(cfg.hook.deadline_ms.unwrap_or(DEADLINE_MS), strict);
+    let deadline_ms = cfg.hook.deadline_ms.unwrap_or(DEADLINE_MS);
+    let started = std::time::Instant::now();
+    arm_deadline(deadline_ms, strict);
     let debug = crate::config::truthy(env.get("IBWIRE_DEBUG").map(String::as_str));
     let res = std::panic::catch_unwind(|| -> Result<Outcome> {
         // umad/issm owners are one link per RDMA function: read only when they are used.
@@ -143,11 +152,16 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
         );
     }
     o.warnings.splice(0..0, cfg_warnings);
+    // Decided: from here the watchdog cannot cut in, and a deadline already past is honoured
+    // here — all of the lines are written, or none.
+    let mut gate = WRITING.lock().unwrap_or_else(|e| e.into_inner());
+    *gate = true;
+    if started.elapsed() >= Duration::from_millis(deadline_ms) {
+        return ExitCode::from(gave_up(deadline_ms, strict));
+    }
     let mut said = Said { bytes: 0, left_out: 0 };
     // Strict: decided before anything is written, each problem reported once.
     if strict && !o.problems.is_empty() {
-        let mut gate = WRITING.lock().unwrap_or_else(|e| e.into_inner());
-        *gate = true; // decided: the deadline has nothing left to cut
         for (_, p) in &o.problems {
             said.say(&format!("ibwire-hook: error: {}", printable(p, 2000)));
         }
@@ -171,10 +185,7 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
         }
     }
     said.finish();
-    // From here the deadline cannot cut in: all of the lines are written, or none.
-    let mut gate = WRITING.lock().unwrap_or_else(|e| e.into_inner());
     let written = write(&o);
-    *gate = true;
     drop(gate);
     if let Err(e) = written {
         let m = one_line(&format!("{e:#}"));
