@@ -19,11 +19,11 @@ trap 'echo USR1 >> "$STANDIN_MARK"' USR1
 trap 'echo TERM >> "$STANDIN_MARK"; exit ${STANDIN_TERM_EXIT:-143}' TERM
 trap 'echo INT >> "$STANDIN_MARK"; exit 130' INT
 trap 'echo HUP >> "$STANDIN_MARK"; exit 129' HUP
-echo $$ > "$STANDIN_MARK.pid"
 if [ -n "${STANDIN_DEAF:-}" ]; then
   # a torchrun that ignores the request to stop, and a worker of its that does too
   trap 'echo TERM-ignored >> "$STANDIN_MARK"' TERM; (trap '' TERM INT HUP; exec sleep 300) &
 fi
+echo $$ > "$STANDIN_MARK.pid" # the traps are set
 echo "argv: $*" > "$STANDIN_MARK.env"; env | grep -E '^NCCL_' | sort >> "$STANDIN_MARK.env"
 sleep "${STANDIN_DELAY:-0.3}"
 if [ -n "${STANDIN_LOG:-}" ]; then cat "$STANDIN_LOG" >> "$f"; fi
@@ -190,7 +190,7 @@ fn signals_reach_torchrun_and_its_status_comes_back() {
     let log = fixture("real/nccl-logs/h100-roce-2node-tpgds-aihub0008-aws-ofi-plugin-fallback-to-ib.log");
     let c = launch(&j, Some(&log), &[], &[("STANDIN_RUN", "60"), ("STANDIN_TERM_EXIT", "42")]);
     let pid = nix::unistd::Pid::from_raw(c.id() as i32);
-    std::thread::sleep(Duration::from_millis(800));
+    wait_for_traps(&j);
     for s in [nix::sys::signal::Signal::SIGUSR1, nix::sys::signal::Signal::SIGCONT] {
         nix::sys::signal::kill(pid, s).unwrap();
     }
@@ -214,6 +214,18 @@ fn group_gone(pgid: i32) -> bool {
     false
 }
 
+/// Wait until the stand-in has set its traps (it writes its pid after them): a signal sent
+/// before would meet bash's default action, not the trap, on a loaded machine.
+fn wait_for_traps(j: &Job) {
+    for _ in 0..300 {
+        if fs::read_to_string(j.mark.with_extension("pid")).is_ok_and(|s| s.trim().parse::<i32>().is_ok()) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("the stand-in torchrun did not start within 30 s");
+}
+
 fn scratch_dirs(j: &Job) -> Vec<String> {
     fs::read_dir(j.root.parent().unwrap())
         .unwrap()
@@ -230,7 +242,7 @@ fn interrupt_hangup_and_terminate_end_the_job_with_its_status() {
         let j = job();
         let c = launch(&j, None, &["--stop-grace", "30"], &[("STANDIN_RUN", "60")]);
         let pid = nix::unistd::Pid::from_raw(c.id() as i32);
-        std::thread::sleep(Duration::from_millis(800));
+        wait_for_traps(&j);
         nix::sys::signal::kill(pid, sig).unwrap();
         let (rc, err, _) = finish(c);
         assert_eq!(rc, code, "{sig}: {err}");
@@ -246,7 +258,7 @@ fn a_torchrun_that_ignores_sigterm_is_killed_after_the_grace() {
     let j = job();
     let c = launch(&j, None, &["--stop-grace", "1"], &[("STANDIN_RUN", "300"), ("STANDIN_DEAF", "1")]);
     let pid = nix::unistd::Pid::from_raw(c.id() as i32);
-    std::thread::sleep(Duration::from_millis(800));
+    wait_for_traps(&j);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
     let (rc, err, _) = finish(c);
     assert_eq!(rc, 128 + 9, "{err}");
