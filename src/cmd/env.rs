@@ -43,12 +43,20 @@ pub fn master(flag: Option<&str>, env: &BTreeMap<String, String>, limit: Duratio
 }
 
 pub fn intent(master_flag: Option<&str>, config: Option<&Path>, bootstrap_if: Option<&str>) -> Result<Intent> {
-    let env = job_env();
+    let (env, cfg) = env_and_config(config, bootstrap_if)?;
+    Ok(Intent { master: master(master_flag, &env, Duration::from_secs(5))?, config: cfg, env })
+}
+
+/// The job's environment and the layered config, `bootstrap_if` over the config's.
+fn env_and_config(
+    config: Option<&Path>,
+    bootstrap_if: Option<&str>,
+) -> Result<(BTreeMap<String, String>, crate::config::Config)> {
     let mut cfg = crate::config::load(config)?;
     if let Some(b) = bootstrap_if {
         cfg.bootstrap_interface = Some(b.to_string());
     }
-    Ok(Intent { master: master(master_flag, &env, Duration::from_secs(5))?, config: cfg, env })
+    Ok((job_env(), cfg))
 }
 
 /// As [`intent`], for doctor: a master that does not resolve here is a finding of its own (an
@@ -59,11 +67,7 @@ pub fn intent_or_finding(
     config: Option<&Path>,
     bootstrap_if: Option<&str>,
 ) -> Result<(Intent, Option<plan::Finding>)> {
-    let env = job_env();
-    let mut cfg = crate::config::load(config)?;
-    if let Some(b) = bootstrap_if {
-        cfg.bootstrap_interface = Some(b.to_string());
-    }
+    let (env, cfg) = env_and_config(config, bootstrap_if)?;
     let (master, finding) = match master(master_flag, &env, Duration::from_secs(5)) {
         Ok(m) => (m, None),
         Err(e) => (
