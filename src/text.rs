@@ -43,14 +43,19 @@ pub fn for_terminal(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// The width of the terminal standard output is, or None when it is not one (piped output is
-/// for scripts and stays as it is) or is narrower than 40 columns.
-pub fn stdout_width() -> Option<usize> {
-    use std::io::IsTerminal;
-    if !std::io::stdout().is_terminal() {
-        return None;
+/// The width of the terminal `fd` is, or None when it is not one (piped output is for scripts
+/// and stays as it is) or is narrower than 40 columns.
+fn width_of(fd: impl std::os::fd::AsFd) -> Option<usize> {
+    terminal_size::terminal_size_of(fd).map(|(w, _)| w.0 as usize).filter(|w| *w >= 40)
+}
+
+/// `for_terminal`, then `fit` to `width` when there is one.
+fn fitted(s: &str, width: Option<usize>) -> String {
+    let safe = for_terminal(s);
+    match width {
+        Some(w) => fit(&safe, w),
+        None => safe.into_owned(),
     }
-    terminal_size::terminal_size().map(|(w, _)| w.0 as usize).filter(|w| *w >= 40)
 }
 
 /// A report for a terminal `width` columns wide: lines longer than that are wrapped at spaces,
@@ -96,20 +101,12 @@ pub fn fit(s: &str, width: usize) -> String {
 
 /// `for_terminal`, then `fit` to standard output's width when it is a terminal.
 pub fn for_stdout(s: &str) -> String {
-    let safe = for_terminal(s);
-    match stdout_width() {
-        Some(w) => fit(&safe, w),
-        None => safe.into_owned(),
-    }
+    fitted(s, width_of(std::io::stdout()))
 }
 
 /// `for_terminal`, then `fit` to standard error's width when it is a terminal (`--explain`).
 pub fn for_stderr(s: &str) -> String {
-    let safe = for_terminal(s);
-    match terminal_size::terminal_size_of(std::io::stderr()).map(|(w, _)| w.0 as usize).filter(|w| *w >= 40) {
-        Some(w) => fit(&safe, w),
-        None => safe.into_owned(),
-    }
+    fitted(s, width_of(std::io::stderr()))
 }
 
 /// An error's text on one line (causes chained with `{:#}` may contain line breaks).
