@@ -1,6 +1,7 @@
 //! Write a fixture node tree for benchmarks and system tests.
 //!
-//! Usage: gen_tree story|plain|scaled HCAS NETDEVS DIR
+//! Usage: gen_tree story DIR | plain DIR | scaled HCAS NETDEVS DIR | sriov HCAS DIR
+//! (`sriov`: every virtual function has its own IPoIB netdev, as on a real SR-IOV node).
 use std::path::Path;
 
 fn main() {
@@ -13,8 +14,12 @@ fn main() {
             let n: usize = a[3].parse().expect("NETDEVS");
             drop(ibwire::fixture::scaled(Path::new(&a[4]), h, n))
         }
+        Some("sriov") if a.len() == 4 => {
+            let h: usize = a[2].parse().expect("HCAS");
+            drop(ibwire::fixture::sriov(Path::new(&a[3]), h))
+        }
         _ => {
-            eprintln!("usage: gen_tree story DIR | plain DIR | scaled HCAS NETDEVS DIR");
+            eprintln!("usage: gen_tree story DIR | plain DIR | scaled HCAS NETDEVS DIR | sriov HCAS DIR");
             std::process::exit(2);
         }
     }

@@ -592,6 +592,16 @@ pub fn plain(root: &Path) -> Tree {
 /// A node for the benchmarks: `gpus` GPUs, `hcas` RDMA devices (beyond 8, SR-IOV VFs of the
 /// first eight), and ~`extra_netdevs` virtual interfaces.
 pub fn scaled(root: &Path, hcas: usize, extra_netdevs: usize) -> Tree {
+    scaled_with(root, hcas, extra_netdevs, false)
+}
+
+/// `scaled` as an SR-IOV node really looks: every virtual function also has its IPoIB netdev
+/// on the function (mlx5 creates one per VF), so the netdev count grows with the functions.
+pub fn sriov(root: &Path, hcas: usize) -> Tree {
+    scaled_with(root, hcas, 0, true)
+}
+
+fn scaled_with(root: &Path, hcas: usize, extra_netdevs: usize, vf_netdevs: bool) -> Tree {
     let mut t = story(root);
     for k in 0..hcas.saturating_sub(9) {
         let pf = k % 8;
@@ -609,6 +619,9 @@ pub fn scaled(root: &Path, hcas: usize, extra_netdevs: usize) -> Tree {
             pf_dir.push(c);
         }
         t.make_vf(&vf, &pf_dir);
+        if vf_netdevs {
+            t.netdev(&NetDev::ipoib(&format!("ibp{}s0v{k}", pf)), Some(&vf));
+        }
     }
     for k in 0..extra_netdevs {
         let mut v = NetDev::eth(&format!("veth{k:04x}"));

@@ -11,6 +11,7 @@ pub mod rdma;
 pub mod sysroot;
 
 pub use model::*;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -72,6 +73,8 @@ pub fn probe_with(sys: &SysRoot, opts: &ProbeOptions) -> Node {
     let mut net = net;
     if !sys.full() {
         link_netdevs(&mut rdma, &mut net);
+    } else {
+        link_unread(&rdma, &mut net);
     }
     link_bonds(&mut rdma, &net);
     let mut node = Node {
@@ -107,40 +110,71 @@ fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
 /// The hook's probe lists no device directories: an RDMA device's interfaces are those on its
 /// PCI function (what `<function>/net/` lists), and each such interface names its device.
 fn link_netdevs(rdma: &mut [RdmaDevice], net: &mut [NetIf]) {
+    // Linear: one pass indexes the interfaces by PCI function, one pass over the devices looks
+    // each up (an SR-IOV node has a device and a netdev per function: N×M compares were 37 % of
+    // the hook at 1 024 functions).
+    let mut by_bdf: HashMap<&str, Vec<&str>> = HashMap::with_capacity(net.len());
+    for i in net.iter() {
+        if let Some(p) = &i.pci {
+            by_bdf.entry(p.bdf.as_str()).or_default().push(i.name.as_str());
+        }
+    }
+    let mut device_of: HashMap<String, String> = HashMap::with_capacity(rdma.len());
     for d in rdma.iter_mut() {
         let Some(bdf) = d.pci.as_ref().map(|p| p.bdf.as_str()) else { continue };
-        d.netdevs = net
-            .iter()
-            .filter(|i| i.pci.as_ref().map(|p| p.bdf.as_str()) == Some(bdf))
-            .map(|i| i.name.clone())
-            .collect();
+        d.netdevs = by_bdf.get(bdf).map(|v| v.iter().map(|n| n.to_string()).collect()).unwrap_or_default();
         d.netdevs.sort_by(|a, b| sysroot::natural_cmp(a, b));
+        // The first device on a function names its interfaces (as the N×M search did).
+        device_of.entry(bdf.to_string()).or_insert_with(|| d.name.clone());
     }
+    drop(by_bdf);
     for i in net.iter_mut() {
         let Some(bdf) = i.pci.as_ref().map(|p| p.bdf.as_str()) else { continue };
-        i.rdma_device =
-            rdma.iter().find(|d| d.pci.as_ref().map(|p| p.bdf.as_str()) == Some(bdf)).map(|d| d.name.clone());
+        i.rdma_device = device_of.get(bdf).cloned();
+    }
+}
+
+/// `probe`'s interfaces on SR-IOV functions were not read (net::vf_if): their RDMA device is
+/// the one on the same function. One index, one look-up per such interface.
+fn link_unread(rdma: &[RdmaDevice], net: &mut [NetIf]) {
+    if !net.iter().any(|i| i.attributes_unread) {
+        return;
+    }
+    let mut device_of: HashMap<&str, &str> = HashMap::with_capacity(rdma.len());
+    for d in rdma {
+        if let Some(p) = &d.pci {
+            device_of.entry(p.bdf.as_str()).or_insert(d.name.as_str());
+        }
+    }
+    for i in net.iter_mut().filter(|i| i.attributes_unread) {
+        i.rdma_device = i.pci.as_ref().and_then(|p| device_of.get(p.bdf.as_str())).map(|n| n.to_string());
     }
 }
 
 /// A bond device (`mlx5_bond_0`) sits on its first port's PCI function; the functions behind it
 /// are those of the bond slaves of its network interface.
 fn link_bonds(rdma: &mut [RdmaDevice], net: &[NetIf]) {
+    // Linear: interfaces indexed by name and bond slaves by master once, then one look-up per
+    // device's netdev.
+    let by_name: HashMap<&str, &NetIf> = net.iter().map(|i| (i.name.as_str(), i)).collect();
+    let mut slaves: HashMap<&str, Vec<&str>> = HashMap::new();
+    for i in net {
+        if let (Some(m), Some(p)) = (i.master.as_deref(), i.pci.as_ref()) {
+            slaves.entry(m).or_default().push(p.bdf.as_str());
+        }
+    }
     for d in rdma.iter_mut() {
-        let master = d.netdevs.iter().filter_map(|n| net.iter().find(|i| &i.name == n)).find_map(|i| {
+        let master = d.netdevs.iter().filter_map(|n| by_name.get(n.as_str())).find_map(|i| {
             if i.kind == IfKind::Bond {
-                Some(i.name.clone())
+                Some(i.name.as_str())
             } else {
-                i.master.clone()
+                i.master.as_deref()
             }
         });
         let Some(m) = master else { continue };
         d.is_bond = true;
-        let mut members: Vec<String> = net
-            .iter()
-            .filter(|i| i.master.as_deref() == Some(m.as_str()))
-            .filter_map(|i| i.pci.as_ref().map(|p| p.bdf.clone()))
-            .collect();
+        let mut members: Vec<String> =
+            slaves.get(m).map(|v| v.iter().map(|b| b.to_string()).collect()).unwrap_or_default();
         members.sort();
         members.dedup();
         d.bond_members = members;
