@@ -26,6 +26,17 @@ pub fn is_bdf(s: &str) -> bool {
 /// PCI device (a virtual device, a bond). `physfn`: the `physfn` link's target name at `dir`
 /// when the caller has read it already (used only when `dir` is the function itself).
 pub fn read_function(sys: &SysRoot, dir: &Path, physfn: Option<Option<String>>) -> Option<PciFunction> {
+    read_function_with(sys, dir, physfn, sys.full())
+}
+
+/// `read_function`, with the attribute files (ids, class, NUMA node, link speeds) read only when
+/// `attrs`: the path, the BDF and `physfn` come from the directory's name and links.
+pub fn read_function_with(
+    sys: &SysRoot,
+    dir: &Path,
+    physfn: Option<Option<String>>,
+    attrs: bool,
+) -> Option<PciFunction> {
     let whole = dir.to_string_lossy();
     let comps: Vec<&str> = super::sysroot::components(&whole).collect();
     let start = comps.iter().position(|c| c.starts_with("pci") && c.contains(':'))?;
@@ -41,13 +52,12 @@ pub fn read_function(sys: &SysRoot, dir: &Path, physfn: Option<Option<String>>) 
     let read_numa = || {
         sys.parse(&dir.join("numa_node"), "a NUMA node number", |s| parse_num(s).map(|v| v as i32)).filter(|n| *n >= 0)
     };
-    // Linux gives a PCI device the node of its root bus (pci_device_add: pcibus_to_node) unless
-    // firmware describes the device itself, which servers do not do for endpoints: on the hook's
-    // path one read per root complex serves the GPUs, HCAs and VFs below it.
-    let numa_node = if sys.full() { read_numa() } else { sys.per_root(&root, read_numa) };
+    // Decisions do not use it (plan::hca asks "PIX/PXB or not", which the bridges answer; NODE
+    // against SYS is for topo and probe): on the decision path it is not read at all.
+    let numa_node = if attrs { read_numa() } else { None };
     let physfn = physfn.unwrap_or_else(|| sys.physfn(dir));
-    if !sys.full() {
-        // Decisions need the path and the NUMA node; ids and link speeds are descriptive.
+    if !attrs {
+        // Decisions need the path; ids, link speeds and the NUMA node are descriptive.
         return Some(PciFunction { bdf, root, bridges, numa_node, physfn, ..Default::default() });
     }
     Some(PciFunction {

@@ -21,7 +21,7 @@ use std::sync::Mutex;
 /// multiplies both by the number of functions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum Detail {
-    /// The enroot hook's path (and `topo`'s): only the files a decision reads. No descriptive
+    /// The enroot hook's path (and `env`'s, `launch`'s): only the files a decision reads. No descriptive
     /// attributes, no port attributes of SR-IOV functions whose physical function is an RDMA
     /// device (they are excluded before their ports matter), interface attributes only for
     /// interfaces with an address, the P_Key at NCCL's index only.
@@ -48,7 +48,6 @@ pub struct SysRoot {
     resolved: Mutex<FxHashMap<String, Option<String>>>,
     detail: Detail,
     /// NUMA node per PCI root complex (see pci::read_function).
-    root_numa: Mutex<FxHashMap<String, Option<i32>>>,
     /// Open attempts (files and directories), for the budget tests: stable where time is not.
     opens: AtomicUsize,
     /// See ProbeOptions::mad.
@@ -71,7 +70,6 @@ impl SysRoot {
             recorder: None,
             resolved: Mutex::new(FxHashMap::default()),
             detail: Detail::Standard,
-            root_numa: Mutex::new(FxHashMap::default()),
             opens: AtomicUsize::new(0),
             mad: true,
             physfn: Mutex::new(FxHashMap::default()),
@@ -131,16 +129,6 @@ impl SysRoot {
     /// Descriptive attributes too (firmware, GUIDs, link speeds…), not only what decisions use.
     pub fn full(&self) -> bool {
         self.detail >= Detail::Standard
-    }
-
-    /// A value per PCI root complex, computed once.
-    pub fn per_root(&self, root: &str, f: impl FnOnce() -> Option<i32>) -> Option<i32> {
-        if let Some(v) = self.root_numa.lock().unwrap().get(root) {
-            return *v;
-        }
-        let v = f();
-        self.root_numa.lock().unwrap().insert(root.to_string(), v);
-        v
     }
 
     /// Files and directories this root tried to open so far.
