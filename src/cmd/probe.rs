@@ -31,6 +31,9 @@ pub fn summary(n: &Node) -> String {
         if d.virtual_function {
             tags.push("SR-IOV VF".into());
         }
+        if d.attributes_unread {
+            tags.push("PF used; ports not read (--all reads them)".into());
+        }
         let node_present = match (&d.uverbs, d.uverbs_node_present) {
             (Some(u), true) => format!("/dev/infiniband/{u}"),
             (Some(u), false) => format!("/dev/infiniband/{u} MISSING"),
@@ -89,6 +92,9 @@ pub fn summary(n: &Node) -> String {
         }
         if let Some(r) = &i.rdma_device {
             extra.push(format!("rdma {r}"));
+        }
+        if i.attributes_unread {
+            extra.push("SR-IOV VF, not read (--all reads it)".into());
         }
         let addrs: Vec<String> = i.addrs.iter().map(|a| a.to_string()).collect();
         let _ = writeln!(

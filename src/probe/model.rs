@@ -103,6 +103,11 @@ pub struct RdmaDevice {
     pub virtual_function: bool,
     /// Network interfaces on this device's PCI function.
     pub netdevs: Vec<String>,
+    /// An SR-IOV virtual function whose physical function is an RDMA device, as `probe` reads
+    /// it without `--all`: excluded in favour of its PF, so its ports and descriptive attributes
+    /// (and its PCI function's) were not read. Absent (false) otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub attributes_unread: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash, PartialOrd, Ord)]
@@ -219,6 +224,10 @@ pub struct NetIf {
     pub pci: Option<PciFunction>,
     pub rdma_device: Option<String>,
     pub addrs: Vec<IpNet>,
+    /// An interface without an address on such a virtual function, as `probe` reads it without
+    /// `--all`: name, kind and PCI function only. Absent (false) otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub attributes_unread: bool,
 }
 
 impl NetIf {
@@ -240,6 +249,7 @@ impl NetIf {
             pci: None,
             rdma_device: None,
             addrs: Vec::new(),
+            attributes_unread: false,
         }
     }
 

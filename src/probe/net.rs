@@ -48,6 +48,14 @@ pub fn read(sys: &SysRoot) -> (Vec<NetIf>, Vec<Route>) {
         if !taken_for_dir && !sys.is_dir(&dir) {
             continue;
         }
+        // `probe` without `--all`: an interface without an address on an SR-IOV VF whose PF is
+        // an RDMA device (one per function on an SR-IOV node) is recorded by name and function.
+        if sys.detail() == Detail::Standard && !addrs.contains_key(&name) && !vlans.contains_key(&name) {
+            if let Some(i) = vf_if(sys, &name, &dir) {
+                ifs.push(i);
+                continue;
+            }
+        }
         // The bootstrap decision can only pick an interface with an address: on the hook's path
         // the others (a node's dozens of container veths) cost a few lstat calls, no open.
         let state = !hook || addrs.contains_key(&name);
@@ -77,6 +85,21 @@ pub fn read(sys: &SysRoot) -> (Vec<NetIf>, Vec<Route>) {
         }
     }
     (ifs, routes)
+}
+
+/// An interface on an SR-IOV virtual function whose physical function has an RDMA device,
+/// read by links only (a `device`, a `physfn` readlink and one lstat; no file opened).
+fn vf_if(sys: &SysRoot, name: &str, dir: &Path) -> Option<NetIf> {
+    let f = pci::device_dir(sys, dir, "net")?;
+    sys.physfn(&f)?;
+    let pf = sys.resolve_in(&f, "physfn")?;
+    if !sys.exists(&pf.join("infiniband")) {
+        return None;
+    }
+    let mut i = NetIf::unread(name, classify(name, IfType::Other, true, None, false, false));
+    i.pci = pci::read_function_with(sys, &f, None, false);
+    i.attributes_unread = true;
+    Some(i)
 }
 
 /// VLAN name → parent interface, from /proc/net/vlan/config.
@@ -162,6 +185,7 @@ fn read_if(sys: &SysRoot, name: &str, dir: &Path, vlan_parent: Option<&String>, 
         pci,
         rdma_device,
         addrs: Vec::new(),
+        attributes_unread: false,
     }
 }
 

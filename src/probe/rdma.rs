@@ -66,22 +66,25 @@ pub fn read(sys: &SysRoot, dev_nodes: &[String]) -> Vec<RdmaDevice> {
     let devices = super::sysroot::par_map(&located, |l| {
         let name = &l.name;
         let dir = &l.dir;
-        let pci = l.pci_dir.as_deref().and_then(|d| pci::read_function(sys, d, Some(l.physfn.clone())));
+        // A VF whose PF is an RDMA device is excluded in favour of the PF (plan::hca) before
+        // its ports matter: the hook reads nothing of it, `probe` its links (`--all` reads all),
+        // so an SR-IOV node costs a few files per function, not sixty.
+        let vf_of_rdma_pf = l.physfn.as_ref().is_some_and(|pf| rdma_pfs.contains(pf));
+        let skip_ports = vf_of_rdma_pf && detail != Detail::All;
+        let attrs = full && !skip_ports;
+        let pci = l.pci_dir.as_deref().and_then(|d| pci::read_function_with(sys, d, Some(l.physfn.clone()), attrs));
         // On the hook's path the netdevs come from /sys/class/net's links (probe::link_netdevs).
         let netdevs = match (&l.pci_dir, full) {
             (Some(d), true) => sys.list(&d.join("net")),
             _ => Vec::new(),
         };
         let uverbs = verbs.get(name).and_then(|v| v.first().cloned());
-        let uverbs_dev = match (&uverbs, full) {
+        let uverbs_dev = match (&uverbs, attrs) {
             (Some(u), true) => sys.read(&Path::new("sys/class/infiniband_verbs").join(u).join("dev")),
             _ => None,
         };
         let uverbs_node_present = uverbs.as_ref().map(|u| dev_nodes.contains(u.as_str())).unwrap_or(false);
         let virtual_function = l.physfn.is_some();
-        // Excluded in favour of its PF whatever its ports say (plan::hca): on the hook's path its
-        // port attributes are not read — on a node with hundreds of VFs, that is the whole cost.
-        let skip_ports = detail == Detail::Hook && l.physfn.as_ref().is_some_and(|pf| rdma_pfs.contains(pf));
         let mut ports = Vec::new();
         if skip_ports {
             // Not even counted: plan::hca excludes it before looking at ports.
@@ -105,12 +108,12 @@ pub fn read(sys: &SysRoot, dev_nodes: &[String]) -> Vec<RdmaDevice> {
             is_bond: name.contains("_bond"),
             name: name.clone(),
             pci,
-            node_type: full.then(|| sys.read(&dir.join("node_type"))).flatten(),
-            node_guid: full.then(|| sys.read(&dir.join("node_guid"))).flatten(),
-            sys_image_guid: full.then(|| sys.read(&dir.join("sys_image_guid"))).flatten(),
-            fw_ver: full.then(|| sys.read(&dir.join("fw_ver"))).flatten(),
-            board_id: full.then(|| sys.read(&dir.join("board_id"))).flatten(),
-            hca_type: full.then(|| sys.read(&dir.join("hca_type"))).flatten(),
+            node_type: attrs.then(|| sys.read(&dir.join("node_type"))).flatten(),
+            node_guid: attrs.then(|| sys.read(&dir.join("node_guid"))).flatten(),
+            sys_image_guid: attrs.then(|| sys.read(&dir.join("sys_image_guid"))).flatten(),
+            fw_ver: attrs.then(|| sys.read(&dir.join("fw_ver"))).flatten(),
+            board_id: attrs.then(|| sys.read(&dir.join("board_id"))).flatten(),
+            hca_type: attrs.then(|| sys.read(&dir.join("hca_type"))).flatten(),
             ports,
             uverbs,
             uverbs_dev,
@@ -119,6 +122,7 @@ pub fn read(sys: &SysRoot, dev_nodes: &[String]) -> Vec<RdmaDevice> {
             bond_members: Vec::new(),
             virtual_function,
             netdevs,
+            attributes_unread: full && skip_ports,
         })
     });
     devices.into_iter().flatten().collect()
