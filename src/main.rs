@@ -59,7 +59,7 @@ enum Cmd {
     /// Examples:
     ///   ibwire probe                       human summary of this node
     ///   ibwire probe --json > node.json    the snapshot as data
-    ///   ibwire probe --save node.yaml      save for replay with --snapshot node.yaml
+    ///   ibwire probe --save node.json      save for replay with --snapshot node.json
     ///   ibwire probe --capture /tmp/tree   copy what probe reads, for --root /tmp/tree
     #[command(verbatim_doc_comment)]
     Probe {
@@ -71,7 +71,8 @@ enum Cmd {
         /// Print the snapshot as YAML.
         #[arg(long)]
         yaml: bool,
-        /// Also write the snapshot to FILE (.json → JSON, anything else → YAML).
+        /// Also write the snapshot to FILE: YAML when FILE ends in .yaml or .yml, JSON otherwise
+        /// (JSON is read ~10× faster by `fleet` and `--snapshot`).
         #[arg(long, value_name = "FILE")]
         save: Option<PathBuf>,
         /// Copy the subset of /sys and /proc that probe reads into DIR.

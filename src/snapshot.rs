@@ -12,9 +12,11 @@ pub enum Format {
 
 impl Format {
     pub fn for_path(p: &Path) -> Format {
-        match p.extension().and_then(|e| e.to_str()) {
-            Some("json") => Format::Json,
-            _ => Format::Yaml,
+        // JSON unless asked for YAML by name: `fleet` parses 1 024 JSON snapshots in ~0.2 s of
+        // CPU and YAML ones in ~2 s (libyaml's scanner; bench/run.sh measures both).
+        match p.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+            Some("yaml" | "yml") => Format::Yaml,
+            _ => Format::Json,
         }
     }
 }
