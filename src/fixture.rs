@@ -271,6 +271,8 @@ impl Tree {
                 self.w(dir.join("max_link_width"), "16");
                 self.w(dir.join("current_link_speed"), "32.0 GT/s PCIe");
                 self.w(dir.join("current_link_width"), "16");
+                let below = if last { None } else { chain.get(i + 1) };
+                fs::write(self.root.join(&dir).join("config"), config_space(v, d, k, c, below)).unwrap();
                 self.link(format!("sys/bus/pci/devices/{c}"), &dir);
             }
         }
@@ -491,6 +493,27 @@ pub const STORY_RC: [u8; 8] = [0x15, 0x26, 0x37, 0x59, 0x97, 0xa7, 0xb7, 0xd7];
 pub const STORY_HCAS: [&str; 8] = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_7", "mlx5_8", "mlx5_9"];
 
 /// GPU i and its HCA under one PCIe switch: RP → US → {DS → GPU, DS → NIC}.
+/// A function's `config` file as sysfs shows it to an unprivileged reader: the first 64 bytes of
+/// configuration space (type 0 header for an endpoint; type 1 for a bridge, with its primary,
+/// secondary and subordinate bus numbers), so that `lspci -tv` reads the tree as a node's.
+fn config_space(vendor: u16, device: u16, class: u32, bdf: &str, below: Option<&String>) -> Vec<u8> {
+    let bus = |b: &str| b.split(':').nth(1).and_then(|x| u8::from_str_radix(x, 16).ok()).unwrap_or(0);
+    let mut c = vec![0u8; 64];
+    c[0..2].copy_from_slice(&vendor.to_le_bytes());
+    c[2..4].copy_from_slice(&device.to_le_bytes());
+    c[4] = 0x06; // memory space, bus master
+    c[9] = class as u8;
+    c[10] = (class >> 8) as u8;
+    c[11] = (class >> 16) as u8;
+    if let Some(next) = below {
+        c[0x0e] = 0x01;
+        c[0x18] = bus(bdf);
+        c[0x19] = bus(next);
+        c[0x1a] = bus(next);
+    }
+    c
+}
+
 pub fn story_chains(i: usize) -> (Vec<String>, Vec<String>) {
     let r = STORY_RC[i];
     let us = format!("0000:{:02x}:00.0", r + 1);

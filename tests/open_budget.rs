@@ -1,12 +1,13 @@
 //! Files opened on real-sized trees: the hook's budget, pinned. Counts are stable where wall
 //! time is not (see bench/run.sh for the timings).
 //!
-//! The budget for the story node (9 RDMA devices, 45 netdevs, 8 GPUs) is 100 opens in the tree:
-//! per InfiniBand port state, link_layer, lid, sm_lid and the P_Key at index 0 (45); the NUMA
-//! node once per PCI root complex (10); each GPU's class (8); type, operstate, flags and carrier
-//! of each interface with an address (6 × 4); the class and /dev listings and the /proc/net
-//! tables (13). Everything else a real node has there — 1 152 P_Key entries, GID tables,
-//! counters, the netdevs without an address, SR-IOV functions — costs no open.
+//! The budget for the story node (9 RDMA devices, 45 netdevs, 8 GPUs) is 90 opens in the tree:
+//! per InfiniBand port state, link_layer, lid, sm_lid and the P_Key at index 0 (45); each GPU's
+//! class (8); type, operstate, flags and carrier of each interface with an address (6 × 4); the
+//! class and /dev listings and the /proc/net tables (13). Everything else a real node has there
+//! — 1 152 P_Key entries, GID tables, counters, NUMA nodes, the netdevs without an address,
+//! SR-IOV functions — costs no open. The whole process (loader, config, enroot files) is
+//! counted with strace by tests/system/growth.sh.
 
 mod common;
 use common::tree_dir;
@@ -14,7 +15,7 @@ use ibwire::plan::{self, Intent};
 use ibwire::probe::{self, sysroot::SysRoot, Detail, ProbeOptions};
 use std::path::Path;
 
-const HOOK_BUDGET: usize = 100;
+const HOOK_BUDGET: usize = 90;
 
 fn count_files(dir: &Path, pred: &dyn Fn(&Path) -> bool) -> usize {
     let mut n = 0;
@@ -63,7 +64,7 @@ fn hook_probe_stays_within_its_budget_on_the_story_node() {
     assert!(hook <= HOOK_BUDGET, "the hook opened {hook} files (budget {HOOK_BUDGET})");
     // probe reads every descriptive attribute of every device and interface (~16 a device) but
     // no tables: fewer files than the P_Key tables alone hold.
-    assert!(standard <= 800, "probe opened {standard} files");
+    assert!(standard <= 600, "probe opened {standard} files");
     assert!(all > 1152, "probe --all reads every P_Key entry ({all})");
     // Less read, same decision.
     let (a, b) = (plan::decide(&fast, &Intent::default()), plan::decide(&full, &Intent::default()));
@@ -72,17 +73,38 @@ fn hook_probe_stays_within_its_budget_on_the_story_node() {
     assert_eq!(a.get("NCCL_SOCKET_IFNAME").map(|s| &s.value), b.get("NCCL_SOCKET_IFNAME").map(|s| &s.value));
 }
 
-/// 512 RDMA functions (503 SR-IOV VFs of the eight PFs) with real-sized tables: a VF costs the
-/// hook no open at all, so the count stays the story node's.
+/// 512 RDMA functions (503 SR-IOV VFs of the eight PFs, each with its IPoIB netdev, as mlx5
+/// creates them) with real-sized tables: a VF costs the hook no open at all, so the count stays
+/// the story node's; `probe` reads a VF by its links (≤ 5 opens per function: issue 26 asks for
+/// that bound; today it is none: links and listings of directories read anyway, no file).
 #[test]
-fn sriov_functions_cost_the_hook_nothing() {
+fn sriov_functions_cost_the_hook_nothing_and_probe_a_few_opens() {
+    let story = tree_dir();
+    ibwire::fixture::story(story.path());
     let t = tree_dir();
-    ibwire::fixture::scaled(t.path(), 512, 0);
+    ibwire::fixture::sriov(t.path(), 512);
     let (hook, node) = opens(t.path(), Detail::Hook);
     eprintln!("hook opens on the 512-function node: {hook}");
     assert_eq!(node.rdma.len(), 512);
-    assert!(hook <= HOOK_BUDGET + 8, "the hook opened {hook} files for 512 functions");
+    assert!(hook <= HOOK_BUDGET, "the hook opened {hook} files for 512 functions");
     let p = plan::decide(&node, &Intent::default());
     assert_eq!(p.hcas.len(), 8, "{:?}", p.hcas);
     assert_eq!(p.excluded.iter().filter(|e| e.reason.contains("SR-IOV virtual function")).count(), 503);
+    let (base, _) = opens(story.path(), Detail::Standard);
+    let (standard, full) = opens(t.path(), Detail::Standard);
+    let per = (standard - base) as f64 / 503.0;
+    eprintln!("probe opens: story {base}, 512 functions {standard}: {per:.2} per added function");
+    assert!(per <= 5.0, "probe opened {per:.2} files per SR-IOV function");
+    // What was not read is said, and the links still join each VF to its netdev.
+    let vf = full.rdma.iter().find(|d| d.name == "mlx5_10").unwrap();
+    assert!(vf.virtual_function && vf.attributes_unread && vf.ports.is_empty());
+    assert_eq!(vf.netdevs.len(), 1, "{:?}", vf.netdevs);
+    let nd = full.net.iter().find(|i| i.name == vf.netdevs[0]).unwrap();
+    assert!(nd.attributes_unread);
+    assert_eq!(nd.rdma_device.as_deref(), Some("mlx5_10"));
+    // probe --all reads them all.
+    let (_, all) = opens(t.path(), Detail::All);
+    let vf = all.rdma.iter().find(|d| d.name == "mlx5_10").unwrap();
+    assert!(!vf.attributes_unread && !vf.ports.is_empty());
+    assert!(all.net.iter().all(|i| !i.attributes_unread));
 }

@@ -74,7 +74,7 @@ pub fn probe_with(sys: &SysRoot, opts: &ProbeOptions) -> Node {
     if !sys.full() {
         link_netdevs(&mut rdma, &mut net);
     } else {
-        link_unread(&rdma, &mut net);
+        link_unread(&mut rdma, &mut net);
     }
     link_bonds(&mut rdma, &net);
     let mut node = Node {
@@ -134,20 +134,33 @@ fn link_netdevs(rdma: &mut [RdmaDevice], net: &mut [NetIf]) {
     }
 }
 
-/// `probe`'s interfaces on SR-IOV functions were not read (net::vf_if): their RDMA device is
-/// the one on the same function. One index, one look-up per such interface.
-fn link_unread(rdma: &[RdmaDevice], net: &mut [NetIf]) {
-    if !net.iter().any(|i| i.attributes_unread) {
+/// `probe` did not list the functions of SR-IOV VFs it reads by their links (rdma::read) nor
+/// read their interfaces (net::vf_if): both sides are linked by PCI function here, as the
+/// hook's are. Two indexes, one look-up per such device or interface.
+fn link_unread(rdma: &mut [RdmaDevice], net: &mut [NetIf]) {
+    if !rdma.iter().any(|d| d.attributes_unread) && !net.iter().any(|i| i.attributes_unread) {
         return;
     }
-    let mut device_of: HashMap<&str, &str> = HashMap::with_capacity(rdma.len());
-    for d in rdma {
+    let mut device_of: HashMap<String, String> = HashMap::with_capacity(rdma.len());
+    for d in rdma.iter() {
         if let Some(p) = &d.pci {
-            device_of.entry(p.bdf.as_str()).or_insert(d.name.as_str());
+            device_of.entry(p.bdf.clone()).or_insert_with(|| d.name.clone());
         }
     }
+    let mut by_bdf: HashMap<&str, Vec<&str>> = HashMap::new();
+    for i in net.iter() {
+        if let Some(p) = &i.pci {
+            by_bdf.entry(p.bdf.as_str()).or_default().push(i.name.as_str());
+        }
+    }
+    for d in rdma.iter_mut().filter(|d| d.attributes_unread) {
+        let Some(bdf) = d.pci.as_ref().map(|p| p.bdf.as_str()) else { continue };
+        d.netdevs = by_bdf.get(bdf).map(|v| v.iter().map(|n| n.to_string()).collect()).unwrap_or_default();
+        d.netdevs.sort_by(|a, b| sysroot::natural_cmp(a, b));
+    }
+    drop(by_bdf);
     for i in net.iter_mut().filter(|i| i.attributes_unread) {
-        i.rdma_device = i.pci.as_ref().and_then(|p| device_of.get(p.bdf.as_str())).map(|n| n.to_string());
+        i.rdma_device = i.pci.as_ref().and_then(|p| device_of.get(&p.bdf)).cloned();
     }
 }
 

@@ -27,13 +27,24 @@ pub fn read(sys: &SysRoot) -> (Vec<NetIf>, Vec<Route>) {
         // A software interface without an address (a container's veth, a bridge port) cannot
         // be the bootstrap interface and carries no RDMA device: on the hook's path its link
         // target is all that is read. Its master and lowers come from the other side.
+        // `probe` without `--all` does the same for container veths (28 of the story node's 45
+        // interfaces; its text output lists them as a count), marked as not read.
         let mut dir = None;
-        if hook && !addrs.contains_key(&name) && !vlans.contains_key(&name) {
+        let standard = sys.detail() == Detail::Standard;
+        if (hook || standard) && !addrs.contains_key(&name) && !vlans.contains_key(&name) {
             if let Some(t) = sys.read_link(&link) {
                 if t.to_string_lossy().contains("/devices/virtual/net/") {
                     let kind = classify(&name, IfType::Other, false, None, false, false);
-                    ifs.push(NetIf::unread(&name, kind));
-                    continue;
+                    if hook {
+                        ifs.push(NetIf::unread(&name, kind));
+                        continue;
+                    }
+                    if kind == IfKind::Veth {
+                        let mut i = NetIf::unread(&name, kind);
+                        i.attributes_unread = true;
+                        ifs.push(i);
+                        continue;
+                    }
                 }
                 dir = Some(sys.follow(&class_dir, &name, &t));
             }

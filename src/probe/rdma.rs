@@ -73,10 +73,9 @@ pub fn read(sys: &SysRoot, dev_nodes: &[String]) -> Vec<RdmaDevice> {
         let skip_ports = vf_of_rdma_pf && detail != Detail::All;
         let attrs = full && !skip_ports;
         let pci = l.pci_dir.as_deref().and_then(|d| pci::read_function_with(sys, d, Some(l.physfn.clone()), attrs));
-        // On the hook's path the netdevs come from /sys/class/net's links (probe::link_netdevs).
-        let netdevs = match (&l.pci_dir, full) {
+        let netdevs = match (&l.pci_dir, attrs) {
             (Some(d), true) => sys.list(&d.join("net")),
-            _ => Vec::new(),
+            _ => Vec::new(), // from /sys/class/net's links (probe::link_netdevs, link_unread)
         };
         let uverbs = verbs.get(name).and_then(|v| v.first().cloned());
         let uverbs_dev = match (&uverbs, attrs) {
