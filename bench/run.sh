@@ -1,62 +1,189 @@
 #!/usr/bin/env bash
-# Whole-process timings and files opened by ibwire on real-sized node trees (a benchmark, not a
-# test). Usage: bench/run.sh [probe|env|topo|hook|launch|all]   (default: all)
-# Needs hyperfine (Debian: apt-get install hyperfine); strace for the files-opened column.
-# Prints one markdown row per case: median/min/max wall time, openat calls of the whole process.
+# Whole-process costs of ibwire on real-sized node trees, against faithful anchors (a benchmark,
+# not a test). Usage: bench/run.sh [--readme] [SECTION...]
+#   sections: hook growth probe commands launch fleet verify   (default: all)
+#   --readme: rewrite the tables between docs/performance.md's `bench:begin`/`bench:end` markers
+#             and the summary between README.md's `perf:begin`/`perf:end` (never copied by hand).
+# Timings come from bench/interleave.py: the commands of one table run interleaved (round r runs
+# each once, the order reversed every other round), spawned directly (no shell, no `env`
+# wrapper), wall time and the child's CPU time (user + system, wait4). Counts are exact: files
+# opened and system calls of the whole process tree (strace -f), instructions (valgrind
+# callgrind, children traced). Needs python3; strace and valgrind for the counts ("-" without).
+# Trees: examples/gen_tree.rs, in /dev/shm (memory, as sysfs is): the story node (8 GPUs, 9 RDMA
+# devices with real-sized P_Key/GID tables and counters, 45 netdevs) and SR-IOV nodes where every
+# virtual function has its RDMA device and its IPoIB netdev, as mlx5 creates them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-what=${1:-all}
-command -v hyperfine >/dev/null || { echo "bench: hyperfine not found (apt-get install hyperfine)" >&2; exit 2; }
+readme=0
+if [[ ${1:-} == --readme ]]; then readme=1; shift; fi
+sections=${*:-hook growth probe commands launch fleet verify}
+want() { [[ " $sections " == *" $1 "* ]]; }
 cargo build --release -q
 cargo build --release -q --example gen_tree
 B=$PWD/target/release/ibwire
 G=$PWD/target/release/examples/gen_tree
-# Trees live in memory (/dev/shm) when it is there, as sysfs does: on a disk filesystem every
-# long symlink costs a block lookup that kernfs does not have.
+I="python3 $PWD/bench/interleave.py"
 W=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d); trap 'rm -rf "$W"' EXIT
-# The story node has real-sized tables (128 P_Keys and 8 GIDs a port, counters, 45 netdevs);
-# scaled N adds N-9 SR-IOV VFs of the eight PFs, each with the same tables.
 "$G" story "$W/story"
-"$G" scaled 12 0 "$W/n12"
-"$G" scaled 64 0 "$W/n64"
-"$G" scaled 512 0 "$W/n512"
-opens() { # command... → openat calls of the whole process (all threads)
-  command -v strace >/dev/null || { echo "-"; return; }
-  env "$@" >/dev/null 2>&1 </dev/null || true
-  strace -f -qq -e trace=openat,open,openat2 -o "$W/st" env "$@" >/dev/null 2>&1 </dev/null || true
-  grep -c 'open' "$W/st" | awk '{print $1 - 0}'
-}
+for n in 16 64 256 512 1024; do "$G" sriov "$n" "$W/s$n"; done
+: > "$W/environ"
+mkdir -p "$W/rootfs/sys/class/infiniband" "$W/rootfs/sys/class/infiniband_verbs" "$W/rootfs/dev"
+# enroot's variables, exported as enroot exports them to a hook.
+export ENROOT_RESTRICT_DEV=y ENROOT_ROOTFS=$W/rootfs ENROOT_MOUNTS=/dev/null ENROOT_ENVIRON=$W/environ
+unset SLURM_JOB_NODELIST SLURM_JOB_ID
+stock() { echo "MELLANOX_VISIBLE_DEVICES=all SYSFS=$W/$1/sys $PWD/bench/stock-99-mellanox.sh"; }
 show() { sed "s|$B|ibwire|g; s|$W|DIR|g; s|$PWD/||g"; }
-row() { # name, command...
-  local name=$1; shift
-  hyperfine -N -w 5 -r 50 --export-json "$W/h.json" "$*" >/dev/null 2>&1
-  local o; o=$(opens $*)
-  python3 - "$name" "$W/h.json" "$o" "$(echo "$*" | show)" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[2]))["results"][0]
-print(f"| {sys.argv[1]} | {r['median']*1000:.2f} ms | {r['min']*1000:.2f} ms | {r['max']*1000:.2f} ms | {sys.argv[3]} | `{sys.argv[4]}` |")
-PY
+ms() { python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][sys.argv[2]]; print(f\"{r[sys.argv[3]]:.2f}\")" "$W/t.json" "$1" "$2"; }
+# table LABEL CMD [LABEL CMD...]: one interleaved run (RUNS, default 50) and a row per command:
+# wall median (min–max), CPU median, files, syscalls, instructions (COUNT=instr|files|none).
+table() {
+  $I --runs "${RUNS:-50}" --warmup "${WARM:-5}" --json "$W/t.json" "$@" > /dev/null
+  echo "| case | wall median (min–max) | CPU median | files opened | system calls | instructions | command |"
+  echo "|---|---|---|---|---|---|---|"
+  while (($#)); do
+    local label=$1 cmd=$2; shift 2
+    local counts="- - -"
+    case ${COUNT:-instr} in
+      instr) counts=$($I --count "$cmd") ;;
+      files) counts=$($I --count --no-instructions "$cmd") ;;
+    esac
+    read -r f c n <<< "$counts"
+    echo "| $label | $(ms "$label" median_ms) ms ($(ms "$label" min_ms)–$(ms "$label" max_ms)) | $(ms "$label" cpu_median_ms) ms | $f | $c | $n | \`$(echo "$cmd" | show)\` |"
+  done
 }
-pair() { # name, command A, command B: one hyperfine run, A/B ratio of medians
-  hyperfine -N -w 5 -r 50 --export-json "$W/p.json" "$2" "$3" >/dev/null 2>&1
-  python3 - "$1" "$W/p.json" <<'PY'
-import json, sys
-a, b = json.load(open(sys.argv[2]))["results"]
-print(f"| {sys.argv[1]} | {a['median']*1000:.2f} ms vs {b['median']*1000:.2f} ms | {b['median']/a['median']:.1f}× | | | |")
-PY
+ratio() { # LABEL_A LABEL_B → "B/A" of CPU medians from the last table
+  python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results']; print(f\"{r[sys.argv[3]]['cpu_median_ms']/r[sys.argv[2]]['cpu_median_ms']:.1f}\")" "$W/t.json" "$1" "$2"
 }
-echo "| case | median | min | max | files opened | command |"
-echo "|---|---|---|---|---|---|"
-row "spawn floor" true
-if [[ $what == probe || $what == all ]]; then
-  row "probe --json, story node (8 GPU / 9 RDMA / 45 netdevs)" "$B probe --root $W/story --json"
-  row "probe --json, 64 RDMA functions" "$B probe --root $W/n64 --json"
-  row "probe --json, 512 RDMA functions (SR-IOV)" "$B probe --root $W/n512 --json"
-  row "probe --all --json, story node" "$B probe --root $W/story --json --all"
+out=$W/out.md; summary=$W/summary.md; : > "$out"
+echo "| what (bench/run.sh) | measured | target (issue 26) | |" > "$summary"
+echo "|---|---|---|---|" >> "$summary"
+say() { echo "$@" | tee -a "$out"; }
+# goal WHAT MEASURED TARGET PYTHON-CONDITION: a summary row, "met" when the condition holds.
+goal() { local v; v=$(python3 -c "print('met' if ($4) else '**missed**')"); echo "| $1 | $2 | $3 | $v |" >> "$summary"; }
+
+if want hook; then
+  say "#### The hook against the stock hook's stand-in (\`bench/stock-99-mellanox.sh\`), story node"
+  say ""
+  say "$(table "true" "true" "ibwire --version" "$B --version" "ibwire hook" "$B hook --root $W/story" \
+    "stock stand-in" "$(stock story)")"
+  r1=$(ratio "ibwire hook" "stock stand-in")
+  say ""
+  say "CPU: the stand-in uses ${r1}× the hook's."
+  say ""
+  say "#### The same, SR-IOV node with 512 RDMA functions (and 512 netdevs)"
+  say ""
+  say "$(RUNS=5 WARM=1 COUNT=files table "ibwire hook" "$B hook --root $W/s512" "stock stand-in" "$(stock s512)")"
+  r2=$(ratio "ibwire hook" "stock stand-in")
+  say ""
+  say "CPU: the stand-in uses ${r2}× the hook's."
+  say ""
+  goal "hook's CPU against the stock stand-in's, story node (\`--root\`)" "1/${r1}" "≤ 1/20 (aim 1/40)" "$r1 >= 20"
+  goal "hook's CPU against the stock stand-in's, 512 SR-IOV functions (\`--root\`)" "1/${r2}" "≤ 1/20" "$r2 >= 20"
 fi
-for extra in bench/cases/*.sh; do
-  [[ -e $extra ]] || continue
-  case_name=$(basename "$extra" .sh)
+
+if want growth; then
+  say "#### Growth with SR-IOV functions (instructions and files: exact counts)"
+  say ""
+  say "| RDMA functions | hook instructions | hook files opened | probe --json instructions | probe --json files opened |"
+  say "|---|---|---|---|---|"
+  declare -A hi pi hf pf
+  for n in 16 64 256 512 1024; do
+    read -r "hf[$n]" _ "hi[$n]" <<< "$($I --count "$B hook --root $W/s$n")"
+    read -r "pf[$n]" _ "pi[$n]" <<< "$($I --count "$B probe --json --root $W/s$n")"
+    say "| $n | ${hi[$n]} | ${hf[$n]} | ${pi[$n]} | ${pf[$n]} |"
+  done
+  fpf=$(python3 -c "print(f'{(${pf[1024]}-${pf[512]})/512:.2f}')"); fhf=$(python3 -c "print(f'{(${hf[1024]}-${hf[512]})/512:.2f}')")
+  gh=$(python3 -c "print(f'{${hi[1024]}/${hi[256]}:.2f}')"); gp=$(python3 -c "print(f'{${pi[1024]}/${pi[256]}:.2f}')")
+  say ""
+  say "1 024 functions against 256 (4× the functions): hook ${gh}×, probe ${gp}× the instructions."
+  say ""
+  goal "hook instructions, 1 024 SR-IOV functions ÷ 256" "${gh}×" "≤ 4.4×" "$gh <= 4.4"
+  goal "probe instructions, 1 024 SR-IOV functions ÷ 256" "${gp}×" "≤ 4.4×" "$gp <= 4.4"
+  goal "files opened per added SR-IOV function (512 → 1 024)" "probe ${fpf}, hook ${fhf}" "≤ 5" "$fpf <= 5 and $fhf <= 5"
+fi
+
+if want probe; then
+  say "#### probe against \`lspci -tv\` on the same tree"
+  say ""
+  if command -v lspci > /dev/null; then
+    for t in story s512; do
+      say "$(RUNS=${PROBE_RUNS:-20} COUNT=files table "ibwire probe --json ($t)" "$B probe --json --root $W/$t" \
+        "lspci -tv ($t)" "lspci -A linux-sysfs -O sysfs.path=$W/$t/sys/bus/pci -tv")"
+      say ""
+      pc=$(ms "ibwire probe --json ($t)" cpu_median_ms); lc=$(ms "lspci -tv ($t)" cpu_median_ms)
+      limit=5; [[ $t == story ]] || limit=50
+      goal "probe --json CPU, $t, against lspci -tv's" "$pc ms (lspci $lc ms)" "≤ $limit ms and below lspci" "$pc <= $limit and $pc < $lc"
+    done
+  else
+    say "lspci not installed (Debian: pciutils): not measured."
+  fi
+  say "lstopo (hwloc) is not compared: it needs CPU topology under \`sys/devices/system/cpu\` and its"
+  say "pci plugin, which the generated trees and Debian's base hwloc package lack."
+  say ""
+fi
+
+if want commands; then
+  say "#### Other commands, story node"
+  say ""
+  say "$(COUNT=files table "true" "true" "probe --json" "$B probe --json --root $W/story" \
+    "probe --all --json" "$B probe --all --json --root $W/story" \
+    "env" "$B env --root $W/story --master-addr 198.21.3.5" \
+    "launch --dry-run" "$B launch --root $W/story --dry-run -- train.py" \
+    "topo --json" "$B topo --root $W/story --no-nvidia-smi --json")"
+  say ""
+fi
+
+if want launch; then
+  # Launch overhead up to torchrun's exit, with a torchrun that exits at once: a plain exec of
+  # it, ibwire launch watching it (child process, signal forwarding, log directory), and launch
+  # exec'ing it (--expect-net socket: nothing to watch).
+  mkdir -p "$W/bin"; printf '#!/bin/sh\nexit 0\n' > "$W/bin/torchrun"; chmod +x "$W/bin/torchrun"
+  L="PATH=$W/bin:/usr/bin:/bin TMPDIR=$W $B launch --root $W/story --nnodes 2 --master-addr 198.21.151.17"
+  say "#### launch: to torchrun's exit, against a plain exec of the same torchrun"
+  say ""
+  say "$(COUNT=none table "plain exec" "PATH=$W/bin:/usr/bin:/bin torchrun t.py" \
+    "launch (watched)" "$L -- t.py" "launch --expect-net socket (exec)" "$L --expect-net socket -- t.py")"
+  over=$(python3 -c "import json; r=json.load(open('$W/t.json'))['results']; print(f\"{r['launch (watched)']['median_ms']-r['plain exec']['median_ms']:.2f}\")")
+  say ""
+  say "Overhead of a watched launch over the plain exec (wall medians): ${over} ms."
+  say ""
+  goal "\`launch\` to torchrun's exit, over a plain exec of it (wall)" "${over} ms" "≤ 5 ms" "$over <= 5"
+fi
+
+if want fleet; then
+  mkdir -p "$W/fj" "$W/fy"
+  "$B" probe --root "$W/story" --json > "$W/one.json"
+  python3 - "$W/one.json" "$W" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for i in range(1, 1025):
+    d["hostname"] = f"gpu-{i:04d}"
+    json.dump(d, open(f"{sys.argv[2]}/fj/gpu-{i:04d}.json", "w"))
+PY
+  for f in "$W"/fj/*.json; do b=$(basename "$f" .json); "$B" probe --snapshot "$f" --save "$W/fy/$b.yaml" > /dev/null; done
+  say "#### fleet: 1 024 snapshots of the story node, JSON (what \`probe --save\` writes) against YAML"
+  say ""
+  say "$(RUNS=5 WARM=1 COUNT=none table "fleet, JSON" "$B fleet $W/fj" "fleet, YAML" "$B fleet $W/fy")"
+  say ""
+  fj=$(ms "fleet, JSON" cpu_median_ms); fy=$(ms "fleet, YAML" cpu_median_ms)
+  goal "\`fleet\`, 1 024 snapshots as \`probe --save\` writes them (JSON), CPU" "${fj} ms (YAML: ${fy} ms)" "≤ 300 ms" "$fj <= 300"
+fi
+
+if want verify; then
   # shellcheck source=/dev/null
-  if [[ $what == all || $what == "$case_name" ]]; then source "$extra"; fi
-done
+  source bench/verify-case.sh
+fi
+
+if ((readme)); then
+  python3 - "$out" "$summary" "$(git rev-parse --short HEAD)" "$(date -u +%F)" <<'PY'
+import sys
+body, summary, rev, day = open(sys.argv[1]).read(), open(sys.argv[2]).read(), sys.argv[3], sys.argv[4]
+def put(path, begin, end, text):
+    s = open(path).read()
+    b = s.index(begin) + len(begin)
+    open(path, "w").write(s[:b] + "\n" + text.rstrip("\n") + "\n" + s[s.index(end, b):])
+stamp = f"Measured at {rev} on {day} (bench/run.sh --readme).\n\n"
+put("docs/performance.md", "<!-- bench:begin (bench/run.sh --readme) -->", "<!-- bench:end -->", stamp + body)
+put("README.md", "<!-- perf:begin (bench/run.sh --readme) -->", "<!-- perf:end -->", stamp + summary)
+PY
+fi

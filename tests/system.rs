@@ -68,3 +68,9 @@ fn capture_into_a_full_disk_is_one_line() {
 fn static_binaries_and_packages_install_and_remove_cleanly() {
     script("packages.sh", Duration::from_secs(1500));
 }
+
+#[test]
+#[ignore = "system test: valgrind and strace, trees of 1 024 SR-IOV functions (1 GB in /dev/shm); run by .ci/run"]
+fn hook_and_probe_grow_linearly_with_sriov_functions() {
+    script("growth.sh", Duration::from_secs(1200));
+}

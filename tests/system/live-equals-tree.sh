@@ -3,14 +3,15 @@
 # written, the driver core's layout trusted) and the tree probe (--root: openat2 confined to
 # the tree, every link walked) must see the same node. Each fixture tree is bound over /sys,
 # /proc and /dev/infiniband in a private mount namespace; `probe --json` and the hook's
-# decisions are compared with their --root twins on the story node and SR-IOV trees of 12 and
-# 512 RDMA functions.
+# decisions are compared with their --root twins on the story node, SR-IOV trees of 12 and
+# 512 RDMA functions, and one of 256 where every VF also has its IPoIB netdev (gen_tree sriov:
+# probe records those by their links only, which must read the same both ways).
 set -euo pipefail
 B=${IBWIRE:?}; G=${GEN_TREE:?}
 W=$(mktemp -d /tmp/ibwire-live-XXXX); trap 'rm -rf "$W"' EXIT
 : > "$W/environ"
 hook_env=(ENROOT_RESTRICT_DEV=y "ENROOT_ROOTFS=$W" ENROOT_MOUNTS=/dev/null "ENROOT_ENVIRON=$W/environ" IBWIRE_DEBUG=1)
-for kind in story "scaled 12 0" "scaled 512 0"; do
+for kind in story "scaled 12 0" "scaled 512 0" "sriov 256"; do
   T="$W/t"; rm -rf "$T"
   # shellcheck disable=SC2086
   "$G" $kind "$T"

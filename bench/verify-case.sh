@@ -1,4 +1,4 @@
-# sourced by bench/run.sh
+# sourced by bench/run.sh (uses its W, B and say)
 # verify on a 256 MiB NCCL_DEBUG=INFO log. The stand-in replays real logs, not generated lines:
 # the healthy 2-node RoCE log and the 2×H200 run of tests/fixtures (their mix of INIT, NET and
 # channel lines), host names renumbered per copy so 64 hosts appear, until 256 MiB; then one
@@ -20,6 +20,10 @@ PY
 for i in 1 2 3; do
   /usr/bin/time -f "%e %M" -o "$W/t$i" "$B" verify --from-log "$W/big.log" > "$W/v" 2>&1 || true
 done
-grep -q '^NOT OK: ibv_modify_qp failed with EINVAL' "$W/v" || { echo "verify missed the EINVAL line:"; head -3 "$W/v"; }
+grep -q '^NOT OK: ibv_modify_qp failed with EINVAL' "$W/v" || { say "verify missed the EINVAL line:"; head -3 "$W/v"; }
 read -r t1 m1 < <(tail -1 "$W/t1"); read -r t2 m2 < <(tail -1 "$W/t2"); read -r t3 m3 < <(tail -1 "$W/t3")
-echo "| verify --from-log, 256 MiB of real INFO logs replayed (3 runs) | $t1 s, $t2 s, $t3 s | | | peak RSS $(( m1 / 1024 )) MiB | \`ibwire verify --from-log DIR/big.log\` |"
+say "#### verify on a 256 MiB log"
+say ""
+say "| case | wall | | | peak memory | command |"
+say "|---|---|---|---|---|---|"
+say "| verify --from-log, 256 MiB of real INFO logs replayed (3 runs) | $t1 s, $t2 s, $t3 s | | | peak RSS $(( m1 / 1024 )) MiB | \`ibwire verify --from-log DIR/big.log\` |"
