@@ -351,6 +351,9 @@ impl Tree {
         self.w(format!("dev/infiniband/uverbs{uverbs}"), "");
         self.w(format!("dev/infiniband/umad{uverbs}"), "");
         self.w("dev/infiniband/rdma_cm", "");
+        // rdma_cm is a misc device (dynamic minor): its numbers are in sysfs, as on a node.
+        self.w("sys/devices/virtual/misc/rdma_cm/dev", "10:58");
+        self.link("sys/class/misc/rdma_cm", "sys/devices/virtual/misc/rdma_cm");
         pci
     }
 

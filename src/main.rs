@@ -234,6 +234,38 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// A CDI spec of the healthy HCAs, for podman, Docker, containerd, CRI-O and Kubernetes.
+    ///
+    /// Devices (kind ibwire.dev/hca): one per healthy HCA by name; `healthy`, every healthy HCA
+    /// with the NCCL_IB_HCA of exactly that set; `all`, every RDMA device with a uverbs node
+    /// and the same NCCL_IB_HCA. Each brings /dev/infiniband/rdma_cm. An unhealthy HCA (the
+    /// LID-0 bond, a port down) is not offered, so asking for it fails the start. Only node
+    /// facts: NCCL_SOCKET_IFNAME and the rest are for `launch` inside the container. umad/issm
+    /// only with hook.mad. cdiVersion is the lowest the content needs (0.3.0; 0.5.0 for names
+    /// starting with a digit), so podman 4.3 (Debian 12) reads it. Exit 1 when nothing can be
+    /// offered (with --output, a spec left from before is removed).
+    ///
+    /// Examples:
+    ///   ibwire cdi                                      print the spec (YAML)
+    ///   ibwire cdi --output /var/run/cdi/ibwire.yaml    write it atomically (0644)
+    ///   podman run --device ibwire.dev/hca=healthy IMAGE …
+    #[command(verbatim_doc_comment)]
+    Cdi {
+        #[command(flatten)]
+        node: NodeArgs,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "yaml")]
+        format: cmd::cdi::SpecFormat,
+        /// The CDI kind (vendor.tld/class) the devices are requested by.
+        #[arg(long, value_name = "KIND", default_value = ibwire::plan::cdi::DEFAULT_KIND)]
+        kind: String,
+        /// Write the spec to FILE atomically (temp file + rename, mode 0644) instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Configuration file (hca.include/exclude and hook.mad apply).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
     /// The GPU↔NIC PCIe matrix (PIX/PXB/PHB/NODE/SYS) from sysfs, as nvidia-smi topo -m.
     ///
     /// Computed from the PCIe tree alone, so it works in containers without NVML and on
@@ -571,6 +603,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 print!("{}", ibwire::text::for_terminal(&cmd::topo::text(&n, &m)));
             }
             Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Cdi { node, format, kind, output, config } => {
+            let n = source(&node, false).load()?;
+            cmd::cdi::run(&n, config.as_deref(), &kind, format, output.as_deref())
         }
         Cmd::Fleet { inputs, master_addr, config, json } => {
             cmd::fleet::run(&inputs, master_addr.as_deref(), config.as_deref(), json)

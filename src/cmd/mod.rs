@@ -1,5 +1,6 @@
 //! Actions: one module per command, each a thin renderer of facts and decisions.
 
+pub mod cdi;
 pub mod doctor;
 pub mod env;
 pub mod fleet;

@@ -4,6 +4,7 @@
 //! is testable from snapshots and the same rules serve env, hook, launch, doctor and verify.
 
 pub mod bootstrap_if;
+pub mod cdi;
 pub mod doctor;
 pub mod fleet;
 pub mod gpus;

@@ -126,6 +126,7 @@ pub fn read(sys: &SysRoot, dev_infiniband: Vec<String>) -> HostFacts {
         || sys.exists(Path::new(".enroot"))
         || sys.read(Path::new("proc/1/environ")).map(|e| e.contains("container=")).unwrap_or(false);
     let nvidia_driver = sys.read(Path::new("proc/driver/nvidia/version")).and_then(|t| parse_driver_version(&t));
+    let rdma_cm_dev = sys.read(Path::new("sys/class/misc/rdma_cm/dev")).filter(|d| parse_dev_numbers(d).is_some());
     HostFacts {
         peermem,
         memlock_bytes,
@@ -136,6 +137,7 @@ pub fn read(sys: &SysRoot, dev_infiniband: Vec<String>) -> HostFacts {
         libs_checked,
         in_container,
         nvidia_driver,
+        rdma_cm_dev,
     }
 }
 
@@ -190,6 +192,16 @@ pub fn hostname(sys: &SysRoot) -> Option<String> {
         return nix::unistd::gethostname().ok().and_then(|h| h.into_string().ok());
     }
     sys.read(Path::new("proc/sys/kernel/hostname"))
+}
+
+/// `231:192` (a sysfs `dev` file) as (major, minor); None for anything else.
+pub fn parse_dev_numbers(s: &str) -> Option<(u32, u32)> {
+    let (a, b) = s.trim().split_once(':')?;
+    let ok = |x: &str| !x.is_empty() && x.len() <= 10 && x.bytes().all(|c| c.is_ascii_digit());
+    if !ok(a) || !ok(b) {
+        return None;
+    }
+    Some((a.parse().ok()?, b.parse().ok()?))
 }
 
 #[cfg(test)]

@@ -322,6 +322,10 @@ pub struct HostFacts {
     /// fixes the CUDA driver API version too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nvidia_driver: Option<String>,
+    /// `10:58`, the char device numbers of `/dev/infiniband/rdma_cm` (a misc device with a
+    /// dynamic minor), from `/sys/class/misc/rdma_cm/dev`; what `ibwire cdi` writes into a spec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rdma_cm_dev: Option<String>,
 }
 
 impl Node {
