@@ -14,6 +14,7 @@ pub mod nvsmi;
 pub mod plan;
 pub mod probe;
 pub mod render;
+pub mod rendezvous;
 pub mod resolve;
 pub mod slurm;
 pub mod snapshot;

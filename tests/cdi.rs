@@ -228,3 +228,70 @@ fn a_bad_kind_is_one_line_and_exit_2() {
     assert_eq!(e.trim_end().lines().count(), 1, "{e}");
     assert!(!e.contains('\u{1b}'));
 }
+
+fn launch_dry_run(root: &Path, vars: &[(&str, &str)]) -> std::process::Output {
+    let mut c = Command::new(bin());
+    c.args(["launch", "--root", root.to_str().unwrap(), "--dry-run", "--", "train.py"])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin");
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+/// `launch` as a pod's entrypoint: Kubeflow's PET_* and JobSet's MASTER_ADDR/NNODES/NODE_RANK
+/// give the torchrun command; Slurm's variables win when both are there; bad values are one
+/// line naming the variable.
+#[test]
+fn launch_reads_a_pods_rendezvous() {
+    let t = tree_dir();
+    ibwire::fixture::story(t.path());
+    let o = launch_dry_run(
+        t.path(),
+        &[
+            ("PET_NNODES", "2"),
+            ("PET_NODE_RANK", "1"),
+            ("PET_MASTER_ADDR", "10.9.8.7"),
+            ("PET_MASTER_PORT", "23456"),
+            ("PET_NPROC_PER_NODE", "4"),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(
+            "torchrun --nnodes=2 --nproc-per-node=4 --node-rank=1 --master-addr=10.9.8.7 --master-port=23456 train.py"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    let o = launch_dry_run(
+        t.path(),
+        &[("MASTER_ADDR", "10.9.8.7"), ("MASTER_PORT", "24000"), ("NNODES", "3"), ("NODE_RANK", "2")],
+    );
+    assert!(
+        stdout(&o).contains("--nnodes=3 --nproc-per-node=8 --node-rank=2 --master-addr=10.9.8.7 --master-port=24000"),
+        "{}",
+        stdout(&o)
+    );
+    // Slurm first.
+    let o = launch_dry_run(
+        t.path(),
+        &[
+            ("SLURM_JOB_NODELIST", "10.1.1.[1-4]"),
+            ("SLURM_NODEID", "3"),
+            ("SLURM_JOB_ID", "77"),
+            ("PET_NNODES", "2"),
+            ("PET_MASTER_ADDR", "10.9.8.7"),
+        ],
+    );
+    assert!(
+        stdout(&o).contains("--nnodes=4 --nproc-per-node=8 --node-rank=3 --master-addr=10.1.1.1 --master-port=20077"),
+        "{}",
+        stdout(&o)
+    );
+    let o = launch_dry_run(t.path(), &[("PET_NNODES", "1:4"), ("PET_MASTER_ADDR", "m")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("PET_NNODES=1:4: an elastic range"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim_end().lines().count(), 1, "{}", stderr(&o));
+}

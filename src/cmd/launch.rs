@@ -121,8 +121,11 @@ pub fn prepare(
     if let Some(b) = &a.bootstrap_if {
         cfg.bootstrap_interface = Some(b.clone());
     }
-    let nnodes = a.nnodes.or(job.as_ref().map(|j| j.nodes.len())).unwrap_or(1);
-    let node_rank = a.node_rank.or(job.as_ref().and_then(|j| j.node_rank)).unwrap_or(0);
+    // Outside Slurm, a pod's rendezvous (Kubeflow PET_*, JobSet/torchrun MASTER_ADDR…).
+    let engine = if job.is_none() { crate::rendezvous::from_env(&env)? } else { None };
+    let eng = engine.clone().unwrap_or_default();
+    let nnodes = a.nnodes.or(job.as_ref().map(|j| j.nodes.len())).or(eng.nnodes).unwrap_or(1);
+    let node_rank = a.node_rank.or(job.as_ref().and_then(|j| j.node_rank)).or(eng.node_rank).unwrap_or(0);
     if nnodes == 0 || node_rank >= nnodes {
         bail!("node rank {node_rank} is not below the node count {nnodes}");
     }
@@ -130,6 +133,7 @@ pub fn prepare(
         .master_addr
         .clone()
         .or_else(|| job.as_ref().and_then(|j| j.nodes.first().cloned()))
+        .or(eng.master_addr.clone())
         .unwrap_or_else(|| "127.0.0.1".into());
     let ip = crate::resolve::resolve(&master_name, Duration::from_secs(5)).with_context(|| {
         format!("master address {master_name} does not resolve here; give --master-addr with an IP address")
@@ -138,6 +142,7 @@ pub fn prepare(
         .master_port
         .or(cfg.launch.master_port)
         .or(job.as_ref().and_then(|j| j.job_id).map(crate::slurm::port_for_job))
+        .or(eng.master_port)
         .unwrap_or(29500);
     let rdzv = a.rdzv.or(match cfg.launch.rdzv.as_deref() {
         Some("c10d") => Some(Rdzv::C10d),
@@ -218,7 +223,7 @@ pub fn prepare(
         node_rank,
         master_ip: ip.to_string(),
         master_port,
-        nproc_per_node: a.nproc_per_node.unwrap_or(p.nproc_per_node),
+        nproc_per_node: a.nproc_per_node.or(eng.nproc_per_node).unwrap_or(p.nproc_per_node),
         rdzv: rdzv.unwrap_or(Rdzv::Static),
         rdzv_id: job.as_ref().and_then(|j| j.job_id).map(|i| i.to_string()).unwrap_or_else(|| "ibwire".into()),
         torchrun,
