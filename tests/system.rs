@@ -74,3 +74,9 @@ fn static_binaries_and_packages_install_and_remove_cleanly() {
 fn hook_and_probe_grow_linearly_with_sriov_functions() {
     script("growth.sh", Duration::from_secs(1200));
 }
+
+#[test]
+#[ignore = "system test: needs root and Debian's podman + runc (a CDI spec from a fixture tree, containers started); run by .ci/run"]
+fn podman_reads_the_cdi_spec_and_launch_reads_pet_variables_inside() {
+    script("cdi-podman.sh", Duration::from_secs(600));
+}
