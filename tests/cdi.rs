@@ -295,3 +295,39 @@ fn launch_reads_a_pods_rendezvous() {
     assert!(stderr(&o).contains("PET_NNODES=1:4: an elastic range"), "{}", stderr(&o));
     assert_eq!(stderr(&o).trim_end().lines().count(), 1, "{}", stderr(&o));
 }
+
+/// doctor names an ibwire spec on disk that no longer matches the node, with the fix; a spec
+/// that matches, or a file that is not ibwire's, says nothing.
+#[test]
+fn doctor_names_a_stale_spec() {
+    let t = tree_dir();
+    ibwire::fixture::story(t.path());
+    let r = t.path().to_str().unwrap();
+    let dir = t.path().join("var/run/cdi");
+    fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("ibwire.yaml");
+    assert!(ibwire(&["cdi", "--root", r, "--output", out.to_str().unwrap()]).status.success());
+    fs::write(
+        dir.join("other.json"),
+        r#"{"cdiVersion":"0.5.0","kind":"nvidia.com/gpu","devices":[{"name":"0","containerEdits":{}}]}"#,
+    )
+    .unwrap();
+    let doctor = || stdout(&ibwire(&["doctor", "--root", r, "--json"]));
+    assert!(!doctor().contains("CDI spec"), "a matching spec is no finding: {}", doctor());
+    let again = ibwire(&["cdi", "--root", r, "--output", out.to_str().unwrap()]);
+    assert!(stderr(&again).contains("is up to date"), "{}", stderr(&again));
+    // A port goes down after the spec was written.
+    let p = fs::read_link(t.path().join("sys/class/infiniband/mlx5_6")).unwrap();
+    let dev = t.path().join("sys/class/infiniband").join(p);
+    fs::write(dev.join("ports/1/state"), "1: DOWN\n").unwrap();
+    let j: serde_json::Value = serde_json::from_str(&doctor()).unwrap();
+    let f: Vec<&serde_json::Value> =
+        j["findings"].as_array().unwrap().iter().filter(|f| f["subject"] == "CDI spec").collect();
+    assert_eq!(f.len(), 1, "{j:#}");
+    let m = f[0]["message"].as_str().unwrap();
+    assert!(
+        m.contains("no longer matches this node") && m.contains("offers mlx5_6 that this node no longer would"),
+        "{m}"
+    );
+    assert!(f[0]["fix"].as_str().unwrap().starts_with("ibwire cdi --output "), "{}", f[0]["fix"]);
+}

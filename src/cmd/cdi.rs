@@ -3,7 +3,8 @@
 //! `--output FILE` writes atomically: a temporary file in FILE's directory, written, synced,
 //! mode 0644, then renamed over FILE, so a runtime reading /etc/cdi or /var/run/cdi never sees
 //! half a spec. With nothing to offer, an existing FILE is removed (a runtime must not go on
-//! offering devices the node no longer has) and the exit code is 1.
+//! offering devices the node no longer has) and the exit code is 1. A FILE that already holds
+//! the same spec is left alone (no rename, so a runtime's watch sees no change).
 
 use crate::plan::cdi::{self, Spec};
 use crate::plan::{self, Intent};
@@ -70,6 +71,10 @@ pub fn run(
     let text = render(&spec, format)?;
     match output {
         None => print!("{text}"),
+        // A refresh (packaging/ibwire-cdi.timer) that finds the same spec leaves the file alone.
+        Some(out) if crate::input::read_text_nofollow(out, 4 << 20).is_ok_and(|t| t == text) => {
+            eprintln!("ibwire: cdi: {} is up to date", out.display());
+        }
         Some(out) => {
             write_atomically(out, text.as_bytes())?;
             eprintln!(

@@ -53,6 +53,49 @@ pub fn gather(env: &BTreeMap<String, String>, root: &Path) -> (BTreeMap<String, 
     (vars, notes)
 }
 
+/// ibwire's CDI specs in /etc/cdi and /var/run/cdi (under `root`) that no longer match what
+/// this node offers: a runtime would still hand out a device whose port went down, or miss one
+/// that came back. Files are read bounded; what does not parse as a spec is not ibwire's.
+pub fn stale_cdi_specs(node: &Node, cfg: &crate::config::Config, root: &Path) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for dir in ["etc/cdi", "var/run/cdi"] {
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
+        let mut files: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "json"))
+            .take(256)
+            .collect();
+        files.sort();
+        for f in files {
+            let Ok(text) = crate::input::read_text_nofollow(&f, 1 << 20) else { continue };
+            let parsed: Option<crate::plan::cdi::Spec> = if text.trim_start().starts_with('{') {
+                serde_json::from_str(&text).ok()
+            } else {
+                serde_yaml::from_str(&text).ok()
+            };
+            let Some(on_disk) = parsed.filter(crate::plan::cdi::is_ours) else { continue };
+            let now = super::cdi::build(node, cfg, &on_disk.kind);
+            let diff = crate::plan::cdi::differences(&on_disk, now.spec.as_ref());
+            if !diff.is_empty() {
+                let shown = super::printable(&f.display().to_string(), 300);
+                out.push(
+                    Finding::new(
+                        Severity::Warning,
+                        "CDI spec",
+                        format!(
+                            "{shown} no longer matches this node: {}; containers started with it get the old devices or NCCL_IB_HCA",
+                            super::printable(&diff.join("; "), 1000)
+                        ),
+                    )
+                    .fix(format!("ibwire cdi --output {shown} (packaging/ibwire-cdi.timer refreshes it)")),
+                );
+            }
+        }
+    }
+    out
+}
+
 /// `extra`: findings made before the node was examined (a master that does not resolve).
 pub fn run(node: &Node, intent: &Intent, root: &Path, json: bool, extra: Vec<Finding>) -> Result<ExitCode> {
     // What the enroot hook said at this container's start (pyxis shows its stderr only when a
@@ -68,6 +111,7 @@ pub fn run(node: &Node, intent: &Intent, root: &Path, json: bool, extra: Vec<Fin
     let p = plan::decide(node, intent);
     let (vars, mut findings) = gather(&intent.env, root);
     findings.extend(extra);
+    findings.extend(stale_cdi_specs(node, &intent.config, root));
     findings.extend(lint(node, &p, &vars));
     findings.extend(p.findings.iter().cloned());
     findings.sort_by_key(|f| std::cmp::Reverse(f.severity));

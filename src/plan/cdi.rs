@@ -219,6 +219,48 @@ pub fn build(node: &Node, plan: &Plan, kind: &str, mad: bool) -> Built {
     }
 }
 
+/// Whether a spec read from disk is one of ibwire's: its set devices are there.
+pub fn is_ours(s: &Spec) -> bool {
+    s.devices.iter().any(|d| d.name == "all")
+        && s.devices
+            .iter()
+            .all(|d| d.name == "all" || d.name == "healthy" || !d.container_edits.device_nodes.is_empty())
+}
+
+/// What differs between a spec on disk and the one this node offers now (same kind), in words;
+/// empty when they agree. Devices are compared by name, nodes and environment.
+pub fn differences(on_disk: &Spec, now: Option<&Spec>) -> Vec<String> {
+    let Some(now) = now else {
+        return vec!["this node has nothing to offer any more".into()];
+    };
+    let mut out = Vec::new();
+    let names = |s: &Spec| s.devices.iter().map(|d| d.name.clone()).collect::<std::collections::BTreeSet<_>>();
+    let (old, new) = (names(on_disk), names(now));
+    let gone: Vec<_> = old.difference(&new).cloned().collect();
+    let added: Vec<_> = new.difference(&old).cloned().collect();
+    if !gone.is_empty() {
+        out.push(format!("offers {} that this node no longer would", gone.join(", ")));
+    }
+    if !added.is_empty() {
+        out.push(format!("lacks {} that this node now offers", added.join(", ")));
+    }
+    for d in &now.devices {
+        if let Some(o) = on_disk.devices.iter().find(|o| o.name == d.name) {
+            if o.container_edits.env != d.container_edits.env {
+                out.push(format!(
+                    "{}: environment {} on disk, {} now",
+                    d.name,
+                    o.container_edits.env.join(" "),
+                    d.container_edits.env.join(" ")
+                ));
+            } else if o.container_edits.device_nodes != d.container_edits.device_nodes {
+                out.push(format!("{}: other device nodes than this node's", d.name));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -58,6 +58,8 @@ done
 deb=dist/ibwire_${v}-1_amd64.deb; rpmf=dist/ibwire-${v}-1.x86_64.rpm
 want="/etc/enroot/hooks.d/90-ibwire.sh
 /etc/ibwire.yaml
+UNITDIR/ibwire-cdi.service
+UNITDIR/ibwire-cdi.timer
 /usr/bin/ibwire
 /usr/share/bash-completion/completions/ibwire
 /usr/share/doc/ibwire/README.md
@@ -70,6 +72,8 @@ want="/etc/enroot/hooks.d/90-ibwire.sh
 /usr/share/doc/ibwire/docs/troubleshooting.md
 /usr/share/doc/ibwire/examples/allreduce.py
 /usr/share/doc/ibwire/examples/ibwire.yaml
+/usr/share/doc/ibwire/examples/k8s/pytorchjob.yaml
+/usr/share/doc/ibwire/examples/podman.sh
 /usr/share/doc/ibwire/examples/slurm/existing-taskprolog.sh
 /usr/share/doc/ibwire/examples/slurm/slurm.conf.snippet
 /usr/share/doc/ibwire/examples/train-baremetal.sbatch
@@ -83,7 +87,8 @@ want=$(echo "$want" | sort)
 # .deb (zsh: Debian's vendor-completions; the .rpm: Fedora's site-functions)
 dpkg -i "$deb" > /dev/null
 got=$(dpkg -L ibwire | while read -r f; do [ -d "$f" ] || echo "$f"; done | files)
-[ "$got" = "$(echo "$want" | sed 's#ZSHDIR#vendor-completions#' | sort)" ] || { echo "FAIL: .deb file list"; diff <(echo "$want" | sed 's#ZSHDIR#vendor-completions#' | sort) <(echo "$got"); exit 1; }
+deb_want=$(echo "$want" | sed 's#ZSHDIR#vendor-completions#; s#^UNITDIR#/lib/systemd/system#' | sort)
+[ "$got" = "$deb_want" ] || { echo "FAIL: .deb file list"; diff <(echo "$deb_want") <(echo "$got"); exit 1; }
 file /usr/bin/ibwire | grep -q 'static' || { echo "FAIL: the .deb's binary is not the static one"; exit 1; }
 grep -qx '/etc/ibwire.yaml' /var/lib/dpkg/info/ibwire.conffiles && grep -qx '/etc/enroot/hooks.d/90-ibwire.sh' /var/lib/dpkg/info/ibwire.conffiles \
   || { echo "FAIL: config files not marked"; exit 1; }
@@ -117,7 +122,7 @@ done
 dpkg --purge ibwire > /dev/null
 for f in $want /usr/bin/ibwire-taskprolog; do [ ! -e "$f" ] && [ ! -L "$f" ] || { echo "FAIL: $f left after purge"; exit 1; }; done
 # .rpm
-want=$(echo "$want" | sed 's#/zsh/ZSHDIR/#/zsh/site-functions/#' | sort)
+want=$(echo "$want" | sed 's#/zsh/ZSHDIR/#/zsh/site-functions/#; s#^UNITDIR#/usr/lib/systemd/system#' | sort)
 got=$(rpm -qlp "$rpmf" 2>/dev/null | files)
 [ "$got" = "$want" ] || { echo "FAIL: .rpm file list"; diff <(echo "$want") <(echo "$got"); exit 1; }
 rpm -qp --scripts "$rpmf" 2>/dev/null | grep -q 'ln -sf ibwire /usr/bin/ibwire-taskprolog' || { echo "FAIL: rpm scripts"; exit 1; }
