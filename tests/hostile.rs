@@ -328,7 +328,7 @@ fn env_sh_round_trips_through_every_shell() {
             Ok(())
         })
         .unwrap();
-    for v in ["{a,b}", "~root", "*", "a b", "'", "$(id)", "`id`", "!x", "[ab]", "=x", ""] {
+    for v in ["{a,b}", "~root", "*", "a b", "'", "$(id)", "`id`", "!x", "[ab]", "=x", "", ":=+", "a:=ls"] {
         let line = format!("export X={}", ibwire::render::sh_quote(v));
         for sh in &shells {
             assert_eq!(eval_in(sh, &line), v, "{} with {line}", sh[0]);
