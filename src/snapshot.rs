@@ -48,6 +48,9 @@ struct Head {
 /// Parse either format; the error text starts with `LINE:COLUMN: `. Schema 1 (before the P_Key
 /// at index 0 was recorded) loads with that fact unknown; anything else but the current schema
 /// is refused with the version named.
+const MIGRATED_2: &str =
+    "migrated from snapshot schema 2: ACS on PCIe bridges, the IOMMU, the kernel and the NVIDIA module kind are unknown";
+
 pub fn parse(text: &str) -> Result<Node> {
     use crate::input::parse_error_text;
     let json = text.trim_start().starts_with('{');
@@ -73,8 +76,8 @@ pub fn parse(text: &str) -> Result<Node> {
     };
     let mut node = match parsed.map_err(|e| (e, head())) {
         Ok(n) => n,
-        Err((e, Some(h))) if h.schema != SCHEMA && h.schema != 1 => bail!(
-            "1:1: snapshot schema {} is not supported (this ibwire reads schemas 1 and {SCHEMA}); re-run `ibwire probe --save` with this version ({e:#})",
+        Err((e, Some(h))) if h.schema != SCHEMA && h.schema != 1 && h.schema != 2 => bail!(
+            "1:1: snapshot schema {} is not supported (this ibwire reads schemas 1 to {SCHEMA}); re-run `ibwire probe --save` with this version ({e:#})",
             h.schema
         ),
         Err((e, Some(_))) => {
@@ -87,8 +90,13 @@ pub fn parse(text: &str) -> Result<Node> {
         1 => {
             node.schema = SCHEMA;
             node.notes.push("migrated from snapshot schema 1: the P_Key at index 0 of each port is unknown".into());
+            node.notes.push(MIGRATED_2.into());
         }
-        n => bail!("1:1: snapshot schema {n} is not supported (this ibwire reads schemas 1 and {SCHEMA})"),
+        2 => {
+            node.schema = SCHEMA;
+            node.notes.push(MIGRATED_2.into());
+        }
+        n => bail!("1:1: snapshot schema {n} is not supported (this ibwire reads schemas 1 to {SCHEMA})"),
     }
     Ok(node)
 }

@@ -127,6 +127,30 @@ pub fn read(sys: &SysRoot, dev_infiniband: Vec<String>) -> HostFacts {
         || sys.read(Path::new("proc/1/environ")).map(|e| e.contains("container=")).unwrap_or(false);
     let nvidia_driver = sys.read(Path::new("proc/driver/nvidia/version")).and_then(|t| parse_driver_version(&t));
     let rdma_cm_dev = sys.read(Path::new("sys/class/misc/rdma_cm/dev")).filter(|d| parse_dev_numbers(d).is_some());
+    let kernel = sys
+        .read(Path::new("proc/sys/kernel/osrelease"))
+        .filter(|k| !k.is_empty() && k.len() <= 128 && k.bytes().all(|c| c.is_ascii_graphic()));
+    let nvidia_module = sys.read(Path::new("proc/driver/nvidia/version")).and_then(|t| module_kind(&t));
+    let iommu_groups = sys
+        .exists(Path::new("sys/kernel/iommu_groups"))
+        .then(|| sys.list_unordered(Path::new("sys/kernel/iommu_groups")).len() as u32);
+    // Passthrough: asked on the command line, or what the kernel made of the default domain
+    // (a group's type is `identity` then, `DMA`/`DMA-FQ` when translating).
+    let cmdline_pt = sys
+        .read(Path::new("proc/cmdline"))
+        .map(|c| c.split_whitespace().any(|w| w == "iommu=pt" || w == "iommu.passthrough=1"));
+    let group_identity = match iommu_groups {
+        Some(n) if n > 0 => sys
+            .list(Path::new("sys/kernel/iommu_groups"))
+            .first()
+            .and_then(|g| sys.read(&Path::new("sys/kernel/iommu_groups").join(g).join("type")))
+            .map(|t| t == "identity"),
+        _ => None,
+    };
+    let iommu_passthrough = match (cmdline_pt, group_identity) {
+        (Some(true), _) | (_, Some(true)) => Some(true),
+        (a, b) => a.or(b),
+    };
     HostFacts {
         peermem,
         memlock_bytes,
@@ -137,6 +161,10 @@ pub fn read(sys: &SysRoot, dev_infiniband: Vec<String>) -> HostFacts {
         libs_checked,
         in_container,
         nvidia_driver,
+        kernel,
+        nvidia_module,
+        iommu_groups,
+        iommu_passthrough,
         rdma_cm_dev,
     }
 }
@@ -192,6 +220,24 @@ pub fn hostname(sys: &SysRoot) -> Option<String> {
         return nix::unistd::gethostname().ok().and_then(|h| h.into_string().ok());
     }
     sys.read(Path::new("proc/sys/kernel/hostname"))
+}
+
+/// `open` or `proprietary` from `/proc/driver/nvidia/version`'s first line; None when it is not
+/// the NVRM line.
+pub fn module_kind(text: &str) -> Option<String> {
+    let first = text.lines().next()?;
+    if !first.starts_with("NVRM version:") {
+        return None;
+    }
+    Some(if first.contains("Open Kernel Module") { "open" } else { "proprietary" }.to_string())
+}
+
+/// `5.15.0-91-generic` → (5, 15); None when it does not start with two numbers.
+pub fn kernel_version(k: &str) -> Option<(u32, u32)> {
+    let mut it = k.split(|c: char| !c.is_ascii_digit());
+    let major = it.next()?.parse().ok()?;
+    let minor = it.next()?.parse().ok()?;
+    Some((major, minor))
 }
 
 /// `231:192` (a sysfs `dev` file) as (major, minor); None for anything else.

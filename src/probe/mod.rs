@@ -88,8 +88,22 @@ pub fn probe_with(sys: &SysRoot, opts: &ProbeOptions) -> Node {
         numa: if sys.full() { host::numa(sys) } else { Vec::new() },
         host: host::read(sys, dev_ib),
         nvlinks: Vec::new(),
+        bridges: Vec::new(),
         notes: Vec::new(),
     };
+    if sys.full() {
+        // ACS on the way between GPUs and HCAs (doctor, fleet): one config read per bridge.
+        let mut bdfs: Vec<String> = node
+            .gpus
+            .iter()
+            .map(|g| &g.pci)
+            .chain(node.rdma.iter().filter(|d| !d.virtual_function).filter_map(|d| d.pci.as_ref()))
+            .flat_map(|p| p.bridges.iter().cloned())
+            .collect();
+        bdfs.sort();
+        bdfs.dedup();
+        node.bridges = pci::bridges(sys, &bdfs);
+    }
     if opts.nvidia_smi && sys.is_live() && !node.gpus.is_empty() {
         if let Ok(path) = which::which("nvidia-smi") {
             for n in nvidia_smi(&mut node, &path, opts.nvidia_smi_timeout) {

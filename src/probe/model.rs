@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 
 /// 2: `pkey0` added, `pkeys` filled only by `probe --all` (schema 1 snapshots load, migrated).
-pub const SCHEMA: u32 = 2;
+/// 3: `bridges` (ACS), `host.kernel`, `host.nvidia_module`, `host.iommu_*`, `host.rdma_cm_dev`,
+/// `attributes_unread` (schema 1 and 2 snapshots load, migrated: those facts unknown).
+pub const SCHEMA: u32 = 3;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -26,7 +28,50 @@ pub struct Node {
     /// NVLink counts between GPUs (bus-order indices), from `nvidia-smi topo -m` when it ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nvlinks: Vec<NvLink>,
+    /// The PCIe bridges above the GPUs and the (physical) RDMA devices, with their ACS state.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bridges: Vec<Bridge>,
     pub notes: Vec<String>,
+}
+
+/// A PCIe bridge (switch or root port) on a GPU's or an HCA's path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Bridge {
+    pub bdf: String,
+    pub acs: Acs,
+    /// The ACS Control register (extended capability 0x000D, offset 6) when `acs` is `read`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acs_ctrl: Option<u16>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Acs {
+    /// The capability was found and its control register read.
+    Read,
+    /// Configuration space was readable and has no ACS capability.
+    Absent,
+    /// Only the first 64 or 256 bytes were readable (an unprivileged reader, a captured tree
+    /// without `config`): unknown, never taken for "off".
+    Unreadable,
+}
+
+/// ACS Control bits that send peer-to-peer traffic away from the switch: P2P Request Redirect,
+/// P2P Completion Redirect, P2P Egress Control (PCIe base spec, ACS Control register).
+pub const ACS_P2P_RR: u16 = 1 << 2;
+pub const ACS_P2P_CR: u16 = 1 << 3;
+pub const ACS_P2P_EC: u16 = 1 << 5;
+
+impl Bridge {
+    /// Whether ACS redirects or blocks peer-to-peer through this bridge; None when unknown.
+    pub fn redirects(&self) -> Option<bool> {
+        match self.acs {
+            Acs::Read => self.acs_ctrl.map(|c| c & (ACS_P2P_RR | ACS_P2P_CR | ACS_P2P_EC) != 0),
+            Acs::Absent => Some(false),
+            Acs::Unreadable => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -322,6 +367,20 @@ pub struct HostFacts {
     /// fixes the CUDA driver API version too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nvidia_driver: Option<String>,
+    /// The running kernel (`/proc/sys/kernel/osrelease`): DMA-BUF needs ≥ 5.12.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+    /// `open` or `proprietary`: the NVIDIA kernel module's kind, from the first line of
+    /// `/proc/driver/nvidia/version` ("NVIDIA UNIX Open Kernel Module" for the open one). DMA-BUF
+    /// export of GPU memory needs the open one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvidia_module: Option<String>,
+    /// Entries of `/sys/kernel/iommu_groups` (0: no IOMMU translating DMA); None when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iommu_groups: Option<u32>,
+    /// `iommu=pt` on the kernel command line (DMA of host devices not translated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iommu_passthrough: Option<bool>,
     /// `10:58`, the char device numbers of `/dev/infiniband/rdma_cm` (a misc device with a
     /// dynamic minor), from `/sys/class/misc/rdma_cm/dev`; what `ibwire cdi` writes into a spec.
     #[serde(default, skip_serializing_if = "Option::is_none")]

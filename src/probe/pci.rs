@@ -93,6 +93,49 @@ pub fn device_dir(sys: &SysRoot, dir: &Path, class: &str) -> Option<std::path::P
     }
 }
 
+/// What a function's configuration space says about ACS: the control register, no capability,
+/// or not readable (shorter than the extended space: an unprivileged reader gets 64 bytes).
+/// The extended capability list starts at 0x100; each header holds the id (low 16 bits) and the
+/// next offset (bits 20-31); the walk is bounded and stops on a loop or an offset out of range.
+pub fn acs_control(config: &[u8]) -> (crate::probe::model::Acs, Option<u16>) {
+    use crate::probe::model::Acs;
+    let u32_at = |o: usize| config.get(o..o + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    if config.len() < 0x104 {
+        return (Acs::Unreadable, None);
+    }
+    let mut off = 0x100usize;
+    for _ in 0..64 {
+        let Some(h) = u32_at(off) else { return (Acs::Absent, None) };
+        if h == 0 || h == u32::MAX {
+            return (Acs::Absent, None);
+        }
+        if h & 0xffff == 0x000d {
+            return match config.get(off + 6..off + 8) {
+                Some(b) => (Acs::Read, Some(u16::from_le_bytes([b[0], b[1]]))),
+                None => (Acs::Unreadable, None),
+            };
+        }
+        let next = ((h >> 20) & 0xffc) as usize;
+        if next < 0x100 || next <= off {
+            return (Acs::Absent, None);
+        }
+        off = next;
+    }
+    (Acs::Absent, None)
+}
+
+/// The bridges named (BDFs), each with its ACS state from `sys/bus/pci/devices/<bdf>/config`.
+pub fn bridges(sys: &SysRoot, bdfs: &[String]) -> Vec<crate::probe::model::Bridge> {
+    bdfs.iter()
+        .filter(|b| is_bdf(b))
+        .map(|b| {
+            let config = sys.read_bytes(&Path::new("sys/bus/pci/devices").join(b).join("config")).unwrap_or_default();
+            let (acs, acs_ctrl) = acs_control(&config);
+            crate::probe::model::Bridge { bdf: b.clone(), acs, acs_ctrl }
+        })
+        .collect()
+}
+
 /// Resolve a `device` link (or any path) to a PCI function.
 pub fn function_at(sys: &SysRoot, link: &Path) -> Option<PciFunction> {
     let dir = sys.resolve(link)?;
@@ -102,6 +145,22 @@ pub fn function_at(sys: &SysRoot, link: &Path) -> Option<PciFunction> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn acs_capability_walk() {
+        use crate::probe::model::Acs;
+        assert_eq!(acs_control(&[0u8; 64]), (Acs::Unreadable, None));
+        let mut c = vec![0u8; 4096];
+        assert_eq!(acs_control(&c), (Acs::Absent, None));
+        // AER (0x0001) at 0x100 → ACS (0x000d) at 0x148, control 0x001d (SV, RR, CR, UF).
+        c[0x100..0x104].copy_from_slice(&(0x0001u32 | (1 << 16) | (0x148 << 20)).to_le_bytes());
+        c[0x148..0x14c].copy_from_slice(&(0x000du32 | (1 << 16)).to_le_bytes());
+        c[0x14e..0x150].copy_from_slice(&0x001du16.to_le_bytes());
+        assert_eq!(acs_control(&c), (Acs::Read, Some(0x001d)));
+        // A loop (next pointing back) ends.
+        c[0x148..0x14c].copy_from_slice(&(0x0002u32 | (0x100 << 20)).to_le_bytes());
+        assert_eq!(acs_control(&c), (Acs::Absent, None));
+    }
 
     #[test]
     fn bdf_forms() {

@@ -316,6 +316,19 @@ impl SysRoot {
     /// Read a small text file, trimmed. Missing → None silently; anything else that goes wrong
     /// → None and a note naming the file.
     pub fn read(&self, rel: &Path) -> Option<String> {
+        let buf = self.read_bytes(rel)?;
+        match String::from_utf8(buf) {
+            Ok(s) => Some(s.trim_end_matches(['\n', '\r', ' ', '\t', '\0']).to_string()),
+            Err(_) => {
+                self.note(format!("{} is not UTF-8 text; ignored", self.show(rel)));
+                None
+            }
+        }
+    }
+
+    /// A file's bytes (a PCI function's `config`), bounded as `read` is; None when absent or
+    /// unreadable (with a note for faults other than absence).
+    pub fn read_bytes(&self, rel: &Path) -> Option<Vec<u8>> {
         self.record(rel);
         self.count_open();
         // O_NONBLOCK: a FIFO or terminal planted in a tree answers at once instead of blocking.
@@ -373,13 +386,7 @@ impl SysRoot {
             self.note(format!("{} is not a regular file; ignored", self.show(rel)));
             return None;
         }
-        match String::from_utf8(buf) {
-            Ok(s) => Some(s.trim_end_matches(['\n', '\r', ' ', '\t', '\0']).to_string()),
-            Err(_) => {
-                self.note(format!("{} is not UTF-8 text; ignored", self.show(rel)));
-                None
-            }
-        }
+        Some(buf)
     }
 
     /// Read and parse an attribute; garbage becomes None plus a note saying what was expected.
