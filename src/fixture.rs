@@ -244,6 +244,44 @@ impl Tree {
         symlink(rel, abs).unwrap();
     }
 
+    /// The running kernel's release (`/proc/sys/kernel/osrelease`).
+    pub fn kernel(&self, release: &str) {
+        self.w("proc/sys/kernel/osrelease", release);
+    }
+
+    /// `/proc/driver/nvidia/version` as the open or the proprietary module writes it.
+    pub fn nvidia_module(&self, open: bool, version: &str) {
+        let kind = if open { "NVIDIA UNIX Open Kernel Module for x86_64" } else { "NVIDIA UNIX x86_64 Kernel Module" };
+        self.w(
+            "proc/driver/nvidia/version",
+            &format!("NVRM version: {kind}  {version}  Release Build  (dvs-builder@U16-I3-B03-4-3)  Thu Oct 17 2024\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)"),
+        );
+    }
+
+    /// `groups` IOMMU groups, of type `identity` (passthrough) or `DMA-FQ` (translating).
+    pub fn iommu(&self, groups: usize, passthrough: bool) {
+        self.mk("sys/kernel/iommu_groups");
+        for g in 0..groups {
+            self.w(format!("sys/kernel/iommu_groups/{g}/type"), if passthrough { "identity" } else { "DMA-FQ" });
+        }
+    }
+
+    /// Make `bdf`'s configuration space the 4 KiB root reads, with an AER capability at 0x100
+    /// and, when `acs` is given, an ACS capability after it holding that control register.
+    pub fn config_space_4k(&self, bdf: &str, acs: Option<u16>) {
+        let p = self.root.join("sys/bus/pci/devices").join(bdf).join("config");
+        let mut c = fs::read(&p).unwrap_or_default();
+        c.resize(4096, 0);
+        let next = if acs.is_some() { 0x148u32 } else { 0 };
+        c[0x100..0x104].copy_from_slice(&(0x0001u32 | (1 << 16) | (next << 20)).to_le_bytes());
+        if let Some(ctrl) = acs {
+            c[0x148..0x14c].copy_from_slice(&(0x000du32 | (1 << 16)).to_le_bytes());
+            c[0x14c..0x14e].copy_from_slice(&0x005fu16.to_le_bytes()); // capabilities: SV TB RR CR UF DT
+            c[0x14e..0x150].copy_from_slice(&ctrl.to_le_bytes());
+        }
+        fs::write(p, c).unwrap();
+    }
+
     pub fn hostname(&self, h: &str) {
         self.w("proc/sys/kernel/hostname", h);
     }

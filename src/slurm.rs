@@ -245,6 +245,15 @@ pub fn port_for_job(job_id: u64) -> u16 {
     (20000 + job_id % 9000) as u16
 }
 
+/// NCCL's RAS (2.24+) listens for `ncclras` on NCCL_RAS_ADDR, default localhost:28028, with
+/// SO_REUSEPORT (src/ras/client_support.cc): jobs of one user on a shared node share that port,
+/// and an `ncclras` query lands on any of them; another user's job cannot bind it. A loopback
+/// port per job, in 11000–19999 (below launch's 20000–28999 rendezvous ports and outside
+/// Linux's ephemeral range), keeps each job's RAS its own.
+pub fn ras_port_for_job(job_id: u64) -> u16 {
+    (11000 + job_id % 9000) as u16
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

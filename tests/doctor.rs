@@ -168,3 +168,145 @@ fn narrow_links_and_unhealthy_ports_from_the_shared_rules() {
     assert!(find(&fs, "mlx5_9", "port 1: port state DOWN")["fix"].as_str().unwrap().contains("NCCL_IB_HCA"));
     assert!(find(&fs, "mlx5_bond_0", "port 1: InfiniBand link layer with LID 0x0")["message"].is_string());
 }
+
+/// GPUDirect RDMA's registration paths: without nvidia_peermem, DMA-BUF (kernel ≥ 5.12 and the
+/// open NVIDIA module) is named as the path; an old kernel or the proprietary module is the
+/// missing piece; unknown facts say so.
+#[test]
+fn gpudirect_through_peermem_or_dmabuf() {
+    let cases: [(Option<&str>, Option<bool>, &str, &str); 4] = [
+        (
+            Some("6.8.0-45-generic"),
+            Some(true),
+            "info",
+            "can be registered through DMA-BUF instead (kernel 6.8.0-45-generic",
+        ),
+        (Some("5.4.0-150-generic"), Some(true), "warning", "kernel 5.4.0-150-generic is older than 5.12"),
+        (Some("6.8.0-45-generic"), Some(false), "warning", "the proprietary NVIDIA kernel module is loaded"),
+        (None, None, "warning", "whether DMA-BUF can replace it is unknown (the kernel version was not read)"),
+    ];
+    for (kernel, open, sev, words) in cases {
+        let t = tree_dir();
+        let tree = ibwire::fixture::story(t.path());
+        if let Some(k) = kernel {
+            tree.kernel(k);
+        }
+        if let Some(o) = open {
+            tree.nvidia_module(o, "550.127.05");
+        }
+        let (_, fs, _) = doctor(t.path(), &[], &[]);
+        assert!(!fs.iter().any(|f| f["subject"] == "GPUDirect RDMA"), "nvidia_peermem loaded: nothing to say: {fs:#?}");
+        std::fs::remove_dir_all(t.path().join("sys/module/nvidia_peermem")).unwrap();
+        let (_, fs, _) = doctor(t.path(), &[], &[]);
+        assert_eq!(find(&fs, "GPUDirect RDMA", words)["severity"], sev, "{kernel:?} {open:?}");
+    }
+}
+
+/// ACS on the switch ports between a GPU and its HCA is an error naming the bridge and the fix;
+/// bridges that are not readable say so; off is silent.
+#[test]
+fn acs_redirect_between_gpu_and_hca_is_an_error() {
+    let t = tree_dir();
+    let tree = ibwire::fixture::story(t.path());
+    // Story rail 0: GPU 0000:18:00.0 and mlx5_0 0000:19:00.0 below switch ports 17:00.0 / 17:01.0.
+    let (_, fs, _) = doctor(t.path(), &[], &[]);
+    find(&fs, "ACS", "is unknown: their configuration space past 64 bytes is readable by root only");
+    let all: Vec<String> = std::fs::read_dir(t.path().join("sys/bus/pci/devices"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    for b in &all {
+        tree.config_space_4k(b, None);
+    }
+    let (rc, fs, _) = doctor(t.path(), &[], &[]);
+    assert!(!fs.iter().any(|f| f["subject"].as_str().unwrap().starts_with("ACS")), "ACS off: nothing to say: {fs:#?}");
+    tree.config_space_4k("0000:17:01.0", Some(0x001d));
+    let (rc2, fs, _) = doctor(t.path(), &[], &[]);
+    let f = find(
+        &fs,
+        "ACS 0000:17:01.0",
+        "ACS redirects peer-to-peer at bridge 0000:17:01.0 (ACS control 0x001d) between GPU 0000:18:00.0 ↔ mlx5_0",
+    );
+    assert_eq!(f["severity"], "error");
+    assert!(f["message"].as_str().unwrap().contains("IB completion error 4"));
+    assert!(f["fix"].as_str().unwrap().starts_with("setpci -s 0000:17:01.0 ECAP_ACS+0x6.w=0000"));
+    assert_eq!((rc, rc2), (0, 1), "the ACS error fails doctor");
+    // The snapshot carries it, and fleet compares it.
+    let o = ibwire(&["probe", "--root", t.path().to_str().unwrap(), "--json"]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let b = v["bridges"].as_array().unwrap().iter().find(|b| b["bdf"] == "0000:17:01.0").unwrap().clone();
+    assert_eq!((b["acs"].as_str(), b["acs_ctrl"].as_u64()), (Some("read"), Some(0x1d)));
+}
+
+#[test]
+fn a_translating_iommu_is_named_and_passthrough_is_not() {
+    for (pt, named) in [(false, true), (true, false)] {
+        let t = tree_dir();
+        let tree = ibwire::fixture::story(t.path());
+        tree.iommu(40, pt);
+        let (_, fs, _) = doctor(t.path(), &[], &[]);
+        let has = fs
+            .iter()
+            .any(|f| f["subject"] == "IOMMU" && f["message"].as_str().unwrap().contains("translates DMA (40 groups"));
+        assert_eq!(has, named, "passthrough {pt}: {fs:#?}");
+    }
+}
+
+/// Two routes to the master with the same prefix and metric on different interfaces: named.
+#[test]
+fn a_route_tie_towards_the_master_is_named_with_both_interfaces() {
+    let t = tree_dir();
+    let mut tree = ibwire::fixture::Tree::new(t.path());
+    for (i, n) in ["ens1", "ens2"].iter().enumerate() {
+        let nic = tree.pci(&["pci0000:00".into(), format!("0000:00:0{}.0", i + 3)], 0x8086, 0x1592, 0x020000, 0);
+        tree.netdev(&ibwire::fixture::NetDev::eth(n), Some(&nic));
+        tree.addr(n, &format!("10.{}.0.5/24", i + 1));
+        tree.route(n, "10.9.0.0/16", None, 100);
+    }
+    tree.finish();
+    let (_, fs, _) = doctor(t.path(), &[], &["--master-addr", "10.9.1.1"]);
+    let f = find(&fs, "NCCL_SOCKET_IFNAME", "tie on ens1 and ens2 (same prefix and metric)");
+    assert_eq!(f["severity"], "warning");
+    assert!(f["fix"].as_str().unwrap().contains("bootstrap_interface"), "{f}");
+    // A configured interface settles it: no warning.
+    let cfg = t.path().join("c.yaml");
+    std::fs::write(&cfg, "bootstrap_interface: ens2\n").unwrap();
+    let (_, fs, _) = doctor(t.path(), &[], &["--master-addr", "10.9.1.1", "--config", cfg.to_str().unwrap()]);
+    assert!(!fs.iter().any(|f| f["message"].as_str().unwrap().contains("tie on")), "{fs:#?}");
+}
+
+/// NCCL 2.27–2.30 settings and enroot 3's MELLANOX_MOUNT_DRIVER, each explained.
+#[test]
+fn current_nccl_settings_are_understood() {
+    let t = tree_dir();
+    ibwire::fixture::story(t.path());
+    let (_, fs, _) = doctor(t.path(), &[("NCCL_NET_PLUGIN", "aws-ofi,gIB")], &[]);
+    find(&fs, "NCCL_NET_PLUGIN", "NCCL ≥ 2.27 tries aws-ofi, then gIB in order");
+    let (_, fs, _) = doctor(t.path(), &[("NCCL_NET_PLUGIN", "None")], &[]);
+    find(&fs, "NCCL_NET_PLUGIN", "no external network plugin");
+    let (_, fs, _) = doctor(t.path(), &[("NCCL_ENV_PLUGIN", "libnccl-env-site.so")], &[]);
+    assert_eq!(find(&fs, "NCCL_ENV_PLUGIN", "ibwire (and this report) cannot see those values")["severity"], "warning");
+    let (_, fs, _) = doctor(t.path(), &[("NCCL_IGNORE_NET_MISMATCH", "0")], &[]);
+    find(&fs, "NCCL_IGNORE_NET_MISMATCH", "Detected mixed local Net device counts across ranks");
+    let (_, fs, _) = doctor(t.path(), &[("MELLANOX_MOUNT_DRIVER", "y")], &[]);
+    let f = find(&fs, "MELLANOX_MOUNT_DRIVER", "enroot 4 dropped it");
+    assert!(f["fix"].as_str().unwrap().contains("rdma-core"));
+}
+
+/// verify maps completion error 4 to ACS/IOMMU and says what this node's own PCIe shows.
+#[test]
+fn verify_checks_this_nodes_acs_on_completion_error_4() {
+    let log =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/verify-corpus/nccl-214-completion-error-4-gdr.log");
+    let t = tree_dir();
+    let tree = ibwire::fixture::story(t.path());
+    let run =
+        || stdout(&ibwire(&["verify", "--root", t.path().to_str().unwrap(), "--from-log", log.to_str().unwrap()]));
+    assert!(run().contains("ACS here not readable (run as root to check it)"), "{}", run());
+    for e in std::fs::read_dir(t.path().join("sys/bus/pci/devices")).unwrap() {
+        tree.config_space_4k(&e.unwrap().file_name().to_string_lossy(), None);
+    }
+    assert!(run().contains("here ACS is off on the GPU↔HCA paths: look at the peer node"), "{}", run());
+    tree.config_space_4k("0000:17:01.0", Some(0x0004));
+    assert!(run().contains("here ACS redirects at 0000:17:01.0 (0x0004)"), "{}", run());
+}

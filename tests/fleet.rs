@@ -283,3 +283,52 @@ fn a_downtrained_port_is_named_with_its_hca_and_port() {
     let m = rate["messages"][0].as_str().unwrap();
     assert!(m.contains("gpu-005 mlx5_4:1 200 Gb/sec (2X NDR)"), "{m}");
 }
+
+/// ACS, the IOMMU and DMA-BUF readiness are compared once the snapshots record them (root
+/// probes, current schema); a node with ACS redirect on a GPU↔HCA path is an error there.
+#[test]
+fn acs_iommu_and_dmabuf_differences_name_the_node() {
+    use ibwire::probe::{Acs, Bridge};
+    fn known(n: &mut Node) {
+        let mut bdfs: Vec<String> = n
+            .gpus
+            .iter()
+            .flat_map(|g| g.pci.bridges.clone())
+            .chain(n.rdma.iter().filter_map(|d| d.pci.as_ref()).flat_map(|p| p.bridges.clone()))
+            .collect();
+        bdfs.sort();
+        bdfs.dedup();
+        n.bridges = bdfs.into_iter().map(|bdf| Bridge { bdf, acs: Acs::Read, acs_ctrl: Some(0) }).collect();
+        n.host.kernel = Some("6.8.0-45-generic".into());
+        n.host.nvidia_module = Some("open".into());
+        n.host.iommu_groups = Some(0);
+    }
+    let case = |expect: &str, severity: &str, change: &dyn Fn(&mut Node)| -> String {
+        let t = tempfile::tempdir().unwrap();
+        for h in ["gpu-001", "gpu-002", "gpu-004"] {
+            write(t.path(), h, known);
+        }
+        write(t.path(), "gpu-003", |n| {
+            known(n);
+            change(n)
+        });
+        let (rc, v, err) = fleet(&[t.path().to_str().unwrap()]);
+        let d = v["report"]["differences"].as_array().unwrap_or_else(|| panic!("{expect}: {err}"));
+        assert_eq!(d.len(), 1, "{expect}: {d:#?}");
+        assert_eq!((d[0]["attribute"].as_str(), d[0]["severity"].as_str()), (Some(expect), Some(severity)));
+        assert_eq!(d[0]["groups"][1]["nodes"], "gpu-003");
+        assert_eq!(rc, 1);
+        d[0]["messages"][0].as_str().unwrap().to_string()
+    };
+    let m = case("acs", "error", &|n| {
+        n.bridges.iter_mut().find(|b| b.bdf == "0000:17:01.0").unwrap().acs_ctrl = Some(0x001d)
+    });
+    assert!(m.contains("gpu-003 has ACS redirect on GPU↔HCA paths on at 0000:17:01.0"), "{m}");
+    let m = case("dmabuf", "warning", &|n| n.host.nvidia_module = Some("proprietary".into()));
+    assert!(m.contains("no: the proprietary NVIDIA kernel module is loaded"), "{m}");
+    let m = case("iommu", "warning", &|n| {
+        n.host.iommu_groups = Some(64);
+        n.host.iommu_passthrough = Some(false);
+    });
+    assert!(m.contains("gpu-003 has IOMMU translating, the other 3 nodes off"), "{m}");
+}

@@ -527,3 +527,27 @@ fn hook_help_names_what_it_writes() {
     assert_eq!(named, written, "help: {para}");
     assert!(!help.contains("IBWIRE_ROOT="), "{help}");
 }
+
+/// NCCL's RAS listener: the hook gives each Slurm job its own loopback port (stable per job id,
+/// different between jobs); a job that set NCCL_RAS_ADDR keeps its own; outside Slurm nothing.
+#[test]
+fn each_job_gets_its_own_ras_address() {
+    let (t, root) = story();
+    let ras = |vars: &[(&str, &str)]| {
+        let d = t.path().join(format!("ras-{}", vars.len()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        let r = hook(&root, &d, true, vars, "");
+        assert_eq!(r.rc, 0, "{}", r.stderr);
+        r.environ.lines().find_map(|l| l.strip_prefix("NCCL_RAS_ADDR=").map(|v| v.trim_matches('"').to_string()))
+    };
+    assert_eq!(ras(&[("SLURM_JOB_ID", "4242")]).as_deref(), Some("127.0.0.1:15242"));
+    assert_eq!(ras(&[("SLURM_JOB_ID", "4242"), ("SLURM_NODEID", "0")]).as_deref(), Some("127.0.0.1:15242"), "stable");
+    assert_eq!(ras(&[("SLURM_JOB_ID", "4243")]).as_deref(), Some("127.0.0.1:15243"), "another job, another port");
+    assert_eq!(ras(&[("SLURM_JOB_ID", "4242"), ("NCCL_RAS_ADDR", "127.0.0.1:30000")]), None, "the job's own wins");
+    assert_eq!(ras(&[]), None, "outside Slurm: NCCL's default");
+    for id in [0u64, 1, 8999, 9000, u64::MAX] {
+        let p = ibwire::slurm::ras_port_for_job(id);
+        assert!((11000..20000).contains(&p), "{id} → {p}");
+    }
+}

@@ -255,7 +255,7 @@ pub fn text(r: &Report) -> String {
     for (label, nodes) in &r.unknown {
         let _ = writeln!(
             s,
-            "note: {label} is not recorded in the snapshots of {nodes} (older snapshots); not compared there"
+            "note: {label} is unknown in the snapshots of {nodes} (an older snapshot, or a fact the probe could not read there: ACS needs root); not compared there"
         );
     }
     s

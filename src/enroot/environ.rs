@@ -33,6 +33,7 @@ pub const INDEXED: &[&str] = &[
     "NCCL_IB_HCA",
     "NCCL_NET",
     "NCCL_NET_PLUGIN",
+    "NCCL_RAS_ADDR",
     "NCCL_SOCKET_FAMILY",
     "NCCL_SOCKET_IFNAME",
     "SLURM_JOBID",

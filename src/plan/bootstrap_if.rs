@@ -15,6 +15,33 @@ pub struct Choice {
     pub addr: IpNet,
     /// Which rule applied and the evidence.
     pub reason: String,
+    /// Said beside the choice: another interface's route ties with the chosen one.
+    pub warning: Option<Finding>,
+}
+
+/// Interfaces whose routes to `ip` tie with the best one (same prefix length and metric) on
+/// another interface: the kernel takes the first in its table, an application may take another
+/// (NCCL's bootstrap and the job's own rendezvous then disagree). Empty without a tie.
+pub fn route_ties(node: &Node, ip: IpAddr) -> Vec<String> {
+    if node.net.iter().any(|i| i.addrs.iter().any(|a| a.addr() == ip)) {
+        return Vec::new();
+    }
+    let matching: Vec<&crate::probe::Route> = node.routes.iter().filter(|r| r.dest.contains(&ip)).collect();
+    let Some(best) = matching.iter().map(|r| (r.dest.prefix_len(), std::cmp::Reverse(r.metric))).max() else {
+        return Vec::new();
+    };
+    let mut ifs: Vec<String> = matching
+        .iter()
+        .filter(|r| (r.dest.prefix_len(), std::cmp::Reverse(r.metric)) == best)
+        .map(|r| r.iface.clone())
+        .collect();
+    ifs.sort();
+    ifs.dedup();
+    if ifs.len() > 1 {
+        ifs
+    } else {
+        Vec::new()
+    }
 }
 
 /// The route this node would use to reach `ip`: longest prefix, then lowest metric.
@@ -98,10 +125,27 @@ pub fn choose(node: &Node, master: Option<&Master>, configured: Option<&str>) ->
         let addr = usable(i, v4).map_err(|e| {
             err(format!("{e}, but it is the route to the master {}", m.ip), "bring the interface up or fix its address")
         })?;
+        let ties = route_ties(node, m.ip);
+        let warning = (ties.len() > 1 && configured.is_none()).then(|| {
+            Finding::new(
+                Severity::Warning,
+                "NCCL_SOCKET_IFNAME",
+                format!(
+                    "routes to the master {} ({}) tie on {} (same prefix and metric): ibwire takes {ifname}, the kernel the first in its table, and another program may take another one, so NCCL's bootstrap and the job's rendezvous can leave on different interfaces",
+                    m.name,
+                    m.ip,
+                    ties.join(" and ")
+                ),
+            )
+            .fix(format!(
+                "pick one: bootstrap_interface: {ifname} in the config (or NCCL_SOCKET_IFNAME={ifname}), or give the other route a higher metric"
+            ))
+        });
         return Ok(Choice {
             iface: ifname.to_string(),
             addr,
             reason: format!("routes to the master {} ({}): {why}; address {addr}", m.name, m.ip),
+            warning,
         });
     }
     if let Some(c) = configured {
@@ -119,6 +163,7 @@ pub fn choose(node: &Node, master: Option<&Master>, configured: Option<&str>) ->
             iface: c.to_string(),
             addr,
             reason: format!("configured bootstrap_interface; address {addr}"),
+            warning: None,
         });
     }
     if let Some(r) =
@@ -130,6 +175,7 @@ pub fn choose(node: &Node, master: Option<&Master>, configured: Option<&str>) ->
                     iface: i.name.clone(),
                     addr,
                     reason: format!("no master address given: the default-route interface; address {addr}"),
+                    warning: None,
                 });
             }
         }
@@ -149,6 +195,7 @@ pub fn choose(node: &Node, master: Option<&Master>, configured: Option<&str>) ->
                 reason: format!(
                     "no master address and no default route: the first up physical interface with IPv4; address {addr}"
                 ),
+                warning: None,
             })
         }
         None => fail(

@@ -105,6 +105,35 @@ pub fn lint(node: &Node, plan: &Plan, vars: &BTreeMap<String, Var>) -> Vec<Findi
                 "NCCL_NET=Socket forces TCP sockets although the node has healthy HCAs".into(),
                 "unset NCCL_NET",
             ));
+        } else if k == "NCCL_NET_PLUGIN" {
+            lint_net_plugin(&v.value, &mut out);
+        } else if k == "NCCL_ENV_PLUGIN" {
+            out.push(f(
+                Severity::Warning,
+                k,
+                format!(
+                    "NCCL_ENV_PLUGIN={}: NCCL ≥ 2.28 loads this plugin to supply its settings, and what it sets is not in this environment: ibwire (and this report) cannot see those values",
+                    v.value
+                ),
+                "compare what NCCL used (NCCL_DEBUG=INFO, `ibwire verify`) with `ibwire env`, or unset NCCL_ENV_PLUGIN",
+            ));
+        } else if k == "NCCL_IGNORE_NET_MISMATCH" && v.value.trim() == "0" {
+            out.push(f(
+                Severity::Info,
+                k,
+                "NCCL_IGNORE_NET_MISMATCH=0: NCCL fails init when ranks see different numbers of network devices (\"Detected mixed local Net device counts across ranks\"): one node with a port down or an HCA excluded stops the whole job".into(),
+                "run `ibwire fleet` over the job's nodes first: it names a node with fewer healthy ports",
+            ));
+        } else if k == "MELLANOX_MOUNT_DRIVER" {
+            out.push(f(
+                Severity::Info,
+                k,
+                format!(
+                    "MELLANOX_MOUNT_DRIVER={}: only enroot 3.x's 99-mellanox.sh reads it (to inject the host's verbs provider into an image without rdma-core); enroot 4 dropped it and ibwire's hook does not do it",
+                    v.value
+                ),
+                "install rdma-core (libibverbs1, ibverbs-providers) in the image; ibwire's hook names an image without libibverbs",
+            ));
         }
     }
 
@@ -143,6 +172,31 @@ pub fn lint(node: &Node, plan: &Plan, vars: &BTreeMap<String, Var>) -> Vec<Findi
     lint_node(node, plan, &mut out);
     out.sort_by_key(|f| std::cmp::Reverse(f.severity));
     out
+}
+
+/// NCCL_NET_PLUGIN: since NCCL 2.27 a comma list tried in order, and `none` (any case) loads
+/// no external plugin (NCCL's src/plugin/net.cc); an older NCCL takes the whole value as one name.
+fn lint_net_plugin(value: &str, out: &mut Vec<Finding>) {
+    let v = value.trim();
+    if v.eq_ignore_ascii_case("none") || v.is_empty() {
+        out.push(f(
+            Severity::Info,
+            "NCCL_NET_PLUGIN",
+            format!("NCCL_NET_PLUGIN={v}: no external network plugin; NCCL uses its own InfiniBand (verbs) and socket transports"),
+            "nothing to do; this is what ibwire's NCCL_IB_HCA applies to",
+        ));
+    } else if v.contains(',') {
+        let names: Vec<&str> = v.split(',').map(str::trim).filter(|n| !n.is_empty()).collect();
+        out.push(f(
+            Severity::Info,
+            "NCCL_NET_PLUGIN",
+            format!(
+                "NCCL_NET_PLUGIN={v}: NCCL ≥ 2.27 tries {} in order, then its own transports; an older NCCL takes the whole value as one plugin name and finds none",
+                names.join(", then ")
+            ),
+            "with NCCL < 2.27 name one plugin; `ibwire verify` shows which plugin NCCL loaded",
+        ));
+    }
 }
 
 fn lint_ib_hca(node: &Node, plan: &Plan, v: &Var, out: &mut Vec<Finding>) {
@@ -316,6 +370,78 @@ fn lint_socket_ifname(node: &Node, plan: &Plan, v: &Var, out: &mut Vec<Finding>)
     }
 }
 
+/// GPUDirect RDMA's two registration paths (nvidia_peermem, DMA-BUF), the IOMMU, and ACS on
+/// the GPU↔HCA paths it uses.
+fn lint_gpudirect(node: &Node, plan: &Plan, out: &mut Vec<Finding>) {
+    use super::gpudirect::{acs, dmabuf, iommu, DmaBuf};
+    if node.host.peermem.is_none() {
+        match dmabuf(&node.host) {
+            DmaBuf::Possible => out.push(f(
+                Severity::Info,
+                "GPUDirect RDMA",
+                format!(
+                    "nvidia_peermem is not loaded, and GPU memory can be registered through DMA-BUF instead (kernel {}, open NVIDIA kernel module): NCCL ≥ 2.19 with rdma-core ≥ 34 does so and logs \"DMA-BUF is available on GPU device N\"",
+                    node.host.kernel.as_deref().unwrap_or("?")
+                ),
+                "confirm with `ibwire verify` (it reads that line); with an older NCCL or rdma-core: modprobe nvidia_peermem",
+            )),
+            DmaBuf::Missing(why) => out.push(f(
+                Severity::Warning,
+                "GPUDirect RDMA",
+                format!("no GPUDirect RDMA path: nvidia_peermem is not loaded and DMA-BUF is not possible ({why}); inter-node data is staged through host memory"),
+                "modprobe nvidia_peermem (or: kernel ≥ 5.12 with the open NVIDIA kernel module, nvidia-open, for DMA-BUF)",
+            )),
+            DmaBuf::Unknown(why) => out.push(f(
+                Severity::Warning,
+                "GPUDirect RDMA",
+                format!("nvidia_peermem is not loaded, and whether DMA-BUF can replace it is unknown ({why}); without either, inter-node data is staged through host memory"),
+                "modprobe nvidia_peermem, or check for kernel ≥ 5.12 and the open NVIDIA kernel module; `ibwire verify` shows what NCCL used",
+            )),
+        }
+    }
+    let a = acs(node, plan);
+    for r in &a.redirecting {
+        let shown: Vec<&str> = r.pairs.iter().take(4).map(String::as_str).collect();
+        let more = if r.pairs.len() > 4 { format!(" and {} more", r.pairs.len() - 4) } else { String::new() };
+        out.push(f(
+            Severity::Error,
+            &format!("ACS {}", r.bridge),
+            format!(
+                "PCIe ACS redirects peer-to-peer at bridge {} (ACS control 0x{:04x}) between {}{more}: GPUDirect RDMA traffic goes up through the root complex (slower), and with an IOMMU translating DMA it fails — NCCL then reports \"IB completion error 4 … vendor err 81\" or hangs",
+                r.bridge,
+                r.ctrl,
+                shown.join(", ")
+            ),
+            &format!(
+                "setpci -s {} ECAP_ACS+0x6.w=0000 as root on each such bridge (lasts until reboot), or disable ACS in the BIOS (\"PCIe ACS\"); keep it where VMs get devices passed through",
+                r.bridge
+            ),
+        ));
+    }
+    if a.redirecting.is_empty() && !a.unknown.is_empty() && a.pairs > 0 {
+        out.push(f(
+            Severity::Info,
+            "ACS",
+            format!(
+                "ACS state of {} PCIe bridge(s) between GPUs and HCAs is unknown: their configuration space past 64 bytes is readable by root only",
+                a.unknown.len()
+            ),
+            "run `sudo ibwire doctor` to check ACS",
+        ));
+    }
+    if iommu(&node.host) == Some("translating") && a.pairs > 0 {
+        out.push(f(
+            Severity::Warning,
+            "IOMMU",
+            format!(
+                "the IOMMU translates DMA ({} groups, not in passthrough): GPUDirect RDMA between a GPU and an HCA needs ACS off on their switch and ATS, or it fails or slows down",
+                node.host.iommu_groups.unwrap_or(0)
+            ),
+            "boot with iommu=pt (intel_iommu=on iommu=pt, or amd_iommu=on iommu=pt), or turn the IOMMU off in the BIOS where no VM needs it",
+        ));
+    }
+}
+
 fn lint_node(node: &Node, plan: &Plan, out: &mut Vec<Finding>) {
     let inside = node.host.in_container;
     if node.rdma.is_empty() {
@@ -378,8 +504,8 @@ fn lint_node(node: &Node, plan: &Plan, out: &mut Vec<Finding>) {
             ));
         }
     }
-    if !node.gpus.is_empty() && !plan.hcas.is_empty() && node.host.peermem.is_none() {
-        out.push(f(Severity::Warning, "nvidia_peermem", "nvidia_peermem is not loaded: GPUDirect RDMA then needs DMA-BUF (recent kernel, driver and NCCL); otherwise data is staged through host memory".into(), "modprobe nvidia_peermem"));
+    if !node.gpus.is_empty() && !plan.hcas.is_empty() {
+        lint_gpudirect(node, plan, out);
     }
     for g in &node.gpus {
         let near = plan

@@ -25,7 +25,7 @@ const ATTRS: &[Attr] = &[
     Attr { key: "gpu_count", label: "GPUs", severity: Severity::Error, effect: "torchrun starts a different number of ranks there, and a job sized for the majority fails or leaves GPUs idle" },
     Attr { key: "gpu_model", label: "GPU model", severity: Severity::Warning, effect: "the slowest model sets the pace of every collective" },
     Attr { key: "nvidia_driver", label: "NVIDIA driver", severity: Severity::Warning, effect: "mixed driver (and CUDA driver API) versions; align them before chasing anything else" },
-    Attr { key: "healthy_hcas", label: "healthy HCA ports", severity: Severity::Warning, effect: "NCCL runs fewer rails (or crosses PCIe) there, and every ring through that node runs at its pace" },
+    Attr { key: "healthy_hcas", label: "healthy HCA ports", severity: Severity::Warning, effect: "NCCL runs fewer rails (or crosses PCIe) there, and every ring through that node runs at its pace; with NCCL_IGNORE_NET_MISMATCH=0 (NCCL 2.30) init fails outright (\"Detected mixed local Net device counts across ranks\")" },
     Attr { key: "nccl_ib_hca", label: "NCCL_IB_HCA (by GPU affinity)", severity: Severity::Warning, effect: "rails are not the same devices on every node: rail-aligned fabrics route across spines" },
     Attr { key: "link_layer", label: "link layer", severity: Severity::Error, effect: "InfiniBand and RoCE ports cannot connect to each other: NCCL's connections between them fail" },
     Attr { key: "rate", label: "port rates", severity: Severity::Warning, effect: "a downtrained port caps every ring through it" },
@@ -35,6 +35,9 @@ const ATTRS: &[Attr] = &[
     Attr { key: "subnet_prefix", label: "IB subnet prefix", severity: Severity::Error, effect: "ports on different subnets cannot reach each other without a router" },
     Attr { key: "hca_firmware", label: "HCA firmware", severity: Severity::Warning, effect: "mixed firmware: align it (known fixes and defaults differ between versions)" },
     Attr { key: "peermem", label: "GPUDirect peer memory", severity: Severity::Warning, effect: "no GPUDirect RDMA there: its traffic is staged through host memory" },
+    Attr { key: "dmabuf", label: "DMA-BUF possible (kernel, NVIDIA module)", severity: Severity::Warning, effect: "where nvidia_peermem is absent, GPUDirect RDMA then depends on the node: align kernels and NVIDIA module kinds" },
+    Attr { key: "acs", label: "ACS redirect on GPU↔HCA paths", severity: Severity::Error, effect: "peer-to-peer between GPU and HCA goes through the root complex there (slow), or fails with an IOMMU (IB completion error 4)" },
+    Attr { key: "iommu", label: "IOMMU", severity: Severity::Warning, effect: "a translating IOMMU changes how GPUDirect RDMA traffic flows: align the kernel command line (iommu=pt)" },
     Attr { key: "memlock", label: "memlock limit", severity: Severity::Warning, effect: "a low limit makes RDMA memory registration fail under load" },
     Attr { key: "bootstrap", label: "bootstrap interface (subnet)", severity: Severity::Error, effect: "NCCL's bootstrap must reach rank 0 from every node: a node without the interface cannot join" },
 ];
@@ -143,6 +146,26 @@ pub fn facts(host: &str, node: &Node, plan: &Plan) -> NodeFacts {
         Some(node.host.peermem.clone().map(|m| format!("loaded ({m})")).unwrap_or_else(|| "not loaded".into())),
     );
     v.insert(
+        "dmabuf",
+        match super::gpudirect::dmabuf(&node.host) {
+            super::gpudirect::DmaBuf::Possible => Some("possible".into()),
+            super::gpudirect::DmaBuf::Missing(why) => Some(format!("no: {why}")),
+            super::gpudirect::DmaBuf::Unknown(_) => None,
+        },
+    );
+    let a = super::gpudirect::acs(node, plan);
+    v.insert(
+        "acs",
+        if !a.redirecting.is_empty() {
+            Some(format!("on at {}", a.redirecting.iter().map(|r| r.bridge.as_str()).collect::<Vec<_>>().join(", ")))
+        } else if a.unknown.is_empty() {
+            Some("off".into())
+        } else {
+            None
+        },
+    );
+    v.insert("iommu", super::gpudirect::iommu(&node.host).map(String::from));
+    v.insert(
         "memlock",
         match (node.host.memlock_unlimited, node.host.memlock_bytes) {
             (Some(true), _) => Some("unlimited".into()),
@@ -223,6 +246,10 @@ pub fn compare(all: &[NodeFacts]) -> Report {
         }
         if !unknown.is_empty() {
             report.unknown.push((a.label.to_string(), crate::slurm::compress_hostlist(&unknown)));
+        }
+        // Unknown everywhere is not agreement: it is in `unknown`, not counted as agreeing.
+        if by.is_empty() {
+            continue;
         }
         if by.len() <= 1 {
             report.agree.push(a.label);

@@ -8,7 +8,8 @@ use crate::probe::Node;
 
 /// Variables the container needs besides NCCL_IB_HCA (CUDA_VISIBLE_DEVICES belongs to the GPU
 /// hooks and Slurm, not to us).
-const COMPANIONS: [&str; 4] = ["NCCL_SOCKET_IFNAME", "NCCL_SOCKET_FAMILY", "GLOO_SOCKET_IFNAME", "CUDA_DEVICE_ORDER"];
+const COMPANIONS: [&str; 5] =
+    ["NCCL_SOCKET_IFNAME", "NCCL_SOCKET_FAMILY", "GLOO_SOCKET_IFNAME", "CUDA_DEVICE_ORDER", "NCCL_RAS_ADDR"];
 
 /// What stops the hook from doing its job: each is a warning, and in strict mode a failed start
 /// (SECURITY.md). Everything else the hook says is information.

@@ -7,6 +7,7 @@ pub mod bootstrap_if;
 pub mod cdi;
 pub mod doctor;
 pub mod fleet;
+pub mod gpudirect;
 pub mod gpus;
 pub mod hca;
 pub mod hook;
@@ -133,7 +134,10 @@ pub fn decide(node: &Node, intent: &Intent) -> Plan {
     // Bootstrap interface first: the HCA rules exclude the NIC that carries it.
     let boot = bootstrap_if::choose(node, intent.master.as_ref(), intent.config.bootstrap_interface.as_deref());
     let boot_if = match &boot {
-        Ok(b) => Some(b.iface.clone()),
+        Ok(b) => {
+            findings.extend(b.warning.clone());
+            Some(b.iface.clone())
+        }
         Err(f) => {
             findings.push(f.clone());
             None
@@ -255,6 +259,22 @@ pub fn decide(node: &Node, intent: &Intent) -> Plan {
                 reason: "GPU index i is the i-th GPU by PCI bus id, as in nvidia-smi and sysfs".into(),
                 source: Source::Decided,
             }),
+        }
+    }
+
+    // A job's own RAS address (slurm::ras_port_for_job says why); the hook cannot know whether
+    // other jobs share the node now or will, and a per-job loopback port costs nothing.
+    if !node.gpus.is_empty() && user("NCCL_RAS_ADDR").is_none() {
+        if let Some(id) = intent.env.get("SLURM_JOB_ID").and_then(|v| v.trim().parse::<u64>().ok()) {
+            settings.push(Setting {
+                name: "NCCL_RAS_ADDR".into(),
+                value: format!("127.0.0.1:{}", crate::slurm::ras_port_for_job(id)),
+                reason: format!(
+                    "NCCL's RAS listener per job (job {id}): the default localhost:28028 is shared by every job on the node; `ncclras -p {}` queries this one",
+                    crate::slurm::ras_port_for_job(id)
+                ),
+                source: Source::Decided,
+            });
         }
     }
 

@@ -529,7 +529,36 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
             ),
             F::LocalProtection => {
                 let gdr = if log.channels.net_ib_gdr > 0 { "GPUDirect RDMA is in use" } else { "with GPUDirect RDMA" };
-                push(&mut findings, "acs-iommu", "IB local protection error (completion error 4)", Some(gdr.into()), ev)
+                // What this node's own PCIe says (verify reads the node it runs on).
+                let a = super::gpudirect::acs(node, plan);
+                let here = if !a.redirecting.is_empty() {
+                    format!(
+                        "; here ACS redirects at {}",
+                        a.redirecting
+                            .iter()
+                            .map(|r| format!("{} (0x{:04x})", r.bridge, r.ctrl))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                } else if a.pairs > 0 && a.unknown.is_empty() {
+                    match super::gpudirect::iommu(&node.host) {
+                        Some("translating") => {
+                            "; here ACS is off on the GPU↔HCA paths and the IOMMU translates DMA".into()
+                        }
+                        _ => "; here ACS is off on the GPU↔HCA paths: look at the peer node (`ibwire fleet`)".into(),
+                    }
+                } else if !a.unknown.is_empty() {
+                    "; ACS here not readable (run as root to check it)".into()
+                } else {
+                    String::new()
+                };
+                push(
+                    &mut findings,
+                    "acs-iommu",
+                    "IB local protection error (completion error 4)",
+                    Some(format!("{gdr}{here}")),
+                    ev,
+                )
             }
             F::CompletionError => push(
                 &mut findings,
