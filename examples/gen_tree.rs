@@ -7,16 +7,16 @@ use std::path::Path;
 fn main() {
     let a: Vec<String> = std::env::args().collect();
     match a.get(1).map(String::as_str) {
-        Some("story") if a.len() == 3 => drop(ibwire::fixture::story(Path::new(&a[2]))),
-        Some("plain") if a.len() == 3 => drop(ibwire::fixture::plain(Path::new(&a[2]))),
+        Some("story") if a.len() == 3 => drop(ibwire_fixture::story(Path::new(&a[2]))),
+        Some("plain") if a.len() == 3 => drop(ibwire_fixture::plain(Path::new(&a[2]))),
         Some("scaled") if a.len() == 5 => {
             let h: usize = a[2].parse().expect("HCAS");
             let n: usize = a[3].parse().expect("NETDEVS");
-            drop(ibwire::fixture::scaled(Path::new(&a[4]), h, n))
+            drop(ibwire_fixture::scaled(Path::new(&a[4]), h, n))
         }
         Some("sriov") if a.len() == 4 => {
             let h: usize = a[2].parse().expect("HCAS");
-            drop(ibwire::fixture::sriov(Path::new(&a[3]), h))
+            drop(ibwire_fixture::sriov(Path::new(&a[3]), h))
         }
         _ => {
             eprintln!("usage: gen_tree story DIR | plain DIR | scaled HCAS NETDEVS DIR | sriov HCAS DIR");

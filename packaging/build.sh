@@ -55,7 +55,7 @@ for a in "${arches[@]}"; do
   name=ibwire-$version-$a-linux-musl
   # tarball: unpack and run ./install.sh (it finds ./ibwire), or copy the files by hand
   T=$(mktemp -d); d=$T/$name; mkdir -p "$d/hooks" "$d/man" "$d/completions" "$d/systemd"
-  cp "dist/$name" "$d/ibwire"; cp install.sh README.md LICENSE SECURITY.md CHANGELOG.md "$d/"; cp -r docs "$d/"
+  cp "dist/$name" "$d/ibwire"; cp install.sh README.md LICENSE SECURITY.md CHANGELOG.md ARCHITECTURE.md "$d/"; cp -r docs "$d/"
   cp hooks/90-ibwire.sh "$d/hooks/"; cp examples/ibwire.yaml "$d/ibwire.yaml.example"
   cp "$P"/man/*.gz "$d/man/"; cp "$P"/completions/* "$d/completions/"; cp packaging/systemd/* "$d/systemd/"
   tar -C "$T" --owner=0 --group=0 --numeric-owner -czf "dist/$name.tar.gz" "$name"; rm -rf "$T"

@@ -1,7 +1,17 @@
 //! Reading `nvidia-smi topo -m` text: old (mlx5_N columns) and new (NIC# + legend) layouts,
 //! tabs or spaces, ANSI underline codes around the header, leading whitespace or none.
 
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// GPUs `a` and `b` (bus-order indices) joined by `links` NVLinks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NvLink {
+    pub a: usize,
+    pub b: usize,
+    pub links: u32,
+}
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TopoText {
@@ -108,7 +118,7 @@ impl TopoText {
     }
 
     /// NVLink counts between GPUs (by index), from `NV#` cells.
-    pub fn nvlinks(&self) -> Vec<crate::probe::NvLink> {
+    pub fn nvlinks(&self) -> Vec<NvLink> {
         let mut out = Vec::new();
         for (r, cells) in &self.rows {
             let Some(a) = r.strip_prefix("GPU").and_then(|i| i.parse::<usize>().ok()) else { continue };
@@ -120,7 +130,7 @@ impl TopoText {
                 };
                 if let Some(n) = c.strip_prefix("NV").and_then(|n| n.parse::<u32>().ok()) {
                     if a < b {
-                        out.push(crate::probe::NvLink { a, b, links: n });
+                        out.push(NvLink { a, b, links: n });
                     }
                 }
             }
@@ -144,6 +154,6 @@ mod tests {
     #[test]
     fn nvlinks() {
         let t = parse_topo("\tGPU0\tGPU1\tNIC0\tCPU Affinity\nGPU0\t X \tNV18\tPIX\t0-1\nGPU1\tNV18\t X \tSYS\t0-1\n");
-        assert_eq!(t.nvlinks(), vec![crate::probe::NvLink { a: 0, b: 1, links: 18 }]);
+        assert_eq!(t.nvlinks(), vec![NvLink { a: 0, b: 1, links: 18 }]);
     }
 }

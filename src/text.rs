@@ -114,6 +114,99 @@ pub fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+// Helpers for values read from files: clipping for notes, the natural order of device names,
+// sysfs numbers.
+
+/// Shorten a value for a note so a garbage file cannot flood the output.
+pub fn clip(s: &str) -> String {
+    clip_to(s, 60)
+}
+
+/// The first `n` characters of `s`, `…` when cut.
+pub fn clip_to(s: &str, n: usize) -> String {
+    let mut out: String = s.chars().take(n).collect();
+    if s.chars().nth(n).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// Order `mlx5_2` before `mlx5_10` and `uverbs9` before `uverbs10`, as a human would. Runs
+/// of digits compare by value (then by length, so `007` sorts after `7`); no allocation, since
+/// a node's /dev/infiniband and class listings have thousands of entries to sort.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering::Equal;
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    // Names in one directory share long prefixes (`uverbs1`…`uverbs511`): skip the common part,
+    // backed up to the start of a digit run so that a number is compared whole.
+    let n = a.len().min(b.len());
+    let mut k = 0;
+    while k < n && a[k] == b[k] {
+        k += 1;
+    }
+    while k > 0 && a[k - 1].is_ascii_digit() {
+        k -= 1;
+    }
+    let (mut i, mut j) = (k, k);
+    while i < a.len() && j < b.len() {
+        if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
+            let (si, sj) = (i, j);
+            while i < a.len() && a[i].is_ascii_digit() {
+                i += 1;
+            }
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            // Leading zeros aside, the longer run is the larger number; equal lengths compare
+            // digit by digit; equal values: fewer zeros first.
+            let (mut zi, mut zj) = (si, sj);
+            while zi < i && a[zi] == b'0' {
+                zi += 1;
+            }
+            while zj < j && b[zj] == b'0' {
+                zj += 1;
+            }
+            let mut ord = (i - zi).cmp(&(j - zj));
+            let mut d = 0;
+            while ord == Equal && zi + d < i {
+                ord = a[zi + d].cmp(&b[zj + d]);
+                d += 1;
+            }
+            let ord = ord.then((i - si).cmp(&(j - sj)));
+            if ord != Equal {
+                return ord;
+            }
+        } else {
+            if a[i] != b[j] {
+                return a[i].cmp(&b[j]);
+            }
+            i += 1;
+            j += 1;
+        }
+    }
+    (a.len() - i).cmp(&(b.len() - j))
+}
+
+/// Parse a sysfs number: decimal, or hex with a `0x` prefix.
+pub fn parse_num(s: &str) -> Option<i64> {
+    let s = s.trim();
+    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        i64::from_str_radix(h, 16).ok()
+    } else {
+        s.parse().ok()
+    }
+}
+
+/// Parse a value that is hex with or without `0x` (PCI ids, LIDs, P_Keys).
+pub fn parse_hex(s: &str) -> Option<u32> {
+    let s = s.trim();
+    let h = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).unwrap_or(s);
+    if h.is_empty() || h.len() > 8 {
+        return None;
+    }
+    u32::from_str_radix(h, 16).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

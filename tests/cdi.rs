@@ -4,8 +4,8 @@
 
 mod common;
 use common::{bin, ibwire, stderr, stdout, tree_dir};
-use ibwire::fixture::{under_root_port, Port, Tree};
 use ibwire::plan::cdi::Spec;
+use ibwire_fixture::{under_root_port, Port, Tree};
 use std::collections::BTreeSet;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -89,14 +89,14 @@ fn roce(r: &Path) {
 fn the_spec_offers_what_the_hook_decides_on_every_tree() {
     type Build = Box<dyn Fn(&Path)>;
     let builders: Vec<(&str, Build)> = vec![
-        ("story", Box::new(|r| drop(ibwire::fixture::story(r)))),
-        ("scaled 12", Box::new(|r| drop(ibwire::fixture::scaled(r, 12, 0)))),
-        ("sriov 16", Box::new(|r| drop(ibwire::fixture::sriov(r, 16)))),
+        ("story", Box::new(|r| drop(ibwire_fixture::story(r)))),
+        ("scaled 12", Box::new(|r| drop(ibwire_fixture::scaled(r, 12, 0)))),
+        ("sriov 16", Box::new(|r| drop(ibwire_fixture::sriov(r, 16)))),
         ("roce", Box::new(roce)),
         (
             "story, one port down",
             Box::new(|r| {
-                ibwire::fixture::story(r);
+                ibwire_fixture::story(r);
                 let p = fs::read_link(r.join("sys/class/infiniband/mlx5_6")).unwrap();
                 let dev = r.join("sys/class/infiniband").join(p);
                 fs::write(dev.join("ports/1/state"), "1: DOWN\n").unwrap();
@@ -137,7 +137,7 @@ fn the_spec_offers_what_the_hook_decides_on_every_tree() {
 #[test]
 fn story_spec_names_the_bond_on_stderr_and_carries_device_numbers() {
     let t = tree_dir();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     let o = ibwire(&["cdi", "--root", t.path().to_str().unwrap()]);
     assert!(o.status.success());
     assert!(stderr(&o).contains("mlx5_bond_0: not healthy (InfiniBand link layer with LID 0x0"), "{}", stderr(&o));
@@ -157,7 +157,7 @@ fn story_spec_names_the_bond_on_stderr_and_carries_device_numbers() {
 #[test]
 fn mad_nodes_only_when_configured() {
     let t = tree_dir();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     let cfg = t.path().join("ibwire.yaml");
     fs::write(&cfg, "hook:\n  mad: true\n").unwrap();
     let s = spec(t.path(), &["--config", cfg.to_str().unwrap()]);
@@ -180,7 +180,7 @@ fn a_name_starting_with_a_digit_needs_cdi_0_5_0() {
 #[test]
 fn output_is_written_atomically_0644_and_removed_when_nothing_is_left() {
     let t = tree_dir();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     let dir = t.path().join("cdi");
     fs::create_dir(&dir).unwrap();
     let out = dir.join("ibwire.yaml");
@@ -195,7 +195,7 @@ fn output_is_written_atomically_0644_and_removed_when_nothing_is_left() {
     assert!(device(&s, "healthy").is_some());
     // The node loses its HCAs (a plain node): the stale spec goes, exit 1.
     let p = tree_dir();
-    ibwire::fixture::plain(p.path());
+    ibwire_fixture::plain(p.path());
     let o = ibwire(&["cdi", "--root", p.path().to_str().unwrap(), "--output", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("removed"), "{}", stderr(&o));
@@ -205,7 +205,7 @@ fn output_is_written_atomically_0644_and_removed_when_nothing_is_left() {
 #[test]
 fn a_node_with_no_healthy_port_offers_no_healthy_device() {
     let t = tree_dir();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     for d in fs::read_dir(t.path().join("sys/class/infiniband")).unwrap() {
         let dev = t.path().join("sys/class/infiniband").join(fs::read_link(d.unwrap().path()).unwrap());
         fs::write(dev.join("ports/1/state"), "1: DOWN\n").unwrap();
@@ -221,7 +221,7 @@ fn a_node_with_no_healthy_port_offers_no_healthy_device() {
 #[test]
 fn a_bad_kind_is_one_line_and_exit_2() {
     let t = tree_dir();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     let o = ibwire(&["cdi", "--root", t.path().to_str().unwrap(), "--kind", "hca\u{1b}[2J"]);
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
@@ -246,7 +246,7 @@ fn launch_dry_run(root: &Path, vars: &[(&str, &str)]) -> std::process::Output {
 #[test]
 fn launch_reads_a_pods_rendezvous() {
     let t = tree_dir();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     let o = launch_dry_run(
         t.path(),
         &[
@@ -301,7 +301,7 @@ fn launch_reads_a_pods_rendezvous() {
 #[test]
 fn doctor_names_a_stale_spec() {
     let t = tree_dir();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     let r = t.path().to_str().unwrap();
     let dir = t.path().join("var/run/cdi");
     fs::create_dir_all(&dir).unwrap();

@@ -35,7 +35,7 @@ fn find<'a>(fs: &'a [Value], subject: &str, words: &str) -> &'a Value {
 #[test]
 fn seed_list_on_the_host() {
     let t = tree_dir();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     let (rc, fs, e) = doctor(t.path(), SEED, &[]);
     assert_eq!(rc, 0, "no error on a healthy host: {fs:#?} {e}");
     assert_eq!(find(&fs, "PMIX_MCA_psec", "torchrun and NCCL never read it")["severity"], "info");
@@ -52,7 +52,7 @@ fn seed_list_on_the_host() {
 #[test]
 fn seed_list_with_the_master_on_the_management_network() {
     let t = tree_dir();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     let (rc, fs, _) = doctor(t.path(), SEED, &["--master-addr", "198.21.151.40"]);
     assert_eq!(rc, 1);
     let f = find(&fs, "NCCL_SOCKET_IFNAME", "does not carry the route to the master");
@@ -66,7 +66,7 @@ fn seed_list_with_the_master_on_the_management_network() {
 #[test]
 fn seed_list_inside_a_container_without_dev_infiniband() {
     let t = tree_dir();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     std::fs::remove_dir_all(t.path().join("dev/infiniband")).unwrap();
     std::fs::write(t.path().join(".enroot"), "").unwrap();
     let (rc, fs, _) = doctor(t.path(), SEED, &[]);
@@ -82,7 +82,7 @@ fn seed_list_inside_a_container_without_dev_infiniband() {
 #[test]
 fn harmful_leftovers_and_broken_syntax() {
     let t = tree_dir();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     let vars = [
         ("NCCL_IB_DISABLE", "1"),
         ("NCCL_P2P_DISABLE", "1"),
@@ -127,7 +127,7 @@ fn harmful_leftovers_and_broken_syntax() {
 #[test]
 fn nccl_conf_is_read_and_the_environment_wins() {
     let t = tree_dir();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     std::fs::create_dir_all(t.path().join("etc")).unwrap();
     std::fs::write(t.path().join("etc/nccl.conf"), "# site defaults\nNCCL_IB_DISABLE=1\nNCCL_DEBUG=WARN\n").unwrap();
     let (rc, fs, _) = doctor(t.path(), &[], &[]);
@@ -141,7 +141,7 @@ fn nccl_conf_is_read_and_the_environment_wins() {
 #[test]
 fn human_report_groups_by_severity() {
     let t = tree_dir();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     let o = Command::new(bin())
         .args(["doctor", "--root", t.path().to_str().unwrap()])
         .env_clear()
@@ -156,7 +156,7 @@ fn human_report_groups_by_severity() {
 #[test]
 fn narrow_links_and_unhealthy_ports_from_the_shared_rules() {
     let t = tree_dir();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     // GPU0 trained at x8, mlx5_3 at x4, mlx5_9's port went down; a VF-style policy exclusion
     // (none here) would not be reported as a port fault.
     std::fs::write(t.path().join("sys/bus/pci/devices/0000:18:00.0/current_link_width"), "8\n").unwrap();
@@ -187,7 +187,7 @@ fn gpudirect_through_peermem_or_dmabuf() {
     ];
     for (kernel, open, sev, words) in cases {
         let t = tree_dir();
-        let tree = ibwire::fixture::story(t.path());
+        let tree = ibwire_fixture::story(t.path());
         if let Some(k) = kernel {
             tree.kernel(k);
         }
@@ -207,7 +207,7 @@ fn gpudirect_through_peermem_or_dmabuf() {
 #[test]
 fn acs_redirect_between_gpu_and_hca_is_an_error() {
     let t = tree_dir();
-    let tree = ibwire::fixture::story(t.path());
+    let tree = ibwire_fixture::story(t.path());
     // Story rail 0: GPU 0000:18:00.0 and mlx5_0 0000:19:00.0 below switch ports 17:00.0 / 17:01.0.
     let (_, fs, _) = doctor(t.path(), &[], &[]);
     find(&fs, "ACS", "is unknown: their configuration space past 64 bytes is readable by root only");
@@ -242,7 +242,7 @@ fn acs_redirect_between_gpu_and_hca_is_an_error() {
 fn a_translating_iommu_is_named_and_passthrough_is_not() {
     for (pt, named) in [(false, true), (true, false)] {
         let t = tree_dir();
-        let tree = ibwire::fixture::story(t.path());
+        let tree = ibwire_fixture::story(t.path());
         tree.iommu(40, pt);
         let (_, fs, _) = doctor(t.path(), &[], &[]);
         let has = fs
@@ -256,10 +256,10 @@ fn a_translating_iommu_is_named_and_passthrough_is_not() {
 #[test]
 fn a_route_tie_towards_the_master_is_named_with_both_interfaces() {
     let t = tree_dir();
-    let mut tree = ibwire::fixture::Tree::new(t.path());
+    let mut tree = ibwire_fixture::Tree::new(t.path());
     for (i, n) in ["ens1", "ens2"].iter().enumerate() {
         let nic = tree.pci(&["pci0000:00".into(), format!("0000:00:0{}.0", i + 3)], 0x8086, 0x1592, 0x020000, 0);
-        tree.netdev(&ibwire::fixture::NetDev::eth(n), Some(&nic));
+        tree.netdev(&ibwire_fixture::NetDev::eth(n), Some(&nic));
         tree.addr(n, &format!("10.{}.0.5/24", i + 1));
         tree.route(n, "10.9.0.0/16", None, 100);
     }
@@ -279,7 +279,7 @@ fn a_route_tie_towards_the_master_is_named_with_both_interfaces() {
 #[test]
 fn current_nccl_settings_are_understood() {
     let t = tree_dir();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     let (_, fs, _) = doctor(t.path(), &[("NCCL_NET_PLUGIN", "aws-ofi,gIB")], &[]);
     find(&fs, "NCCL_NET_PLUGIN", "NCCL ≥ 2.27 tries aws-ofi, then gIB in order");
     let (_, fs, _) = doctor(t.path(), &[("NCCL_NET_PLUGIN", "None")], &[]);
@@ -299,7 +299,7 @@ fn verify_checks_this_nodes_acs_on_completion_error_4() {
     let log =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/verify-corpus/nccl-214-completion-error-4-gdr.log");
     let t = tree_dir();
-    let tree = ibwire::fixture::story(t.path());
+    let tree = ibwire_fixture::story(t.path());
     let run =
         || stdout(&ibwire(&["verify", "--root", t.path().to_str().unwrap(), "--from-log", log.to_str().unwrap()]));
     assert!(run().contains("ACS here not readable (run as root to check it)"), "{}", run());

@@ -3,9 +3,9 @@
 mod common;
 use common::*;
 use ibwire::config::{Config, EmptyPolicy};
-use ibwire::fixture::{self, under_root_port, NetDev, Port, Tree};
 use ibwire::plan::{self, Intent, Master, Severity, Source};
 use ibwire::probe::{self, Node, ProbeOptions};
+use ibwire_fixture::{self as fixture, under_root_port, NetDev, Port, Tree};
 use std::collections::BTreeMap;
 use std::path::Path;
 

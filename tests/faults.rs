@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 fn sysfs_vanishing_mid_read() {
     let t = tempfile::tempdir().unwrap();
     let root = t.path().join("n");
-    ibwire::fixture::story(&root);
+    ibwire_fixture::story(&root);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let (r2, s2) = (root.clone(), stop.clone());
     // Another thread keeps removing and rebuilding whole device directories.
@@ -46,7 +46,7 @@ fn script(dir: &Path, name: &str, body: &str) -> std::path::PathBuf {
 #[test]
 fn nvidia_smi_that_hangs_or_prints_garbage() {
     let t = tempfile::tempdir().unwrap();
-    ibwire::fixture::story(&t.path().join("n"));
+    ibwire_fixture::story(&t.path().join("n"));
     let base = ibwire::probe::probe(&ibwire::probe::ProbeOptions::at(&t.path().join("n")));
     let hang = script(t.path(), "hang", "sleep 60");
     let mut node = base.clone();
@@ -75,7 +75,7 @@ fn nvidia_smi_that_hangs_or_prints_garbage() {
 #[test]
 fn master_that_does_not_resolve_is_one_line() {
     let t = tempfile::tempdir().unwrap();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     let root = t.path().to_str().unwrap();
     for args in [
         vec!["launch", "--root", root, "--dry-run", "--master-addr", "no-such-host.invalid", "--", "x.py"],
@@ -100,7 +100,7 @@ fn master_that_does_not_resolve_is_one_line() {
 fn hook_survives_a_garbage_tree() {
     let t = tempfile::tempdir().unwrap();
     let root = t.path().join("n");
-    ibwire::fixture::story(&root);
+    ibwire_fixture::story(&root);
     // Overwrite every regular file under sys/ and proc/ with hostile bytes.
     let mut n = 0;
     let mut stack = vec![root.join("sys"), root.join("proc")];

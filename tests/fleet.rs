@@ -14,7 +14,7 @@ fn story_node() -> &'static Node {
     static N: OnceLock<Node> = OnceLock::new();
     N.get_or_init(|| {
         let t = tree_dir();
-        ibwire::fixture::story(t.path());
+        ibwire_fixture::story(t.path());
         probe::probe(&ProbeOptions::at(t.path()))
     })
 }
@@ -222,7 +222,7 @@ fn verify_groups_nodes_by_what_their_nccl_reported() {
     let f = t.path().join("all.log");
     fs::write(&f, format!("{ib}\n{sock}")).unwrap();
     let tree = t.path().join("tree");
-    ibwire::fixture::plain(&tree);
+    ibwire_fixture::plain(&tree);
     let o = ibwire(&["verify", "--root", tree.to_str().unwrap(), "--from-log", f.to_str().unwrap(), "--json"]);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", stderr(&o)));
     let groups = v["per_node"].as_array().unwrap();
@@ -235,7 +235,7 @@ fn verify_groups_nodes_by_what_their_nccl_reported() {
 /// RoCE: the active MTU follows the interface's; one node left at 1500 among jumbo-frame ones.
 #[test]
 fn a_roce_node_with_a_smaller_mtu_is_named() {
-    use ibwire::fixture::{NetDev, Tree};
+    use ibwire_fixture::{NetDev, Tree};
     let t = tree_dir();
     let mut tree = Tree::new(t.path());
     for i in 0..2u8 {

@@ -59,7 +59,7 @@ fn has_var(environ: &str, name: &str) -> bool {
 fn story() -> (tempfile::TempDir, PathBuf) {
     let t = tree_dir();
     let root = t.path().join("node");
-    ibwire::fixture::story(&root);
+    ibwire_fixture::story(&root);
     (t, root)
 }
 
@@ -128,7 +128,7 @@ fn story_node_host_dev_writes_no_dev_lines() {
 #[test]
 fn node_without_infiniband_does_nothing_and_says_nothing() {
     let t = tree_dir();
-    ibwire::fixture::plain(&t.path().join("node"));
+    ibwire_fixture::plain(&t.path().join("node"));
     let r = hook(&t.path().join("node"), t.path(), true, &[], "PATH=/x\n");
     assert_eq!((r.rc, r.fstab.as_str(), r.environ.as_str(), r.stderr.as_str()), (0, "", "PATH=/x\n", ""));
 }

@@ -33,7 +33,7 @@ fn hook_cmd(root: &Path, dir: &Path, environ: &[u8]) -> Command {
 fn story() -> (tempfile::TempDir, std::path::PathBuf) {
     let t = tree_dir();
     let root = t.path().join("node");
-    ibwire::fixture::story(&root);
+    ibwire_fixture::story(&root);
     (t, root)
 }
 
@@ -205,7 +205,7 @@ fn the_hooks_probe_sees_management_nodes() {
 fn a_tree_cannot_make_the_probe_read_outside_it() {
     let t = tempfile::tempdir().unwrap();
     let root = t.path().join("tree");
-    ibwire::fixture::plain(&root);
+    ibwire_fixture::plain(&root);
     // A planted absolute link to the host's /etc, and a relative one climbing out.
     let net = root.join("sys/class/net/eth0");
     let dev = fs::canonicalize(&net).unwrap();
@@ -223,7 +223,7 @@ fn a_tree_cannot_make_the_probe_read_outside_it() {
 fn capture_refuses_a_directory_with_anything_in_it() {
     let t = tempfile::tempdir().unwrap();
     let root = t.path().join("tree");
-    ibwire::fixture::plain(&root);
+    ibwire_fixture::plain(&root);
     let cap = t.path().join("cap");
     fs::create_dir(&cap).unwrap();
     fs::set_permissions(&cap, fs::Permissions::from_mode(0o700)).unwrap();
@@ -321,7 +321,7 @@ fn env_sh_round_trips_through_every_shell() {
     });
     runner
         .run(&"[^\\x00]{0,24}", |v| {
-            let line = format!("export X={}", ibwire::render::sh_quote(&v));
+            let line = format!("export X={}", ibwire::shell::sh_quote(&v));
             for sh in &shells {
                 prop_assert_eq!(eval_in(sh, &line), v.clone(), "{} with {}", sh[0], line);
             }
@@ -329,7 +329,7 @@ fn env_sh_round_trips_through_every_shell() {
         })
         .unwrap();
     for v in ["{a,b}", "~root", "*", "a b", "'", "$(id)", "`id`", "!x", "[ab]", "=x", "", ":=+", "a:=ls"] {
-        let line = format!("export X={}", ibwire::render::sh_quote(v));
+        let line = format!("export X={}", ibwire::shell::sh_quote(v));
         for sh in &shells {
             assert_eq!(eval_in(sh, &line), v, "{} with {line}", sh[0]);
         }
@@ -348,7 +348,7 @@ fn errors_name_the_real_cause() {
     let f = t.path().join("notes.txt");
     fs::write(&f, "meeting notes\nnothing about NCCL here\n").unwrap();
     let tree = t.path().join("tree");
-    ibwire::fixture::plain(&tree);
+    ibwire_fixture::plain(&tree);
     let o = ibwire(&["verify", "--root", tree.to_str().unwrap(), "--from-log", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     assert!(stderr(&o).contains("not an NCCL log"), "{}", stderr(&o));
@@ -390,7 +390,7 @@ fn address_ownership_stays_linear() {
     }
     let t = tempfile::tempdir().unwrap();
     let root = t.path().join("tree");
-    ibwire::fixture::plain(&root);
+    ibwire_fixture::plain(&root);
     fs::write(root.join("proc/net/route"), route).unwrap();
     fs::write(root.join("proc/net/fib_trie"), trie).unwrap();
     // A hang guard only (debug builds on a loaded machine vary tenfold): quadratic matching was
@@ -530,8 +530,8 @@ fn escape_sequences_from_inputs_are_shown_escaped() {
     assert!(!out.contains('\u{1b}') && !out.contains('\u{9b}') && !out.contains('\u{7}'), "{out:?}");
     // probe, env --explain, doctor, topo: a netdev name from a --root tree
     let root = t.path().join("node");
-    let mut tree = ibwire::fixture::story(&root);
-    tree.netdev(&ibwire::fixture::NetDev::eth(&format!("x{}", "\u{1b}[31m")), None);
+    let mut tree = ibwire_fixture::story(&root);
+    tree.netdev(&ibwire_fixture::NetDev::eth(&format!("x{}", "\u{1b}[31m")), None);
     tree.finish();
     for args in [vec!["probe"], vec!["env", "--explain"], vec!["doctor"], vec!["topo"]] {
         let mut a = args.clone();
@@ -574,7 +574,7 @@ fn hook_stderr_is_bounded() {
 fn launch_values_that_look_like_options_are_refused() {
     let t = tree_dir();
     let root = t.path().join("node");
-    ibwire::fixture::story(&root);
+    ibwire_fixture::story(&root);
     for arg in ["--container=--mount=/:/host", "--container=", "--mount=-x:/y"] {
         let mut args = vec!["launch", "--root", root.to_str().unwrap(), "--dry-run", "--nnodes", "1"];
         if arg.starts_with("--mount") {
@@ -668,7 +668,7 @@ fn a_four_mib_image_environment_is_indexed_not_copied() {
 fn link_loops_and_deep_directories_in_a_tree_are_harmless() {
     let t = tree_dir();
     let root = t.path().join("node");
-    ibwire::fixture::story(&root);
+    ibwire_fixture::story(&root);
     let before = stdout(&ibwire(&["env", "--root", root.to_str().unwrap()]));
     let sym = |target: &str, link: &str| std::os::unix::fs::symlink(target, root.join(link)).unwrap();
     sym(".", "sys/class/net/loop1");
@@ -726,7 +726,7 @@ fn help_fits_eighty_columns() {
 fn doctor_goes_on_and_usage_mistakes_get_a_hint() {
     let t = tree_dir();
     let root = t.path().join("node");
-    ibwire::fixture::story(&root);
+    ibwire_fixture::story(&root);
     let _ = fs::remove_dir_all(root.join("usr"));
     let o = Command::new(bin())
         .args(["doctor", "--json", "--root", root.to_str().unwrap()])
@@ -761,7 +761,7 @@ fn doctor_goes_on_and_usage_mistakes_get_a_hint() {
 fn every_json_output_carries_its_schema() {
     let t = tree_dir();
     let root = t.path().join("node");
-    ibwire::fixture::story(&root);
+    ibwire_fixture::story(&root);
     let r = root.to_str().unwrap();
     let snap = t.path().join("node.json");
     let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200-1gpu/nccl-allreduce-1gpu.log");
@@ -830,7 +830,7 @@ fn completions_parse_and_man_pages_are_whole() {
 fn sriov_nodes_are_summarised_for_people() {
     let t = tree_dir();
     let root = t.path().join("n64");
-    ibwire::fixture::scaled(&root, 64, 0);
+    ibwire_fixture::scaled(&root, 64, 0);
     let r = root.to_str().unwrap();
     let explain = stderr(&ibwire(&["env", "--root", r, "--explain"]));
     assert_eq!(explain.lines().filter(|l| l.contains("virtual function")).count(), 1, "{explain}");
@@ -858,7 +858,7 @@ fn human_output_fits_the_terminal_and_pipes_stay_stable() {
     }
     let t = tree_dir();
     let root = t.path().join("node");
-    ibwire::fixture::story(&root);
+    ibwire_fixture::story(&root);
     let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/verify-corpus");
     let log = fs::read_dir(&log)
         .unwrap()
@@ -912,7 +912,7 @@ fn readme_quick_starts_run_as_written() {
     let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
     let t = tree_dir();
     let root = t.path().join("node");
-    ibwire::fixture::story(&root);
+    ibwire_fixture::story(&root);
     let bindir = bin().parent().unwrap().to_path_buf();
     let real_log = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200-1gpu/nccl-allreduce-1gpu.log");
     fs::copy(real_log, t.path().join("slurm-1234.out")).unwrap();

@@ -43,7 +43,7 @@ fn opens(root: &Path, detail: Detail) -> (usize, probe::Node) {
 #[test]
 fn story_node_is_real_sized() {
     let t = tree_dir();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     let under = |p: &Path, part: &str| p.to_string_lossy().contains(part);
     assert_eq!(count_files(t.path(), &|p| under(p, "/pkeys/")), 9 * 128, "P_Key entries: 128 per IB port");
     assert_eq!(count_files(t.path(), &|p| under(p, "/gids/")), 9 * 8, "GID entries: 8 per IB port");
@@ -56,7 +56,7 @@ fn story_node_is_real_sized() {
 #[test]
 fn hook_probe_stays_within_its_budget_on_the_story_node() {
     let t = tree_dir();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     let (hook, fast) = opens(t.path(), Detail::Hook);
     let (standard, full) = opens(t.path(), Detail::Standard);
     let (all, _) = opens(t.path(), Detail::All);
@@ -80,9 +80,9 @@ fn hook_probe_stays_within_its_budget_on_the_story_node() {
 #[test]
 fn sriov_functions_cost_the_hook_nothing_and_probe_a_few_opens() {
     let story = tree_dir();
-    ibwire::fixture::story(story.path());
+    ibwire_fixture::story(story.path());
     let t = tree_dir();
-    ibwire::fixture::sriov(t.path(), 512);
+    ibwire_fixture::sriov(t.path(), 512);
     let (hook, node) = opens(t.path(), Detail::Hook);
     eprintln!("hook opens on the 512-function node: {hook}");
     assert_eq!(node.rdma.len(), 512);

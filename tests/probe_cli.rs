@@ -8,7 +8,7 @@ use std::fs;
 #[test]
 fn story_node_facts() {
     let t = tree_dir();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     let n = probe::probe(&ProbeOptions::at(t.path()));
     assert_eq!(n.gpus.len(), 8);
     assert!(n.gpus.iter().all(|g| g.model == "NVIDIA H200"));
@@ -42,7 +42,7 @@ fn story_node_facts() {
 #[test]
 fn snapshot_round_trip_is_lossless() {
     let t = tree_dir();
-    ibwire::fixture::story(&t.path().join("root"));
+    ibwire_fixture::story(&t.path().join("root"));
     let root = t.path().join("root");
     for ext in ["json", "yaml"] {
         let snap = t.path().join(format!("node.{ext}"));
@@ -108,7 +108,7 @@ fn every_hwloc_tree_probes_without_failure() {
 #[test]
 fn garbage_attributes_become_notes() {
     let t = tree_dir();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     let port = t.path().join("sys/class/infiniband/mlx5_3/ports/1");
     fs::write(port.join("lid"), "0xZZZZ\n").unwrap();
     fs::write(port.join("state"), [0xff, 0xfe]).unwrap();
@@ -133,7 +133,7 @@ fn garbage_attributes_become_notes() {
 #[test]
 fn missing_infiniband_class_is_a_plain_node() {
     let t = tree_dir();
-    ibwire::fixture::plain(t.path());
+    ibwire_fixture::plain(t.path());
     fs::remove_dir_all(t.path().join("sys/class/infiniband")).unwrap();
     let n = probe::probe(&ProbeOptions::at(t.path()));
     assert!(n.rdma.is_empty() && n.gpus.is_empty());
@@ -164,7 +164,7 @@ fn bad_snapshots_give_one_line_with_position() {
 fn capture_replays_to_the_same_snapshot() {
     let t = tree_dir();
     let root = t.path().join("root");
-    ibwire::fixture::story(&root);
+    ibwire_fixture::story(&root);
     let cap = t.path().join("cap");
     let o = ibwire(&["probe", "--root", root.to_str().unwrap(), "--capture", cap.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -178,7 +178,7 @@ fn capture_replays_to_the_same_snapshot() {
 #[test]
 fn capture_into_unwritable_place_is_one_line() {
     let t = tree_dir();
-    ibwire::fixture::plain(t.path());
+    ibwire_fixture::plain(t.path());
     let o = ibwire(&["probe", "--root", t.path().to_str().unwrap(), "--capture", "/proc/version/x"]);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
@@ -199,11 +199,11 @@ fn assert_same(a: &probe::Node, b: &probe::Node) {
 fn thirty_two_bit_pci_domain_devices() {
     // VMD and Hyper-V put devices in domains above 0xffff: `10000:01:00.0` under `pci10000:00`.
     let t = tree_dir();
-    let tree = ibwire::fixture::Tree::new(t.path());
+    let tree = ibwire_fixture::Tree::new(t.path());
     let chain: Vec<String> = ["pci10000:00", "10000:00:04.0", "10000:01:00.0"].iter().map(|s| s.to_string()).collect();
     tree.gpu(&chain, 0, 0x2335);
     let nic: Vec<String> = ["pci10000:00", "10000:00:05.0", "10000:02:00.0"].iter().map(|s| s.to_string()).collect();
-    tree.hca("mlx5_0", &nic, 0, &[ibwire::fixture::Port::ib(1, 7)], 0);
+    tree.hca("mlx5_0", &nic, 0, &[ibwire_fixture::Port::ib(1, 7)], 0);
     tree.finish();
     let n = probe::probe(&ProbeOptions::at(t.path()));
     assert!(n.notes.is_empty(), "{:?}", n.notes);

@@ -4,10 +4,10 @@
 
 mod common;
 use common::tree_dir;
-use ibwire::fixture::{under_root_port, NetDev, Port, Tree};
 use ibwire::nccl::filter;
 use ibwire::plan::{self, Intent};
 use ibwire::probe::{self, ProbeOptions};
+use ibwire_fixture::{under_root_port, NetDev, Port, Tree};
 use proptest::prelude::*;
 
 fn cases(n: u32) -> ProptestConfig {
@@ -214,8 +214,8 @@ proptest! {
         let _ = ibwire::probe::net::parse_fib_trie_locals(&s);
         let _ = ibwire::probe::rdma::parse_state(&s);
         let _ = ibwire::probe::rdma::parse_rate(&s);
-        let _ = ibwire::probe::sysroot::parse_hex(&s);
-        let _ = ibwire::probe::sysroot::parse_num(&s);
+        let _ = ibwire::text::parse_hex(&s);
+        let _ = ibwire::text::parse_num(&s);
     }
 
     /// Lines shaped like NCCL's, cut and mixed at random, never panic and never invent devices

@@ -18,7 +18,7 @@ fn run(root: &std::path::Path, vars: &[(&str, &str)], args: &[&str]) -> (i32, St
 #[test]
 fn prints_what_the_job_did_not_set() {
     let t = tree_dir();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     let (rc, out, err) = run(t.path(), &[("SLURM_JOB_NUM_NODES", "2"), ("NCCL_SOCKET_IFNAME", "=bond0.2102")], &[]);
     assert_eq!(rc, 0, "{err}");
     assert_eq!(
@@ -36,7 +36,7 @@ fn prints_what_the_job_did_not_set() {
 #[test]
 fn never_fails_the_task() {
     let t = tree_dir();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     let bad = t.path().join("bad.yaml");
     std::fs::write(&bad, "hca: [unclosed\n").unwrap();
     for (vars, args) in [
@@ -86,7 +86,7 @@ fn help_is_help_and_says_what_it_exports() {
     assert!(helps[0].contains("never CUDA_VISIBLE_DEVICES"), "{}", helps[0]);
     assert!(!helps[0].contains("IBWIRE_ROOT="), "the TaskProlog does not read IBWIRE_ROOT: {}", helps[0]);
     let root = t.path().join("node");
-    ibwire::fixture::story(&root);
+    ibwire_fixture::story(&root);
     let (_, out, _) = run(&root, &[("SLURM_JOB_NUM_NODES", "2")], &[]);
     let (_, out1, _) = run(&root, &[("SLURM_JOB_NUM_NODES", "1")], &[]);
     for l in out.lines().chain(out1.lines()) {

@@ -3,10 +3,10 @@
 
 mod common;
 use common::*;
-use ibwire::fixture::{Port, Tree};
 use ibwire::nvsmi::parse_topo;
 use ibwire::plan::topo::matrix;
 use ibwire::probe::{self, ProbeOptions};
+use ibwire_fixture::{Port, Tree};
 use std::path::Path;
 
 fn fixture_text(name: &str) -> String {
@@ -163,7 +163,7 @@ fn h100_eight_ib_plus_five_ethernet() {
 #[test]
 fn cli_topo_json_shape() {
     let t = tree_dir();
-    ibwire::fixture::story(t.path());
+    ibwire_fixture::story(t.path());
     let o = ibwire(&["topo", "--root", t.path().to_str().unwrap(), "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

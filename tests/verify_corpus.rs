@@ -17,7 +17,7 @@ fn corpus() -> std::path::PathBuf {
 #[test]
 fn every_real_log_gets_its_verdict_and_cause() {
     let t = tempfile::tempdir().unwrap();
-    ibwire::fixture::plain(t.path());
+    ibwire_fixture::plain(t.path());
     let list: Value = serde_json::from_str(&std::fs::read_to_string(corpus().join("corpus.json")).unwrap()).unwrap();
     let mut failures = Vec::new();
     let (mut n, mut ok, mut not_ok, mut inconclusive) = (0, 0, 0, 0);
@@ -107,7 +107,7 @@ fn a_large_log_is_read_in_bounded_memory() {
     // 32 MiB of a 16-node INFO log through stdin (no disk), then a failure at the very end:
     // the verdict must see the failure, and the process must stay far below the log's size.
     let t = tempfile::tempdir().unwrap();
-    ibwire::fixture::plain(t.path());
+    ibwire_fixture::plain(t.path());
     let mut child = Command::new(bin())
         .args(["verify", "--root", t.path().to_str().unwrap(), "--from-log", "-", "--json"])
         .stdin(Stdio::piped())
@@ -152,7 +152,7 @@ fn a_large_log_is_read_in_bounded_memory() {
 #[test]
 fn terminal_escapes_from_a_log_are_not_replayed() {
     let t = tempfile::tempdir().unwrap();
-    ibwire::fixture::plain(t.path());
+    ibwire_fixture::plain(t.path());
     let f = t.path().join("esc.log");
     std::fs::write(&f, "h:1:2 [0] x.cc:1 NCCL WARN Bootstrap : no socket interface found \u{1b}]0;pwned\u{7}\u{1b}[2J\nh:1:2 [0] x.cc:1 NCCL WARN odd \u{9b}31m text\n").unwrap();
     let o = ibwire(&["verify", "--root", t.path().to_str().unwrap(), "--from-log", f.to_str().unwrap()]);

@@ -68,7 +68,7 @@ fn every_fixture_gives_its_expected_facts() {
 #[test]
 fn verdicts_on_fixtures() {
     let t = tempfile::tempdir().unwrap();
-    ibwire::fixture::plain(t.path());
+    ibwire_fixture::plain(t.path());
     let root = t.path().to_str().unwrap();
     let fx = |d: &str, f: &str| real_fixtures().join(d).join(f);
     let run = |args: &[&str]| {
@@ -171,7 +171,7 @@ fn empty_or_unrelated_input_is_one_line() {
     let t = tempfile::tempdir().unwrap();
     let f = t.path().join("empty.log");
     std::fs::write(&f, "").unwrap();
-    ibwire::fixture::plain(&t.path().join("n"));
+    ibwire_fixture::plain(&t.path().join("n"));
     let o = ibwire(&["verify", "--root", t.path().join("n").to_str().unwrap(), "--from-log", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(stderr(&o).lines().count(), 1);
@@ -233,7 +233,7 @@ fn node_count_override_for_excerpts_without_hosts() {
     // The AWS excerpt shows no rank or host lines: --nodes makes it a 2-node judgement without
     // inventing host names, and the ring bound from --hcas/--hca-gbit is reported.
     let t = tempfile::tempdir().unwrap();
-    ibwire::fixture::plain(t.path());
+    ibwire_fixture::plain(t.path());
     let f = real_fixtures().join("nccl-tests/aws-p5.48xlarge-2node-allreduce-efa-srun-prefixed.txt");
     let args = ["verify", "--root", t.path().to_str().unwrap(), "--from-log", f.to_str().unwrap(), "--json"];
     let o = ibwire(&[&args[..], &["--nodes", "2", "--hcas", "32", "--hca-gbit", "100"]].concat());

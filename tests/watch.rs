@@ -41,7 +41,7 @@ struct Job {
 fn job() -> Job {
     let t = tree_dir();
     let root = t.path().join("node");
-    ibwire::fixture::story(&root);
+    ibwire_fixture::story(&root);
     let bin = t.path().join("bin");
     fs::create_dir(&bin).unwrap();
     let tr = bin.join("torchrun");

@@ -9,6 +9,6 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     if let Some(r) = ibwire::probe::rdma::parse_rate(&s) {
         assert!(r.is_finite() && r >= 0.0);
     }
-    let _ = ibwire::probe::sysroot::parse_hex(&s);
-    let _ = ibwire::probe::sysroot::parse_num(&s);
+    let _ = ibwire::text::parse_hex(&s);
+    let _ = ibwire::text::parse_num(&s);
 });

@@ -14,7 +14,7 @@ pub fn parse_conf(text: &str) -> Vec<(String, String)> {
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .filter_map(|l| l.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
-        .filter(|(k, _)| crate::render::valid_name(k))
+        .filter(|(k, _)| crate::shell::valid_name(k))
         .collect()
 }
 

@@ -156,7 +156,7 @@ pub fn run(inputs: &[PathBuf], master_addr: Option<&str>, config: Option<&Path>,
     let sources = list(inputs, &mut problems);
     // Read, parse and decide on a few threads, one file at a time each: a thousand snapshots
     // are mostly parsing, and only their facts are kept.
-    let mut parsed: Vec<(String, Parsed)> = crate::probe::sysroot::par_map(&sources, |src| {
+    let mut parsed: Vec<(String, Parsed)> = crate::parallel::par_map(&sources, |src| {
         let (origin, text) = match src {
             Source::Named(p) => (p.display().to_string(), crate::input::read_text(p, crate::input::MAX_INPUT)),
             Source::Listed(p) => {

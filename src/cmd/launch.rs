@@ -244,7 +244,7 @@ pub fn prepare(
     };
     for e in &a.env {
         let name = e.split('=').next().unwrap_or("");
-        if !crate::render::valid_name(name) {
+        if !crate::shell::valid_name(name) {
             bail!("--env {e:?}: {name:?} is not a variable name");
         }
     }

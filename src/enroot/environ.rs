@@ -95,7 +95,7 @@ fn entries(text: &str) -> impl Iterator<Item = (&str, &str)> {
             return None;
         }
         let (k, v) = l.split_once('=')?;
-        if !crate::render::valid_name(k) || k.starts_with("ENROOT_") {
+        if !crate::shell::valid_name(k) || k.starts_with("ENROOT_") {
             return None;
         }
         let v = match (v.chars().next(), v.chars().last()) {

@@ -255,7 +255,7 @@ fn has(l: &str, pat: &'static str) -> bool {
 }
 
 fn clip(s: &str, n: usize) -> String {
-    crate::probe::sysroot::clip_to(s.trim(), n)
+    crate::text::clip_to(s.trim(), n)
 }
 
 /// The host that wrote an NCCL line (`host:pid:tid [dev] NCCL …`), if it is one.

@@ -22,7 +22,7 @@
 
 use super::visible::pci_order;
 use super::Plan;
-use crate::probe::host::parse_dev_numbers;
+use crate::probe::parse_dev_numbers;
 use crate::probe::Node;
 use serde::{Deserialize, Serialize};
 

@@ -201,12 +201,18 @@ fn lint_net_plugin(value: &str, out: &mut Vec<Finding>) {
 
 fn lint_ib_hca(node: &Node, plan: &Plan, v: &Var, out: &mut Vec<Finding>) {
     let (flt, problems) = filter::parse(&v.value);
+    // The example is this node's own decided value, not a name from another machine.
+    let example = if plan.hcas.is_empty() {
+        "=<device>:<port>,…".to_string()
+    } else {
+        format!("={}", plan.hcas.iter().map(|(d, p)| format!("{d}:{p}")).collect::<Vec<_>>().join(","))
+    };
     for p in problems {
         out.push(f(
             Severity::Error,
             "NCCL_IB_HCA",
             format!("NCCL_IB_HCA={}: {p}", v.value),
-            "use the exact form `ibwire env` prints, e.g. =mlx5_0:1,mlx5_3:1",
+            &format!("use the exact form `ibwire env` prints, here {example}"),
         ));
     }
     let mut selected: Vec<(String, u32)> = Vec::new();
@@ -293,18 +299,24 @@ fn lint_ib_hca(node: &Node, plan: &Plan, v: &Var, out: &mut Vec<Finding>) {
 
 fn lint_socket_ifname(node: &Node, plan: &Plan, v: &Var, out: &mut Vec<Finding>) {
     let s = "NCCL_SOCKET_IFNAME";
+    let example = plan.bootstrap_if.as_deref().map(|i| format!("here ={i}")).unwrap_or_else(|| "=<interface>".into());
     if v.value.len() <= 1 {
         out.push(f(
             Severity::Warning,
             s,
             format!("{s}={:?}: NCCL ignores values of one character", v.value),
-            "name the interface, e.g. =eno8303",
+            &format!("name the interface exactly, {example}"),
         ));
         return;
     }
     let (flt, problems) = filter::parse(&v.value);
     for p in problems {
-        out.push(f(Severity::Error, s, format!("{s}={}: {p}", v.value), "name one interface exactly, e.g. =eno8303"));
+        out.push(f(
+            Severity::Error,
+            s,
+            format!("{s}={}: {p}", v.value),
+            &format!("name one interface exactly, {example}"),
+        ));
     }
     let matched: Vec<&crate::probe::NetIf> = node.net.iter().filter(|i| flt.selects(&i.name, 0)).collect();
     if matched.is_empty() {

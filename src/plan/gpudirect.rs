@@ -6,7 +6,7 @@
 
 use super::topo::{classify, PathType};
 use super::Plan;
-use crate::probe::host::kernel_version;
+use crate::probe::kernel_version;
 use crate::probe::{HostFacts, Node};
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -80,7 +80,7 @@ pub fn choose(node: &Node, env: &BTreeMap<String, String>) -> Choice {
                 var,
                 format!(
                     "{var}={:?} names GPUs this node does not have or is not a GPU list ({}); {n} GPU(s) probed",
-                    super::super::probe::sysroot::clip(&value),
+                    crate::text::clip(&value),
                     bad.join(", ")
                 ),
             )

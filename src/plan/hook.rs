@@ -211,7 +211,7 @@ mod tests {
     #[test]
     fn binds_only_into_a_restricted_dev_and_leaves_user_keys_alone() {
         let t = tempfile::tempdir().unwrap();
-        crate::fixture::story(t.path());
+        ibwire_fixture::story(t.path());
         let node = crate::probe::probe(&crate::probe::ProbeOptions::at(t.path()));
         let p = plan::decide(&node, &Intent::default());
         let healthy: Vec<String> = p.hcas.iter().map(|(d, _)| d.clone()).collect();

@@ -120,7 +120,7 @@ pub fn build(plan: &Plan, node_healthy_missing_nodes: &[String], inp: &Input) ->
     // The user's own NCCL_/TORCH_/… settings reach the job (in a container nothing else does).
     for (k, v) in &inp.env {
         if passes_through(k)
-            && crate::render::valid_name(k)
+            && crate::shell::valid_name(k)
             && !plan.settings.iter().any(|s| &s.name == k && s.source == Source::Decided)
         {
             set(k, v, &mut env);
@@ -131,7 +131,7 @@ pub fn build(plan: &Plan, node_healthy_missing_nodes: &[String], inp: &Input) ->
             Some((k, v)) => (k, v.to_string()),
             None => (e.as_str(), inp.env.get(e).cloned().unwrap_or_default()),
         };
-        if !crate::render::valid_name(k) {
+        if !crate::shell::valid_name(k) {
             return Err(Refusal {
                 reason: format!("--env {}: not a variable name", crate::text::printable(k, 80)),
                 fix: "give NAME=VALUE or NAME, NAME made of letters, digits and _ (not starting with a digit)".into(),
@@ -238,7 +238,7 @@ pub fn quote_word(w: &str) -> String {
     // Only ASCII controls need $'…': C1 controls (U+0080–U+009F) are safe in single quotes,
     // and \xHH would turn them into raw bytes (found by tests/properties.rs).
     if !w.chars().any(|c| c.is_ascii_control()) {
-        return crate::render::sh_quote(w);
+        return crate::shell::sh_quote(w);
     }
     let mut s = String::from("$'");
     for c in w.chars() {

@@ -32,7 +32,7 @@ pub fn read(sys: &SysRoot) -> Vec<Gpu> {
     // Cheap filter first: only the vendor and class of the hundreds of functions on a node. The
     // nvidia driver binds NVIDIA functions only, so its list needs the class check alone (it
     // also binds NVSwitches on some systems).
-    let candidates = super::sysroot::par_map(&all, |bdf| {
+    let candidates = crate::parallel::par_map(&all, |bdf| {
         let dir = bus.join(bdf);
         if !by_driver && sys.read(&dir.join("vendor")).as_deref() != Some("0x10de") {
             return None;

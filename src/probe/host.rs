@@ -1,5 +1,6 @@
 //! Host facts that gate RDMA: peer-memory module, memlock limit, device nodes, verbs libraries.
 
+use super::model::parse_dev_numbers;
 use super::model::{HostFacts, NumaNode};
 use super::sysroot::SysRoot;
 use std::path::{Path, PathBuf};
@@ -230,24 +231,6 @@ pub fn module_kind(text: &str) -> Option<String> {
         return None;
     }
     Some(if first.contains("Open Kernel Module") { "open" } else { "proprietary" }.to_string())
-}
-
-/// `5.15.0-91-generic` → (5, 15); None when it does not start with two numbers.
-pub fn kernel_version(k: &str) -> Option<(u32, u32)> {
-    let mut it = k.split(|c: char| !c.is_ascii_digit());
-    let major = it.next()?.parse().ok()?;
-    let minor = it.next()?.parse().ok()?;
-    Some((major, minor))
-}
-
-/// `231:192` (a sysfs `dev` file) as (major, minor); None for anything else.
-pub fn parse_dev_numbers(s: &str) -> Option<(u32, u32)> {
-    let (a, b) = s.trim().split_once(':')?;
-    let ok = |x: &str| !x.is_empty() && x.len() <= 10 && x.bytes().all(|c| c.is_ascii_digit());
-    if !ok(a) || !ok(b) {
-        return None;
-    }
-    Some((a.parse().ok()?, b.parse().ok()?))
 }
 
 #[cfg(test)]

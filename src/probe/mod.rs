@@ -137,7 +137,7 @@ fn link_netdevs(rdma: &mut [RdmaDevice], net: &mut [NetIf]) {
     for d in rdma.iter_mut() {
         let Some(bdf) = d.pci.as_ref().map(|p| p.bdf.as_str()) else { continue };
         d.netdevs = by_bdf.get(bdf).map(|v| v.iter().map(|n| n.to_string()).collect()).unwrap_or_default();
-        d.netdevs.sort_by(|a, b| sysroot::natural_cmp(a, b));
+        d.netdevs.sort_by(|a, b| crate::text::natural_cmp(a, b));
         // The first device on a function names its interfaces (as the N×M search did).
         device_of.entry(bdf.to_string()).or_insert_with(|| d.name.clone());
     }
@@ -170,7 +170,7 @@ fn link_unread(rdma: &mut [RdmaDevice], net: &mut [NetIf]) {
     for d in rdma.iter_mut().filter(|d| d.attributes_unread) {
         let Some(bdf) = d.pci.as_ref().map(|p| p.bdf.as_str()) else { continue };
         d.netdevs = by_bdf.get(bdf).map(|v| v.iter().map(|n| n.to_string()).collect()).unwrap_or_default();
-        d.netdevs.sort_by(|a, b| sysroot::natural_cmp(a, b));
+        d.netdevs.sort_by(|a, b| crate::text::natural_cmp(a, b));
     }
     drop(by_bdf);
     for i in net.iter_mut().filter(|i| i.attributes_unread) {
@@ -230,7 +230,7 @@ pub fn nvidia_smi(node: &mut Node, program: &Path, limit: Duration) -> Vec<Strin
                 }
             }
         }
-        Ok(out) => note(format!("nvidia-smi exited with {:?}: {}", out.status, sysroot::clip(out.stderr.trim()))),
+        Ok(out) => note(format!("nvidia-smi exited with {:?}: {}", out.status, crate::text::clip(out.stderr.trim()))),
         Err(e) => {
             note(format!("nvidia-smi: {e}"));
             return notes;

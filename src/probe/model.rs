@@ -74,13 +74,8 @@ impl Bridge {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NvLink {
-    pub a: usize,
-    pub b: usize,
-    pub links: u32,
-}
+/// NV# counts between GPUs, as `nvidia-smi topo -m` prints them (parsed by `crate::nvsmi`).
+pub use crate::nvsmi::NvLink;
 
 /// A PCI function and the chain of bridges above it, as the kernel's device tree shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -404,4 +399,22 @@ fn yes() -> bool {
 
 fn is_true(b: &bool) -> bool {
     *b
+}
+
+/// `5.15.0-91-generic` → (5, 15); None when it does not start with two numbers.
+pub fn kernel_version(k: &str) -> Option<(u32, u32)> {
+    let mut it = k.split(|c: char| !c.is_ascii_digit());
+    let major = it.next()?.parse().ok()?;
+    let minor = it.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+/// `231:192` (a sysfs `dev` file) as (major, minor); None for anything else.
+pub fn parse_dev_numbers(s: &str) -> Option<(u32, u32)> {
+    let (a, b) = s.trim().split_once(':')?;
+    let ok = |x: &str| !x.is_empty() && x.len() <= 10 && x.bytes().all(|c| c.is_ascii_digit());
+    if !ok(a) || !ok(b) {
+        return None;
+    }
+    Some((a.parse().ok()?, b.parse().ok()?))
 }

@@ -6,7 +6,8 @@
 
 use super::model::{IfKind, IfType, NetIf, Route};
 use super::pci;
-use super::sysroot::{parse_hex, parse_num, Detail, SysRoot};
+use super::sysroot::{Detail, SysRoot};
+use crate::text::{parse_hex, parse_num};
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};

@@ -1,7 +1,8 @@
 //! PCI functions and the bridge chain above them, from the realpath of a sysfs device link.
 
 use super::model::{PciFunction, PciLink};
-use super::sysroot::{parse_hex, parse_num, SysRoot};
+use super::sysroot::SysRoot;
+use crate::text::{parse_hex, parse_num};
 use std::path::Path;
 
 /// `dddd:bb:dd.f` with a 4- or 5-hex-digit domain (VMD and Hyper-V use 32-bit domains).

@@ -9,7 +9,8 @@
 
 use super::model::{Gid, LinkLayer, RdmaDevice, RdmaPort};
 use super::pci;
-use super::sysroot::{natural_cmp, parse_hex, Detail, SysRoot};
+use super::sysroot::{Detail, SysRoot};
+use crate::text::{natural_cmp, parse_hex};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -63,7 +64,7 @@ pub fn read(sys: &SysRoot, dev_nodes: &[String]) -> Vec<RdmaDevice> {
     } else {
         BTreeMap::new()
     };
-    let devices = super::sysroot::par_map(&located, |l| {
+    let devices = crate::parallel::par_map(&located, |l| {
         let name = &l.name;
         let dir = &l.dir;
         // A VF whose PF is an RDMA device is excluded in favour of the PF (plan::hca) before

@@ -1,15 +1,9 @@
 //! Rendering decided settings for their consumers: POSIX sh, enroot's environ file, JSON.
 
 use crate::plan::{Plan, Severity, Source};
+use crate::shell::{sh_quote, valid_name};
 use anyhow::{bail, Result};
 use std::fmt::Write;
-
-/// An environment variable name we will write anywhere.
-pub fn valid_name(n: &str) -> bool {
-    let mut c = n.chars();
-    matches!(c.next(), Some(ch) if ch.is_ascii_alphabetic() || ch == '_')
-        && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
-}
 
 /// `export NAME='value'` lines that `eval "$(ibwire env)"` reproduces byte for byte.
 pub fn sh(plan: &Plan) -> Result<String> {
@@ -24,20 +18,6 @@ pub fn sh(plan: &Plan) -> Result<String> {
         writeln!(s, "export {}={}", st.name, sh_quote(&st.value))?;
     }
     Ok(s)
-}
-
-/// A word for any POSIX shell (bash, dash, busybox ash): bare only when every character is one
-/// that no shell expands (letters, digits, `_ . / : = , + @ % -`), else single-quoted with `'`
-/// written as `'\''`. Braces, `~`, `*`, `[`, `!` and the like are therefore always quoted
-/// (`{a,b}` is brace-expanded by bash, `~` and globs everywhere). An `=` at the start of the
-/// value or of a `:`-separated part is quoted too: zsh expands `=cmd` there in an assignment
-/// (`export X=:=+` leaves X empty; found by the property test).
-pub fn sh_quote(v: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "_./:=,+@%-".contains(c);
-    if !v.is_empty() && v.chars().all(safe) && !v.starts_with('=') && !v.contains(":=") {
-        return v.to_string();
-    }
-    format!("'{}'", v.replace('\'', "'\\''"))
 }
 
 /// One line of a Slurm TaskProlog's output: `export NAME=value`. slurmstepd reads it without a

@@ -63,10 +63,10 @@ UNITDIR/ibwire-cdi.timer
 /usr/bin/ibwire
 /usr/share/bash-completion/completions/ibwire
 /usr/share/doc/ibwire/README.md
+/usr/share/doc/ibwire/ARCHITECTURE.md
 /usr/share/doc/ibwire/SECURITY.md
 /usr/share/doc/ibwire/docs/admin.md
 /usr/share/doc/ibwire/docs/commands.md
-/usr/share/doc/ibwire/docs/design.md
 /usr/share/doc/ibwire/docs/json.md
 /usr/share/doc/ibwire/docs/performance.md
 /usr/share/doc/ibwire/docs/troubleshooting.md
