@@ -391,108 +391,12 @@ pub fn bound(
     Some(net.max(net.min(intra) * f))
 }
 
-fn push(
-    v: &mut Vec<Finding>,
-    id: &'static str,
-    problem: impl Into<String>,
-    detail: Option<String>,
-    evidence: Option<String>,
-) {
-    if v.iter().any(|f| f.id == id) {
-        return;
-    }
-    let r = rule(id);
-    let cause = match detail {
-        Some(d) if !d.is_empty() => format!("{} ({d})", r.meaning),
-        _ => r.meaning.to_string(),
-    };
-    v.push(Finding { id, problem: problem.into(), cause, fix: r.fix.to_string(), evidence });
-}
 
-/// How many nodes the job spans, from the log's own evidence first, and what says so.
-fn node_count(
-    node: &Node,
-    same_node: bool,
-    log: &LogFacts,
-    measured: Option<&Measured>,
-    ci: &CeilingInputs,
-) -> (Option<usize>, String) {
-    if let Some(n) = ci.nodes.filter(|n| *n > 0) {
-        return (Some(n), "--nodes".into());
-    }
-    if let Some(n) = log.nnodes.filter(|n| *n > 0) {
-        return (Some(n), format!("NCCL: nNodes {n}"));
-    }
-    if let Some(m) = measured.filter(|m| m.nodes > 0 && m.from_rank_lines) {
-        return (Some(m.nodes), format!("nccl-tests: ranks on {} host(s)", m.nodes));
-    }
-    if log.hosts.len() > 1 {
-        return (Some(log.hosts.len()), format!("{} hosts wrote NCCL lines", log.hosts.len()));
-    }
-    if log.crossed_network() {
-        return (Some(2), "inter-node channel lines (via NET/…)".into());
-    }
-    if log.remote_peer {
-        return (Some(2), "a connection to a peer over the network".into());
-    }
-    let local_max =
-        if same_node { node.gpus.len().max(1) } else { 8 }.max(log.cuda_devs).max(log.local_ranks.unwrap_or(0));
-    if let Some(n) = log.nranks {
-        if let Some(l) = log.local_ranks.filter(|l| *l > 0 && n > *l) {
-            return (Some(n.div_ceil(l)), format!("nranks {n} with localRanks {l}"));
-        }
-        if n > local_max {
-            return (Some(2), format!("nranks {n} > the {local_max} GPUs one node has"));
-        }
-        if n == 1 {
-            return (Some(1), "nranks 1".into());
-        }
-    }
-    if measured.is_some_and(|m| m.nranks == 1) {
-        return (Some(1), "one rank".into());
-    }
-    let c = &log.channels;
-    if c.p2p + c.shm > 0
-        && !log.crossed_network()
-        && log.failures.is_empty()
-        && log.nranks.is_some_and(|n| n <= local_max)
-    {
-        return (Some(1), "only intra-node channel lines (P2P/SHM)".into());
-    }
-    (None, String::new())
-}
-
-pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measured>, ci: &CeilingInputs) -> Report {
-    // Is the log from this node? Only then do its HCAs, interfaces and modules explain it.
-    let same_node = node
-        .hostname
-        .as_ref()
-        .map(|h| log.hosts.iter().any(|x| x == h || x.starts_with(&format!("{h}."))))
-        .unwrap_or(false);
-    let (nodes, nodes_evidence) = node_count(node, same_node, log, measured, ci);
-    let multi = nodes.map(|n| n > 1).unwrap_or(false);
-    let healthy = !plan.hcas.is_empty();
-    let expect_rdma = if same_node { healthy } else { true };
-    let expected_network = if expect_rdma { "IB" } else { "Socket" }.to_string();
-    let gdr_expected = expect_rdma
-        && (!same_node
-            || (node.host.peermem.is_some()
-                && plan
-                    .hcas
-                    .iter()
-                    .any(|(d, _)| node.rdma_device(d).map(|d| super::hca::gpu_affine(node, d)).unwrap_or(false))));
+/// Step 1 of `judge`: one finding per failure line NCCL wrote (any one makes the job not ok,
+/// whatever else the log shows), with what this node's facts add when the log is from it.
+fn failure_findings(node: &Node, plan: &Plan, log: &LogFacts, lid0: &[String]) -> Vec<Finding> {
     let mut findings: Vec<Finding> = Vec::new();
-    let mut notes: Vec<String> = Vec::new();
-    let observed = log.observed();
-    let lid0: Vec<String> = node
-        .rdma
-        .iter()
-        .filter(|d| d.ports.iter().any(|p| p.link_layer == Some(LinkLayer::InfiniBand) && p.lid == Some(0)))
-        .map(|d| d.name.clone())
-        .collect();
-
     let gid_forced = || log.env("NCCL_IB_GID_INDEX").map(|g| format!("NCCL_IB_GID_INDEX={g} is forced"));
-    // 1. Failure lines: any one makes the job not ok, whatever else the log shows.
     for fs in &log.failures {
         let ev = Some(fs.line.clone());
         use crate::nccl::log::Failure as F;
@@ -611,6 +515,111 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
         }
     }
 
+    findings
+}
+
+fn push(
+    v: &mut Vec<Finding>,
+    id: &'static str,
+    problem: impl Into<String>,
+    detail: Option<String>,
+    evidence: Option<String>,
+) {
+    if v.iter().any(|f| f.id == id) {
+        return;
+    }
+    let r = rule(id);
+    let cause = match detail {
+        Some(d) if !d.is_empty() => format!("{} ({d})", r.meaning),
+        _ => r.meaning.to_string(),
+    };
+    v.push(Finding { id, problem: problem.into(), cause, fix: r.fix.to_string(), evidence });
+}
+
+/// How many nodes the job spans, from the log's own evidence first, and what says so.
+fn node_count(
+    node: &Node,
+    same_node: bool,
+    log: &LogFacts,
+    measured: Option<&Measured>,
+    ci: &CeilingInputs,
+) -> (Option<usize>, String) {
+    if let Some(n) = ci.nodes.filter(|n| *n > 0) {
+        return (Some(n), "--nodes".into());
+    }
+    if let Some(n) = log.nnodes.filter(|n| *n > 0) {
+        return (Some(n), format!("NCCL: nNodes {n}"));
+    }
+    if let Some(m) = measured.filter(|m| m.nodes > 0 && m.from_rank_lines) {
+        return (Some(m.nodes), format!("nccl-tests: ranks on {} host(s)", m.nodes));
+    }
+    if log.hosts.len() > 1 {
+        return (Some(log.hosts.len()), format!("{} hosts wrote NCCL lines", log.hosts.len()));
+    }
+    if log.crossed_network() {
+        return (Some(2), "inter-node channel lines (via NET/…)".into());
+    }
+    if log.remote_peer {
+        return (Some(2), "a connection to a peer over the network".into());
+    }
+    let local_max =
+        if same_node { node.gpus.len().max(1) } else { 8 }.max(log.cuda_devs).max(log.local_ranks.unwrap_or(0));
+    if let Some(n) = log.nranks {
+        if let Some(l) = log.local_ranks.filter(|l| *l > 0 && n > *l) {
+            return (Some(n.div_ceil(l)), format!("nranks {n} with localRanks {l}"));
+        }
+        if n > local_max {
+            return (Some(2), format!("nranks {n} > the {local_max} GPUs one node has"));
+        }
+        if n == 1 {
+            return (Some(1), "nranks 1".into());
+        }
+    }
+    if measured.is_some_and(|m| m.nranks == 1) {
+        return (Some(1), "one rank".into());
+    }
+    let c = &log.channels;
+    if c.p2p + c.shm > 0
+        && !log.crossed_network()
+        && log.failures.is_empty()
+        && log.nranks.is_some_and(|n| n <= local_max)
+    {
+        return (Some(1), "only intra-node channel lines (P2P/SHM)".into());
+    }
+    (None, String::new())
+}
+
+pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measured>, ci: &CeilingInputs) -> Report {
+    // Is the log from this node? Only then do its HCAs, interfaces and modules explain it.
+    let same_node = node
+        .hostname
+        .as_ref()
+        .map(|h| log.hosts.iter().any(|x| x == h || x.starts_with(&format!("{h}."))))
+        .unwrap_or(false);
+    let (nodes, nodes_evidence) = node_count(node, same_node, log, measured, ci);
+    let multi = nodes.map(|n| n > 1).unwrap_or(false);
+    let healthy = !plan.hcas.is_empty();
+    let expect_rdma = if same_node { healthy } else { true };
+    let expected_network = if expect_rdma { "IB" } else { "Socket" }.to_string();
+    let gdr_expected = expect_rdma
+        && (!same_node
+            || (node.host.peermem.is_some()
+                && plan
+                    .hcas
+                    .iter()
+                    .any(|(d, _)| node.rdma_device(d).map(|d| super::hca::gpu_affine(node, d)).unwrap_or(false))));
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    let observed = log.observed();
+    let lid0: Vec<String> = node
+        .rdma
+        .iter()
+        .filter(|d| d.ports.iter().any(|p| p.link_layer == Some(LinkLayer::InfiniBand) && p.lid == Some(0)))
+        .map(|d| d.name.clone())
+        .collect();
+
+    // 1. Failure lines: any one makes the job not ok, whatever else the log shows.
+    findings.extend(failure_findings(node, plan, log, &lid0));
     // 2. The transport, against the node count.
     let socket_causes = |findings: &mut Vec<Finding>| {
         let before = findings.len();
