@@ -288,6 +288,8 @@ fn current_nccl_settings_are_understood() {
     assert_eq!(find(&fs, "NCCL_ENV_PLUGIN", "ibwire (and this report) cannot see those values")["severity"], "warning");
     let (_, fs, _) = doctor(t.path(), &[("NCCL_IGNORE_NET_MISMATCH", "0")], &[]);
     find(&fs, "NCCL_IGNORE_NET_MISMATCH", "Detected mixed local Net device counts across ranks");
+    let (_, fs, _) = doctor(t.path(), &[("NCCL_IGNORE_NET_MISMATCH", "1")], &[]);
+    assert_eq!(find(&fs, "NCCL_IGNORE_NET_MISMATCH", "NVIDIA/nccl#2428")["severity"], "warning");
     let (_, fs, _) = doctor(t.path(), &[("MELLANOX_MOUNT_DRIVER", "y")], &[]);
     let f = find(&fs, "MELLANOX_MOUNT_DRIVER", "enroot 4 dropped it");
     assert!(f["fix"].as_str().unwrap().contains("rdma-core"));

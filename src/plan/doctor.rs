@@ -117,6 +117,13 @@ pub fn lint(node: &Node, plan: &Plan, vars: &BTreeMap<String, Var>) -> Vec<Findi
                 ),
                 "compare what NCCL used (NCCL_DEBUG=INFO, `ibwire verify`) with `ibwire env`, or unset NCCL_ENV_PLUGIN",
             ));
+        } else if k == "NCCL_IGNORE_NET_MISMATCH" && v.value.trim() == "1" {
+            out.push(f(
+                Severity::Warning,
+                k,
+                "NCCL_IGNORE_NET_MISMATCH=1 lets a job start whose ranks see different numbers of network devices; with HCAs missing on one node NCCL can then hang after init instead of failing (NVIDIA/nccl#2428: NCCL 2.30.7, one HCA not openable on one node)".into(),
+                "unset it and make the nodes agree: `ibwire fleet` names a node with fewer healthy ports",
+            ));
         } else if k == "NCCL_IGNORE_NET_MISMATCH" && v.value.trim() == "0" {
             out.push(f(
                 Severity::Info,

@@ -391,7 +391,6 @@ pub fn bound(
     Some(net.max(net.min(intra) * f))
 }
 
-
 /// Step 1 of `judge`: one finding per failure line NCCL wrote (any one makes the job not ok,
 /// whatever else the log shows), with what this node's facts add when the log is from it.
 fn failure_findings(node: &Node, plan: &Plan, log: &LogFacts, lid0: &[String]) -> Vec<Finding> {
