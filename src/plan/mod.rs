@@ -153,84 +153,8 @@ pub fn decide(node: &Node, intent: &Intent) -> Plan {
         },
     );
     findings.extend(hca.findings.iter().cloned());
-    match (user("NCCL_IB_HCA"), &hca.value) {
-        (Some(v), decided) => settings.push(Setting {
-            name: "NCCL_IB_HCA".into(),
-            reason: format!(
-                "set by the user; ibwire would choose {}",
-                decided.as_deref().unwrap_or("no NCCL_IB_HCA (no healthy HCA)")
-            ),
-            value: v,
-            source: Source::User,
-        }),
-        (None, Some(v)) => settings.push(Setting {
-            name: "NCCL_IB_HCA".into(),
-            value: v.clone(),
-            reason: hca.reason.clone(),
-            source: Source::Decided,
-        }),
-        (None, None) => {
-            let sev =
-                if intent.config.hca.on_empty == Some(EmptyPolicy::Fail) { Severity::Error } else { Severity::Warning };
-            let msg = if node.rdma.is_empty() {
-                "no RDMA device on this node: NCCL will use TCP sockets between nodes".to_string()
-            } else {
-                format!("no healthy HCA port ({}): NCCL will use TCP sockets between nodes", hca.reason)
-            };
-            let fix = if node.rdma.is_empty() {
-                "run multi-node jobs on nodes with InfiniBand/RoCE HCAs; for a single-node or test job sockets are fine"
-            } else if hca.excluded.is_empty() {
-                "the RDMA devices here show no port NCCL could use: check `ibstat` and the driver; for a single-node or test job sockets are fine"
-            } else {
-                "fix the ports listed as excluded (`ibwire env --explain` gives each reason), or accept socket speed for single-node or test jobs"
-            };
-            findings.push(Finding::new(sev, "NCCL_IB_HCA", msg).fix(fix));
-        }
-    }
-
-    match (&boot, user("NCCL_SOCKET_IFNAME")) {
-        (_, Some(v)) => settings.push(Setting {
-            name: "NCCL_SOCKET_IFNAME".into(),
-            reason: format!(
-                "set by the user; ibwire would choose {}",
-                boot.as_ref().map(|b| format!("={}", b.iface)).unwrap_or_else(|_| "nothing (see findings)".into())
-            ),
-            value: v,
-            source: Source::User,
-        }),
-        (Ok(b), None) => {
-            settings.push(Setting {
-                name: "NCCL_SOCKET_IFNAME".into(),
-                value: format!("={}", b.iface),
-                reason: b.reason.clone(),
-                source: Source::Decided,
-            });
-            if b.addr.addr().is_ipv4() && user("NCCL_SOCKET_FAMILY").is_none() {
-                settings.push(Setting {
-                    name: "NCCL_SOCKET_FAMILY".into(),
-                    value: "AF_INET".into(),
-                    reason: format!("{} is used through its IPv4 address {}", b.iface, b.addr.addr()),
-                    source: Source::Decided,
-                });
-            }
-        }
-        (Err(_), None) => {}
-    }
-    match (&boot, user("GLOO_SOCKET_IFNAME")) {
-        (_, Some(v)) => settings.push(Setting {
-            name: "GLOO_SOCKET_IFNAME".into(),
-            value: v,
-            reason: "set by the user".into(),
-            source: Source::User,
-        }),
-        (Ok(b), None) => settings.push(Setting {
-            name: "GLOO_SOCKET_IFNAME".into(),
-            value: b.iface.clone(),
-            reason: "torch's gloo and c10d bind to this interface; same as NCCL's bootstrap".into(),
-            source: Source::Decided,
-        }),
-        _ => {}
-    }
+    hca_setting(node, intent, &hca, &mut settings, &mut findings);
+    socket_settings(intent, &boot, &mut settings);
 
     let g = gpus::choose(node, &intent.env);
     findings.extend(g.findings.iter().cloned());
@@ -287,6 +211,101 @@ pub fn decide(node: &Node, intent: &Intent) -> Plan {
         bootstrap_from_master: intent.master.is_some() && boot.is_ok(),
         bootstrap_if: boot.ok().map(|b| b.iface),
         nproc_per_node: g.count.max(1),
+    }
+}
+
+/// NCCL_IB_HCA: the user's value (with what ibwire would choose), the decided one, or a finding
+/// saying why there is none.
+fn hca_setting(
+    node: &Node,
+    intent: &Intent,
+    hca: &hca::Decision,
+    settings: &mut Vec<Setting>,
+    findings: &mut Vec<Finding>,
+) {
+    let user = |k: &str| intent.env.get(k).filter(|v| !v.is_empty()).cloned();
+    match (user("NCCL_IB_HCA"), &hca.value) {
+        (Some(v), decided) => settings.push(Setting {
+            name: "NCCL_IB_HCA".into(),
+            reason: format!(
+                "set by the user; ibwire would choose {}",
+                decided.as_deref().unwrap_or("no NCCL_IB_HCA (no healthy HCA)")
+            ),
+            value: v,
+            source: Source::User,
+        }),
+        (None, Some(v)) => settings.push(Setting {
+            name: "NCCL_IB_HCA".into(),
+            value: v.clone(),
+            reason: hca.reason.clone(),
+            source: Source::Decided,
+        }),
+        (None, None) => {
+            let sev =
+                if intent.config.hca.on_empty == Some(EmptyPolicy::Fail) { Severity::Error } else { Severity::Warning };
+            let msg = if node.rdma.is_empty() {
+                "no RDMA device on this node: NCCL will use TCP sockets between nodes".to_string()
+            } else {
+                format!("no healthy HCA port ({}): NCCL will use TCP sockets between nodes", hca.reason)
+            };
+            let fix = if node.rdma.is_empty() {
+                "run multi-node jobs on nodes with InfiniBand/RoCE HCAs; for a single-node or test job sockets are fine"
+            } else if hca.excluded.is_empty() {
+                "the RDMA devices here show no port NCCL could use: check `ibstat` and the driver; for a single-node or test job sockets are fine"
+            } else {
+                "fix the ports listed as excluded (`ibwire env --explain` gives each reason), or accept socket speed for single-node or test jobs"
+            };
+            findings.push(Finding::new(sev, "NCCL_IB_HCA", msg).fix(fix));
+        }
+    }
+}
+
+/// NCCL_SOCKET_IFNAME (+ NCCL_SOCKET_FAMILY) and GLOO_SOCKET_IFNAME from the bootstrap choice,
+/// unless the user set them.
+fn socket_settings(intent: &Intent, boot: &Result<bootstrap_if::Choice, Finding>, settings: &mut Vec<Setting>) {
+    let user = |k: &str| intent.env.get(k).filter(|v| !v.is_empty()).cloned();
+    match (boot, user("NCCL_SOCKET_IFNAME")) {
+        (_, Some(v)) => settings.push(Setting {
+            name: "NCCL_SOCKET_IFNAME".into(),
+            reason: format!(
+                "set by the user; ibwire would choose {}",
+                boot.as_ref().map(|b| format!("={}", b.iface)).unwrap_or_else(|_| "nothing (see findings)".into())
+            ),
+            value: v,
+            source: Source::User,
+        }),
+        (Ok(b), None) => {
+            settings.push(Setting {
+                name: "NCCL_SOCKET_IFNAME".into(),
+                value: format!("={}", b.iface),
+                reason: b.reason.clone(),
+                source: Source::Decided,
+            });
+            if b.addr.addr().is_ipv4() && user("NCCL_SOCKET_FAMILY").is_none() {
+                settings.push(Setting {
+                    name: "NCCL_SOCKET_FAMILY".into(),
+                    value: "AF_INET".into(),
+                    reason: format!("{} is used through its IPv4 address {}", b.iface, b.addr.addr()),
+                    source: Source::Decided,
+                });
+            }
+        }
+        (Err(_), None) => {}
+    }
+    match (boot, user("GLOO_SOCKET_IFNAME")) {
+        (_, Some(v)) => settings.push(Setting {
+            name: "GLOO_SOCKET_IFNAME".into(),
+            value: v,
+            reason: "set by the user".into(),
+            source: Source::User,
+        }),
+        (Ok(b), None) => settings.push(Setting {
+            name: "GLOO_SOCKET_IFNAME".into(),
+            value: b.iface.clone(),
+            reason: "torch's gloo and c10d bind to this interface; same as NCCL's bootstrap".into(),
+            source: Source::Decided,
+        }),
+        _ => {}
     }
 }
 
