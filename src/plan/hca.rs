@@ -158,102 +158,9 @@ pub fn select(node: &Node, policy: &Policy) -> Decision {
         }
     }
 
-    // A device carrying the bootstrap/management network is not data fabric when others exist.
-    if let Some(b) = policy.bootstrap_if {
-        let chain = bootstrap_chain(node, b);
-        let (mgmt, data): (Vec<_>, Vec<_>) =
-            cands.iter().partition(|(d, _)| netdevs_of(d).iter().any(|n| chain.contains(n)));
-        if !mgmt.is_empty() && !data.is_empty() {
-            for (d, p) in &mgmt {
-                dec.excluded.push(Exclusion {
-                    device: d.name.clone(),
-                    port: Some(p.port),
-                    reason: format!(
-                        "carries the bootstrap/management network ({b}) while {} dedicated data ports exist",
-                        data.len()
-                    ),
-                });
-            }
-            cands = data;
-        }
-    }
-
-    // Partitions: NCCL's queue pairs use the P_Key at index 0 of each port's table (net_ib sets
-    // pkey_index from NCCL_IB_PKEY, default 0), and two QPs talk only within one partition (the
-    // low 15 bits). A port whose index-0 partition differs from the rest cannot reach them; what
-    // else its table holds does not matter to NCCL.
-    let part = |p: &RdmaPort| p.pkey0.map(|k| k & 0x7fff);
-    let mut by_part: BTreeMap<u16, usize> = BTreeMap::new();
-    for (_, p) in cands.iter().filter(|(_, p)| p.link_layer == Some(LinkLayer::InfiniBand)) {
-        if let Some(k) = part(p) {
-            *by_part.entry(k).or_default() += 1;
-        }
-    }
-    if by_part.len() > 1 {
-        let mut counts: Vec<(u16, usize)> = by_part.into_iter().collect();
-        counts.sort_by_key(|c| std::cmp::Reverse(c.1));
-        if counts[0].1 > counts[1].1 {
-            let majority = counts[0].0;
-            let mut keep = Vec::new();
-            for (d, p) in cands {
-                match (p.link_layer, p.pkey0) {
-                    (Some(LinkLayer::InfiniBand), Some(k)) if k & 0x7fff != majority => {
-                        dec.excluded.push(Exclusion {
-                            device: d.name.clone(),
-                            port: Some(p.port),
-                            reason: format!(
-                                "P_Key 0x{k:04x} at index 0 (the one NCCL uses) is in another partition than the fabric's 0x{majority:04x}"
-                            ),
-                        });
-                    }
-                    _ => keep.push((d, p)),
-                }
-            }
-            cands = keep;
-        } else {
-            dec.findings.push(Finding::new(
-                Severity::Warning,
-                "NCCL_IB_HCA",
-                "HCA ports disagree on the partition of their P_Key at index 0 (the one NCCL uses) and no partition is in the majority; all were kept",
-            ));
-        }
-    }
-
-    // One fabric only: NCCL cannot merge or connect across link layers.
-    let layers: BTreeSet<LinkLayer> = cands.iter().filter_map(|(_, p)| p.link_layer).collect();
-    if layers.len() > 1 {
-        let affine =
-            |ll: LinkLayer| cands.iter().filter(|(d, p)| p.link_layer == Some(ll) && gpu_affine(node, d)).count();
-        let count = |ll: LinkLayer| cands.iter().filter(|(_, p)| p.link_layer == Some(ll)).count();
-        let (ib, eth) = (LinkLayer::InfiniBand, LinkLayer::Ethernet);
-        let key = |ll| (affine(ll), count(ll), ll == ib);
-        let chosen = if key(ib) >= key(eth) { ib } else { eth };
-        let why = format!(
-            "{} GPU-affine (PIX/PXB) {} ports vs {} {}",
-            affine(chosen),
-            chosen,
-            affine(if chosen == ib { eth } else { ib }),
-            if chosen == ib { eth } else { ib }
-        );
-        let mut keep = Vec::new();
-        for (d, p) in cands {
-            if p.link_layer == Some(chosen) {
-                keep.push((d, p));
-            } else {
-                dec.excluded.push(Exclusion {
-                    device: d.name.clone(),
-                    port: Some(p.port),
-                    reason: format!(
-                        "{} link layer; this job uses the {} fabric ({}); NCCL cannot mix link layers",
-                        p.link_layer.unwrap_or(LinkLayer::Unknown),
-                        chosen,
-                        why
-                    ),
-                });
-            }
-        }
-        cands = keep;
-    }
+    cands = without_bootstrap_carrier(node, policy, cands, &mut dec);
+    cands = one_partition(cands, &mut dec);
+    cands = one_fabric(node, cands, &mut dec);
     dec.fabric = cands.first().and_then(|(_, p)| p.link_layer);
 
     for (i, (d, p)) in cands.iter().enumerate() {
@@ -290,6 +197,114 @@ pub fn select(node: &Node, policy: &Policy) -> Decision {
         );
     }
     dec
+}
+
+type Cands<'a> = Vec<(&'a RdmaDevice, &'a RdmaPort)>;
+
+/// A device carrying the bootstrap/management network is not data fabric when others exist.
+fn without_bootstrap_carrier<'a>(node: &Node, policy: &Policy, mut cands: Cands<'a>, dec: &mut Decision) -> Cands<'a> {
+    if let Some(b) = policy.bootstrap_if {
+        let chain = bootstrap_chain(node, b);
+        let (mgmt, data): (Vec<_>, Vec<_>) =
+            cands.iter().partition(|(d, _)| netdevs_of(d).iter().any(|n| chain.contains(n)));
+        if !mgmt.is_empty() && !data.is_empty() {
+            for (d, p) in &mgmt {
+                dec.excluded.push(Exclusion {
+                    device: d.name.clone(),
+                    port: Some(p.port),
+                    reason: format!(
+                        "carries the bootstrap/management network ({b}) while {} dedicated data ports exist",
+                        data.len()
+                    ),
+                });
+            }
+            cands = data;
+        }
+    }
+    cands
+}
+
+/// Partitions: NCCL's queue pairs use the P_Key at index 0 of each port's table (net_ib sets
+/// pkey_index from NCCL_IB_PKEY, default 0), and two QPs talk only within one partition (the
+/// low 15 bits). A port whose index-0 partition differs from the rest cannot reach them; what
+/// else its table holds does not matter to NCCL.
+fn one_partition<'a>(mut cands: Cands<'a>, dec: &mut Decision) -> Cands<'a> {
+    let part = |p: &RdmaPort| p.pkey0.map(|k| k & 0x7fff);
+    let mut by_part: BTreeMap<u16, usize> = BTreeMap::new();
+    for (_, p) in cands.iter().filter(|(_, p)| p.link_layer == Some(LinkLayer::InfiniBand)) {
+        if let Some(k) = part(p) {
+            *by_part.entry(k).or_default() += 1;
+        }
+    }
+    if by_part.len() > 1 {
+        let mut counts: Vec<(u16, usize)> = by_part.into_iter().collect();
+        counts.sort_by_key(|c| std::cmp::Reverse(c.1));
+        if counts[0].1 > counts[1].1 {
+            let majority = counts[0].0;
+            let mut keep = Vec::new();
+            for (d, p) in cands {
+                match (p.link_layer, p.pkey0) {
+                    (Some(LinkLayer::InfiniBand), Some(k)) if k & 0x7fff != majority => {
+                        dec.excluded.push(Exclusion {
+                            device: d.name.clone(),
+                            port: Some(p.port),
+                            reason: format!(
+                                "P_Key 0x{k:04x} at index 0 (the one NCCL uses) is in another partition than the fabric's 0x{majority:04x}"
+                            ),
+                        });
+                    }
+                    _ => keep.push((d, p)),
+                }
+            }
+            cands = keep;
+        } else {
+            dec.findings.push(Finding::new(
+                Severity::Warning,
+                "NCCL_IB_HCA",
+                "HCA ports disagree on the partition of their P_Key at index 0 (the one NCCL uses) and no partition is in the majority; all were kept",
+            ));
+        }
+    }
+    cands
+}
+
+/// One fabric only: NCCL cannot merge or connect across link layers.
+fn one_fabric<'a>(node: &Node, mut cands: Cands<'a>, dec: &mut Decision) -> Cands<'a> {
+    let layers: BTreeSet<LinkLayer> = cands.iter().filter_map(|(_, p)| p.link_layer).collect();
+    if layers.len() > 1 {
+        let affine =
+            |ll: LinkLayer| cands.iter().filter(|(d, p)| p.link_layer == Some(ll) && gpu_affine(node, d)).count();
+        let count = |ll: LinkLayer| cands.iter().filter(|(_, p)| p.link_layer == Some(ll)).count();
+        let (ib, eth) = (LinkLayer::InfiniBand, LinkLayer::Ethernet);
+        let key = |ll| (affine(ll), count(ll), ll == ib);
+        let chosen = if key(ib) >= key(eth) { ib } else { eth };
+        let why = format!(
+            "{} GPU-affine (PIX/PXB) {} ports vs {} {}",
+            affine(chosen),
+            chosen,
+            affine(if chosen == ib { eth } else { ib }),
+            if chosen == ib { eth } else { ib }
+        );
+        let mut keep = Vec::new();
+        for (d, p) in cands {
+            if p.link_layer == Some(chosen) {
+                keep.push((d, p));
+            } else {
+                dec.excluded.push(Exclusion {
+                    device: d.name.clone(),
+                    port: Some(p.port),
+                    reason: format!(
+                        "{} link layer; this job uses the {} fabric ({}); NCCL cannot mix link layers",
+                        p.link_layer.unwrap_or(LinkLayer::Unknown),
+                        chosen,
+                        why
+                    ),
+                });
+            }
+        }
+        cands = keep;
+    }
+    cands
 }
 
 /// Is this device at PIX/PXB distance from some GPU (GPUDirect RDMA under NCCL's defaults)?
