@@ -110,6 +110,42 @@ pub struct Prepared {
     pub allow_fallback: bool,
 }
 
+/// The job's shape, decided without I/O: flags first, then Slurm's job, then a pod's
+/// rendezvous variables, then the defaults (one node, rank 0, this host, port 29500; in Slurm
+/// the port is per job).
+struct Shape {
+    nnodes: usize,
+    node_rank: usize,
+    master_name: String,
+    master_port: u16,
+}
+
+fn shape(
+    a: &Args,
+    job: Option<&crate::slurm::Job>,
+    eng: &crate::rendezvous::Rendezvous,
+    config_port: Option<u16>,
+) -> Result<Shape> {
+    let nnodes = a.nnodes.or(job.map(|j| j.nodes.len())).or(eng.nnodes).unwrap_or(1);
+    let node_rank = a.node_rank.or(job.and_then(|j| j.node_rank)).or(eng.node_rank).unwrap_or(0);
+    if nnodes == 0 || node_rank >= nnodes {
+        bail!("node rank {node_rank} is not below the node count {nnodes}");
+    }
+    let master_name = a
+        .master_addr
+        .clone()
+        .or_else(|| job.and_then(|j| j.nodes.first().cloned()))
+        .or(eng.master_addr.clone())
+        .unwrap_or_else(|| "127.0.0.1".into());
+    let master_port = a
+        .master_port
+        .or(config_port)
+        .or(job.and_then(|j| j.job_id).map(crate::slurm::port_for_job))
+        .or(eng.master_port)
+        .unwrap_or(29500);
+    Ok(Shape { nnodes, node_rank, master_name, master_port })
+}
+
 pub fn prepare(
     node: &Node,
     a: &Args,
@@ -123,27 +159,11 @@ pub fn prepare(
     }
     // Outside Slurm, a pod's rendezvous (Kubeflow PET_*, JobSet/torchrun MASTER_ADDR…).
     let engine = if job.is_none() { crate::rendezvous::from_env(&env)? } else { None };
-    let eng = engine.clone().unwrap_or_default();
-    let nnodes = a.nnodes.or(job.as_ref().map(|j| j.nodes.len())).or(eng.nnodes).unwrap_or(1);
-    let node_rank = a.node_rank.or(job.as_ref().and_then(|j| j.node_rank)).or(eng.node_rank).unwrap_or(0);
-    if nnodes == 0 || node_rank >= nnodes {
-        bail!("node rank {node_rank} is not below the node count {nnodes}");
-    }
-    let master_name = a
-        .master_addr
-        .clone()
-        .or_else(|| job.as_ref().and_then(|j| j.nodes.first().cloned()))
-        .or(eng.master_addr.clone())
-        .unwrap_or_else(|| "127.0.0.1".into());
+    let eng = engine.unwrap_or_default();
+    let Shape { nnodes, node_rank, master_name, master_port } = shape(a, job.as_ref(), &eng, cfg.launch.master_port)?;
     let ip = crate::resolve::resolve(&master_name, Duration::from_secs(5)).with_context(|| {
         format!("master address {master_name} does not resolve here; give --master-addr with an IP address")
     })?;
-    let master_port = a
-        .master_port
-        .or(cfg.launch.master_port)
-        .or(job.as_ref().and_then(|j| j.job_id).map(crate::slurm::port_for_job))
-        .or(eng.master_port)
-        .unwrap_or(29500);
     let rdzv = a.rdzv.or(match cfg.launch.rdzv.as_deref() {
         Some("c10d") => Some(Rdzv::C10d),
         Some("static") | None => None,
