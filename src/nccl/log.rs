@@ -8,7 +8,7 @@
 //! `misc/socket.cc`, `os/linux.cc`, `bootstrap.cc`, `plugin/net.cc`, `init.cc`) and from logs
 //! posted in public threads (`tests/fixtures/verify-corpus/SOURCES.md`), old and new forms.
 
-use super::{clean, is_added_header, unwrap_line};
+use super::{clean, unwrap_line};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -524,9 +524,6 @@ impl Analyser {
     }
 
     pub fn line(&mut self, raw: &str) {
-        if is_added_header(raw) {
-            return;
-        }
         let cleaned = clean(raw);
         let l = unwrap_line(&cleaned);
         if l.is_empty() {

@@ -129,13 +129,6 @@ pub fn unwrap_line(l: &str) -> &str {
     }
 }
 
-/// Drop the header lines the fixtures add (`# source:` …) and excerpt markers.
-pub fn is_added_header(l: &str) -> bool {
-    ["# source:", "# machine:", "# notable:", "# NOTE:", "# excerpt note:", "# ----- [excerpt boundary"]
-        .iter()
-        .any(|p| l.starts_with(p))
-}
-
 /// Read `r` one line at a time (bytes, lossily decoded; a line longer than `max_line` is cut
 /// there and its rest skipped), calling `f` on each. Memory stays at one line whatever the size.
 pub fn for_each_line<R: std::io::BufRead>(mut r: R, max_line: usize, mut f: impl FnMut(&str)) -> std::io::Result<u64> {

@@ -1,6 +1,6 @@
 //! nccl-tests output (`all_reduce_perf` and friends): header, rank lines, the table, the footer.
 
-use super::{is_added_header, unwrap_line};
+use super::unwrap_line;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -74,9 +74,6 @@ const MAX_ROWS: usize = 100_000;
 impl Parser {
     pub fn line(&mut self, raw: &str) {
         let (seen, t) = (&mut self.seen, &mut self.t);
-        if is_added_header(raw) {
-            return;
-        }
         let cleaned = super::clean(raw);
         let l = unwrap_line(&cleaned);
         if let Some(rest) = l.strip_prefix("#  Rank").or_else(|| l.strip_prefix("# Rank")) {
