@@ -298,12 +298,20 @@ fn current_nccl_settings_are_understood() {
 /// verify maps completion error 4 to ACS/IOMMU and says what this node's own PCIe shows.
 #[test]
 fn verify_checks_this_nodes_acs_on_completion_error_4() {
-    let log =
+    let real =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/verify-corpus/nccl-214-completion-error-4-gdr.log");
     let t = tree_dir();
     let tree = ibwire_fixture::story(t.path());
-    let run =
-        || stdout(&ibwire(&["verify", "--root", t.path().to_str().unwrap(), "--from-log", log.to_str().unwrap()]));
+    // The posted line, as the story node (gpu-001) would have written it: only a log from this
+    // node makes this node's bridges evidence.
+    let log = t.path().join("here.log");
+    let line = std::fs::read_to_string(&real).unwrap();
+    std::fs::write(&log, format!("gpu-001:4242:4300 [0] {}", line.trim_start())).unwrap();
+    let from = |l: &Path| {
+        stdout(&ibwire(&["verify", "--root", t.path().to_str().unwrap(), "--from-log", l.to_str().unwrap()]))
+    };
+    let run = || from(&log);
+    assert!(!from(&real).contains(" here "), "a log from elsewhere says nothing about this node: {}", from(&real));
     assert!(run().contains("ACS here not readable (run as root to check it)"), "{}", run());
     for e in std::fs::read_dir(t.path().join("sys/bus/pci/devices")).unwrap() {
         tree.config_space_4k(&e.unwrap().file_name().to_string_lossy(), None);

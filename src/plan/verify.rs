@@ -393,7 +393,7 @@ pub fn bound(
 
 /// Step 1 of `judge`: one finding per failure line NCCL wrote (any one makes the job not ok,
 /// whatever else the log shows), with what this node's facts add when the log is from it.
-fn failure_findings(node: &Node, plan: &Plan, log: &LogFacts, lid0: &[String]) -> Vec<Finding> {
+fn failure_findings(node: &Node, plan: &Plan, log: &LogFacts, same_node: bool, lid0: &[String]) -> Vec<Finding> {
     let mut findings: Vec<Finding> = Vec::new();
     let gid_forced = || log.env("NCCL_IB_GID_INDEX").map(|g| format!("NCCL_IB_GID_INDEX={g} is forced"));
     for fs in &log.failures {
@@ -432,9 +432,12 @@ fn failure_findings(node: &Node, plan: &Plan, log: &LogFacts, lid0: &[String]) -
             ),
             F::LocalProtection => {
                 let gdr = if log.channels.net_ib_gdr > 0 { "GPUDirect RDMA is in use" } else { "with GPUDirect RDMA" };
-                // What this node's own PCIe says (verify reads the node it runs on).
+                // What this node's own PCIe says, when the log is from this node: a log from
+                // elsewhere says nothing about the bridges here.
                 let a = super::gpudirect::acs(node, plan);
-                let here = if !a.redirecting.is_empty() {
+                let here = if !same_node {
+                    String::new()
+                } else if !a.redirecting.is_empty() {
                     format!(
                         "; here ACS redirects at {}",
                         a.redirecting
@@ -618,7 +621,7 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
         .collect();
 
     // 1. Failure lines: any one makes the job not ok, whatever else the log shows.
-    findings.extend(failure_findings(node, plan, log, &lid0));
+    findings.extend(failure_findings(node, plan, log, same_node, &lid0));
     // 2. The transport, against the node count.
     let socket_causes = |findings: &mut Vec<Finding>| {
         let before = findings.len();
