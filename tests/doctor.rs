@@ -250,6 +250,16 @@ fn a_translating_iommu_is_named_and_passthrough_is_not() {
             .any(|f| f["subject"] == "IOMMU" && f["message"].as_str().unwrap().contains("translates DMA (40 groups"));
         assert_eq!(has, named, "passthrough {pt}: {fs:#?}");
     }
+    // Groups whose type cannot be read and a command line without iommu=pt: unknown, not
+    // "translating" (the kernel's default domain may be passthrough).
+    let t = tree_dir();
+    let tree = ibwire_fixture::story(t.path());
+    tree.iommu(40, false);
+    for g in 0..40 {
+        std::fs::remove_file(t.path().join(format!("sys/kernel/iommu_groups/{g}/type"))).unwrap();
+    }
+    let (_, fs, _) = doctor(t.path(), &[], &[]);
+    assert!(!fs.iter().any(|f| f["subject"] == "IOMMU"), "no evidence, no finding: {fs:#?}");
 }
 
 /// Two routes to the master with the same prefix and metric on different interfaces: named.

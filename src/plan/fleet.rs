@@ -158,10 +158,13 @@ pub fn facts(host: &str, node: &Node, plan: &Plan) -> NodeFacts {
         "acs",
         if !a.redirecting.is_empty() {
             Some(format!("on at {}", a.redirecting.iter().map(|r| r.bridge.as_str()).collect::<Vec<_>>().join(", ")))
-        } else if a.unknown.is_empty() {
-            Some("off".into())
-        } else {
+        } else if !a.unknown.is_empty() {
             None
+        } else if a.pairs == 0 {
+            // No bridge was looked at: nothing to call "off".
+            Some("no GPU and HCA below one switch".into())
+        } else {
+            Some("off".into())
         },
     );
     v.insert("iommu", super::gpudirect::iommu(&node.host).map(String::from));

@@ -112,7 +112,8 @@ pub fn iommu(h: &HostFacts) -> Option<&'static str> {
     match (h.iommu_groups, h.iommu_passthrough) {
         (Some(0), _) => Some("off"),
         (Some(_), Some(true)) => Some("passthrough"),
-        (Some(_), _) => Some("translating"),
-        (None, _) => None,
+        (Some(_), Some(false)) => Some("translating"),
+        // Groups, but nothing says whether they translate: unknown, not a guess.
+        (Some(_), None) | (None, _) => None,
     }
 }

@@ -148,9 +148,12 @@ pub fn read(sys: &SysRoot, dev_infiniband: Vec<String>) -> HostFacts {
             .map(|t| t == "identity"),
         _ => None,
     };
-    let iommu_passthrough = match (cmdline_pt, group_identity) {
-        (Some(true), _) | (_, Some(true)) => Some(true),
-        (a, b) => a.or(b),
+    // The group's type is what the kernel did; `iommu=pt` says passthrough too. A command line
+    // without it says nothing (the kernel's default domain may be passthrough): unknown then.
+    let iommu_passthrough = match (group_identity, cmdline_pt) {
+        (Some(v), _) => Some(v),
+        (None, Some(true)) => Some(true),
+        _ => None,
     };
     HostFacts {
         peermem,

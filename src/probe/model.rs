@@ -373,7 +373,8 @@ pub struct HostFacts {
     /// Entries of `/sys/kernel/iommu_groups` (0: no IOMMU translating DMA); None when unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iommu_groups: Option<u32>,
-    /// `iommu=pt` on the kernel command line (DMA of host devices not translated).
+    /// Whether the IOMMU passes DMA through untranslated: a group's `type` (`identity`, or
+    /// `DMA`/`DMA-FQ`), else `iommu=pt` on the kernel command line; None when neither says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iommu_passthrough: Option<bool>,
     /// `10:58`, the char device numbers of `/dev/infiniband/rdma_cm` (a misc device with a
