@@ -71,11 +71,7 @@ pub fn probe_with(sys: &SysRoot, opts: &ProbeOptions) -> Node {
         })
     };
     let mut net = net;
-    if !sys.full() {
-        link_netdevs(&mut rdma, &mut net);
-    } else {
-        link_unread(&mut rdma, &mut net);
-    }
+    link_by_function(&mut rdma, &mut net, !sys.full());
     link_bonds(&mut rdma, &net);
     let mut node = Node {
         schema: SCHEMA,
@@ -121,60 +117,39 @@ fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
     h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
 }
 
-/// The hook's probe lists no device directories: an RDMA device's interfaces are those on its
-/// PCI function (what `<function>/net/` lists), and each such interface names its device.
-fn link_netdevs(rdma: &mut [RdmaDevice], net: &mut [NetIf]) {
-    // Linear: one pass indexes the interfaces by PCI function, one pass over the devices looks
-    // each up (an SR-IOV node has a device and a netdev per function: N×M compares were 37 % of
-    // the hook at 1 024 functions).
-    let mut by_bdf: HashMap<&str, Vec<&str>> = HashMap::with_capacity(net.len());
-    for i in net.iter() {
-        if let Some(p) = &i.pci {
-            by_bdf.entry(p.bdf.as_str()).or_default().push(i.name.as_str());
-        }
-    }
-    let mut device_of: HashMap<String, String> = HashMap::with_capacity(rdma.len());
-    for d in rdma.iter_mut() {
-        let Some(bdf) = d.pci.as_ref().map(|p| p.bdf.as_str()) else { continue };
-        d.netdevs = by_bdf.get(bdf).map(|v| v.iter().map(|n| n.to_string()).collect()).unwrap_or_default();
-        d.netdevs.sort_by(|a, b| crate::text::natural_cmp(a, b));
-        // The first device on a function names its interfaces (as the N×M search did).
-        device_of.entry(bdf.to_string()).or_insert_with(|| d.name.clone());
-    }
-    drop(by_bdf);
-    for i in net.iter_mut() {
-        let Some(bdf) = i.pci.as_ref().map(|p| p.bdf.as_str()) else { continue };
-        i.rdma_device = device_of.get(bdf).cloned();
-    }
-}
-
-/// `probe` did not list the functions of SR-IOV VFs it reads by their links (rdma::read) nor
-/// read their interfaces (net::vf_if): both sides are linked by PCI function here, as the
-/// hook's are. Two indexes, one look-up per such device or interface.
-fn link_unread(rdma: &mut [RdmaDevice], net: &mut [NetIf]) {
-    if !rdma.iter().any(|d| d.attributes_unread) && !net.iter().any(|i| i.attributes_unread) {
+/// Link RDMA devices and interfaces that sit on the same PCI function: a device's `netdevs`,
+/// an interface's `rdma_device`. The hook's probe lists no device directories, so it links all
+/// of them this way (`all`); `probe` links only what it read by links (`attributes_unread`: the
+/// VFs of RDMA PFs in rdma::read, their interfaces in net::vf_if), the rest came from listings.
+/// Linear: one index per side, one look-up per item (an SR-IOV node has a device and a netdev
+/// per function: the N×M compares this replaced were 37 % of the hook at 1 024 functions).
+fn link_by_function(rdma: &mut [RdmaDevice], net: &mut [NetIf], all: bool) {
+    if !all && !rdma.iter().any(|d| d.attributes_unread) && !net.iter().any(|i| i.attributes_unread) {
         return;
     }
+    // The first device on a function names its interfaces.
     let mut device_of: HashMap<String, String> = HashMap::with_capacity(rdma.len());
     for d in rdma.iter() {
         if let Some(p) = &d.pci {
             device_of.entry(p.bdf.clone()).or_insert_with(|| d.name.clone());
         }
     }
-    let mut by_bdf: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut by_bdf: HashMap<&str, Vec<&str>> = HashMap::with_capacity(net.len());
     for i in net.iter() {
         if let Some(p) = &i.pci {
             by_bdf.entry(p.bdf.as_str()).or_default().push(i.name.as_str());
         }
     }
-    for d in rdma.iter_mut().filter(|d| d.attributes_unread) {
+    for d in rdma.iter_mut().filter(|d| all || d.attributes_unread) {
         let Some(bdf) = d.pci.as_ref().map(|p| p.bdf.as_str()) else { continue };
         d.netdevs = by_bdf.get(bdf).map(|v| v.iter().map(|n| n.to_string()).collect()).unwrap_or_default();
         d.netdevs.sort_by(|a, b| crate::text::natural_cmp(a, b));
     }
     drop(by_bdf);
-    for i in net.iter_mut().filter(|i| i.attributes_unread) {
-        i.rdma_device = i.pci.as_ref().and_then(|p| device_of.get(&p.bdf)).cloned();
+    for i in net.iter_mut().filter(|i| all || i.attributes_unread) {
+        if let Some(p) = &i.pci {
+            i.rdma_device = device_of.get(&p.bdf).cloned();
+        }
     }
 }
 

@@ -162,7 +162,7 @@ fn read_if(sys: &SysRoot, name: &str, dir: &Path, vlan_parent: Option<&String>, 
             .and_then(|_| sys.resolve_in(dir, "device"))
             .and_then(|d| sys.list(&d.join("infiniband")).into_iter().next())
     } else {
-        None // filled from the RDMA devices (probe::link_netdevs)
+        None // filled from the RDMA devices (probe::link_by_function)
     };
     NetIf {
         name: name.to_string(),

@@ -76,7 +76,7 @@ pub fn read(sys: &SysRoot, dev_nodes: &[String]) -> Vec<RdmaDevice> {
         let pci = l.pci_dir.as_deref().and_then(|d| pci::read_function_with(sys, d, Some(l.physfn.clone()), attrs));
         let netdevs = match (&l.pci_dir, attrs) {
             (Some(d), true) => sys.list(&d.join("net")),
-            _ => Vec::new(), // from /sys/class/net's links (probe::link_netdevs, link_unread)
+            _ => Vec::new(), // from /sys/class/net's links (probe::link_by_function)
         };
         let uverbs = verbs.get(name).and_then(|v| v.first().cloned());
         let uverbs_dev = match (&uverbs, attrs) {
