@@ -90,6 +90,13 @@ pub struct Intent {
     pub env: BTreeMap<String, String>,
 }
 
+impl Intent {
+    /// A variable the job set itself (empty counts as unset, as NCCL reads it).
+    pub fn user_value(&self, k: &str) -> Option<String> {
+        self.env.get(k).filter(|v| !v.is_empty()).cloned()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Plan {
     pub settings: Vec<Setting>,
@@ -129,7 +136,7 @@ impl Plan {
 pub fn decide(node: &Node, intent: &Intent) -> Plan {
     let mut settings = Vec::new();
     let mut findings = Vec::new();
-    let user = |k: &str| intent.env.get(k).filter(|v| !v.is_empty()).cloned();
+    let user = |k: &str| intent.user_value(k);
 
     // Bootstrap interface first: the HCA rules exclude the NIC that carries it.
     let boot = bootstrap_if::choose(node, intent.master.as_ref(), intent.config.bootstrap_interface.as_deref());
@@ -223,7 +230,7 @@ fn hca_setting(
     settings: &mut Vec<Setting>,
     findings: &mut Vec<Finding>,
 ) {
-    let user = |k: &str| intent.env.get(k).filter(|v| !v.is_empty()).cloned();
+    let user = |k: &str| intent.user_value(k);
     match (user("NCCL_IB_HCA"), &hca.value) {
         (Some(v), decided) => settings.push(Setting {
             name: "NCCL_IB_HCA".into(),
@@ -263,7 +270,7 @@ fn hca_setting(
 /// NCCL_SOCKET_IFNAME (+ NCCL_SOCKET_FAMILY) and GLOO_SOCKET_IFNAME from the bootstrap choice,
 /// unless the user set them.
 fn socket_settings(intent: &Intent, boot: &Result<bootstrap_if::Choice, Finding>, settings: &mut Vec<Setting>) {
-    let user = |k: &str| intent.env.get(k).filter(|v| !v.is_empty()).cloned();
+    let user = |k: &str| intent.user_value(k);
     match (boot, user("NCCL_SOCKET_IFNAME")) {
         (_, Some(v)) => settings.push(Setting {
             name: "NCCL_SOCKET_IFNAME".into(),
