@@ -666,62 +666,6 @@ fn pop_component(p: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[allow(unused_imports)]
-    use crate::text::{clip, clip_to, natural_cmp, parse_hex, parse_num};
-
-    #[test]
-    fn natural_order() {
-        let mut v = vec!["mlx5_10", "mlx5_2", "mlx5_bond_0", "mlx5_1"];
-        v.sort_by(|a, b| natural_cmp(a, b));
-        assert_eq!(v, ["mlx5_1", "mlx5_2", "mlx5_10", "mlx5_bond_0"]);
-    }
-
-    /// The comparison before it learned to skip common prefixes: the reference.
-    fn natural_cmp_reference(a: &str, b: &str) -> std::cmp::Ordering {
-        let (a, b) = (a.as_bytes(), b.as_bytes());
-        let (mut i, mut j) = (0, 0);
-        while i < a.len() && j < b.len() {
-            if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
-                let (si, sj) = (i, j);
-                while i < a.len() && a[i].is_ascii_digit() {
-                    i += 1;
-                }
-                while j < b.len() && b[j].is_ascii_digit() {
-                    j += 1;
-                }
-                let (na, nb) = (&a[si..i], &b[sj..j]);
-                let ta = &na[na.iter().position(|c| *c != b'0').unwrap_or(na.len())..];
-                let tb = &nb[nb.iter().position(|c| *c != b'0').unwrap_or(nb.len())..];
-                let ord = ta.len().cmp(&tb.len()).then(ta.cmp(tb)).then(na.len().cmp(&nb.len()));
-                if ord != std::cmp::Ordering::Equal {
-                    return ord;
-                }
-            } else {
-                if a[i] != b[j] {
-                    return a[i].cmp(&b[j]);
-                }
-                i += 1;
-                j += 1;
-            }
-        }
-        (a.len() - i).cmp(&(b.len() - j))
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn natural_cmp_matches_reference(a in "[a_0-9:.]{0,12}", b in "[a_0-9:.]{0,12}") {
-            proptest::prop_assert_eq!(natural_cmp(&a, &b), natural_cmp_reference(&a, &b));
-            // Equal only for equal names (list() sorts unstably on it).
-            proptest::prop_assert_eq!(natural_cmp(&a, &b) == std::cmp::Ordering::Equal, a == b);
-        }
-
-        #[test]
-        fn natural_cmp_matches_reference_on_shared_prefixes(n in 0u32..2000, m in 0u32..2000, z in 0usize..3) {
-            let (a, b) = (format!("uverbs{}{n}", "0".repeat(z)), format!("uverbs{m}"));
-            proptest::prop_assert_eq!(natural_cmp(&a, &b), natural_cmp_reference(&a, &b));
-        }
-    }
-
     #[test]
     fn path_components() {
         fn c(s: &str) -> Vec<&str> {
@@ -819,14 +763,5 @@ mod tests {
         let notes = s.take_notes();
         assert_eq!(notes.len(), 2, "{notes:?}");
         assert!(notes[1].contains("not a regular file"));
-    }
-
-    #[test]
-    fn hex_and_num() {
-        assert_eq!(parse_hex("0x3a4"), Some(0x3a4));
-        assert_eq!(parse_hex("ffff"), Some(0xffff));
-        assert_eq!(parse_hex("zz"), None);
-        assert_eq!(parse_num("-1"), Some(-1));
-        assert_eq!(parse_num("0x10"), Some(16));
     }
 }
