@@ -312,6 +312,12 @@ fn doctor_names_a_stale_spec() {
         r#"{"cdiVersion":"0.5.0","kind":"nvidia.com/gpu","devices":[{"name":"0","containerEdits":{}}]}"#,
     )
     .unwrap();
+    // NVIDIA's own spec has an `all` device too: not ibwire's, never compared.
+    fs::write(
+        dir.join("nvidia.yaml"),
+        "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: all\n  containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia0\n",
+    )
+    .unwrap();
     let doctor = || stdout(&ibwire(&["doctor", "--root", r, "--json"]));
     assert!(!doctor().contains("CDI spec"), "a matching spec is no finding: {}", doctor());
     let again = ibwire(&["cdi", "--root", r, "--output", out.to_str().unwrap()]);

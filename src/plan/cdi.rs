@@ -219,12 +219,13 @@ pub fn build(node: &Node, plan: &Plan, kind: &str, mad: bool) -> Built {
     }
 }
 
-/// Whether a spec read from disk is one of ibwire's: its set devices are there.
+/// Whether a spec read from disk is one of ibwire's: an `all` device, and nothing but
+/// `/dev/infiniband` nodes (NVIDIA's GPU spec has an `all` too, with /dev/nvidia* nodes).
 pub fn is_ours(s: &Spec) -> bool {
+    let mut nodes = s.devices.iter().flat_map(|d| &d.container_edits.device_nodes).peekable();
     s.devices.iter().any(|d| d.name == "all")
-        && s.devices
-            .iter()
-            .all(|d| d.name == "all" || d.name == "healthy" || !d.container_edits.device_nodes.is_empty())
+        && nodes.peek().is_some()
+        && nodes.all(|n| n.path.starts_with("/dev/infiniband/"))
 }
 
 /// What differs between a spec on disk and the one this node offers now (same kind), in words;
