@@ -523,6 +523,9 @@ impl Analyser {
         }
     }
 
+    /// One line: which kinds of NCCL line it is decides which readers see it. Each reader below
+    /// takes the line as it is, so a line that is two things at once (a relayed warning that
+    /// names libibverbs) is read by both, in this order.
     pub fn line(&mut self, raw: &str) {
         let cleaned = clean(raw);
         let l = unwrap_line(&cleaned);
@@ -537,9 +540,23 @@ impl Analyser {
             self.error(l);
             return;
         }
-        let host = host_of(l);
         let is_nccl =
             has(l, " NCCL INFO") || has(l, " NCCL WARN") || l.starts_with("NCCL INFO") || l.starts_with("NCCL WARN");
+        let host = self.prefix(l, is_nccl);
+        self.network_choice(l, host.as_deref());
+        self.env_line(l);
+        self.channel_line(l, is_nccl, host.as_deref());
+        self.gdr_disabled_line(l, host.as_deref());
+        self.counts(l);
+        self.verbs_and_plugin(l, is_nccl);
+        self.warnings_and_errors(l, is_nccl);
+    }
+
+    /// The `host:pid:tid` prefix: counts the line as NCCL's, records the host and CUDA device,
+    /// and gives the host whose per-host view this line may update (hosts past the bound are
+    /// counted in the totals only).
+    fn prefix(&mut self, l: &str, is_nccl: bool) -> Option<String> {
+        let host = host_of(l);
         if is_nccl {
             self.f.nccl_lines += 1;
             if let Some(h) = host {
@@ -553,21 +570,22 @@ impl Analyser {
                 }
             }
         }
-        // Per-host views, bounded: hosts past the bound are counted in the totals only.
-        let hv = host
-            .filter(|h| self.f.per_host.contains_key(*h) || self.f.per_host.len() < MAX_HOSTS)
-            .map(|h| h.to_string());
-        macro_rules! view {
-            () => {
-                hv.as_ref().map(|h| self.f.per_host.entry(h.clone()).or_default())
-            };
-        }
+        host.filter(|h| self.f.per_host.contains_key(*h) || self.f.per_host.len() < MAX_HOSTS).map(|h| h.to_string())
+    }
+
+    fn view(&mut self, host: Option<&str>) -> Option<&mut HostView> {
+        host.map(|h| self.f.per_host.entry(h.to_string()).or_default())
+    }
+
+    /// What NCCL chose: its version, `Using network`, the bootstrap interface, the IB devices and
+    /// OOB interface (`NET/IB : Using`), "No device found", and the socket interfaces.
+    fn network_choice(&mut self, l: &str, host: Option<&str>) {
         if let Some(v) = after(l, "NCCL version ") {
             self.f.version.get_or_insert_with(|| v.split_whitespace().next().unwrap_or("").to_string());
         }
         if let Some(v) = after(l, "Using network ") {
             let n = v.trim().to_string();
-            if let Some(h) = view!() {
+            if let Some(h) = self.view(host) {
                 if h.networks.len() < 8 {
                     h.networks.insert(n.clone());
                 }
@@ -583,37 +601,12 @@ impl Analyser {
         }
         if has(l, "NET/IB : No device found") {
             self.f.ib_no_device = true;
-            if let Some(h) = view!() {
+            if let Some(h) = self.view(host) {
                 h.no_device = true;
             }
         }
         if let Some(v) = after(l, "NET/IB : Using ") {
-            let (devs, oob) = match v.split_once("; OOB ") {
-                Some((d, o)) => (d, Some(o)),
-                None => (v, None),
-            };
-            if let Some(o) = oob {
-                self.f.oob_if = Some(if_name(o));
-            }
-            let mut n = 0;
-            for tok in devs.split_whitespace() {
-                let Some(rest) = tok.strip_prefix('[') else { continue };
-                let Some((idx, body)) = rest.split_once(']') else { continue };
-                let Ok(index) = idx.parse::<u32>() else { continue };
-                let mut sl = body.split('/');
-                let id = sl.next().unwrap_or("");
-                let link = sl.next().unwrap_or("").to_string();
-                let mut c = id.split(':');
-                let name = c.next().unwrap_or("").to_string();
-                let port = c.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-                n += 1;
-                if self.seen_dev.len() < MAX_SMALL && self.seen_dev.insert((name.clone(), port)) {
-                    self.f.ib_devices.push(IbDev { index, name, port, link });
-                }
-            }
-            if let Some(h) = view!() {
-                h.ib_ports = h.ib_ports.max(n);
-            }
+            self.ib_devices(v, host);
         }
         if let Some(v) = after(l, "NET/Socket : Using ") {
             for tok in v.split_whitespace() {
@@ -625,6 +618,40 @@ impl Analyser {
                 }
             }
         }
+    }
+
+    /// `[0]mlx5_0:1/IB [1]mlx5_1:1/RoCE ; OOB ib0:10.0.0.1<0>`
+    fn ib_devices(&mut self, v: &str, host: Option<&str>) {
+        let (devs, oob) = match v.split_once("; OOB ") {
+            Some((d, o)) => (d, Some(o)),
+            None => (v, None),
+        };
+        if let Some(o) = oob {
+            self.f.oob_if = Some(if_name(o));
+        }
+        let mut n = 0;
+        for tok in devs.split_whitespace() {
+            let Some(rest) = tok.strip_prefix('[') else { continue };
+            let Some((idx, body)) = rest.split_once(']') else { continue };
+            let Ok(index) = idx.parse::<u32>() else { continue };
+            let mut sl = body.split('/');
+            let id = sl.next().unwrap_or("");
+            let link = sl.next().unwrap_or("").to_string();
+            let mut c = id.split(':');
+            let name = c.next().unwrap_or("").to_string();
+            let port = c.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+            n += 1;
+            if self.seen_dev.len() < MAX_SMALL && self.seen_dev.insert((name.clone(), port)) {
+                self.f.ib_devices.push(IbDev { index, name, port, link });
+            }
+        }
+        if let Some(h) = self.view(host) {
+            h.ib_ports = h.ib_ports.max(n);
+        }
+    }
+
+    /// `NCCL_X set by environment to V` (and the older `NCCL_IB_HCA set to V`).
+    fn env_line(&mut self, l: &str) {
         if let Some(v) = after(l, " set by environment to ") {
             let name = l[..l.find(" set by environment to ").unwrap_or(0)].rsplit(' ').next().unwrap_or("").to_string();
             let val = v.trim().trim_end_matches('.').to_string();
@@ -639,81 +666,95 @@ impl Analyser {
                 self.f.env_set.push(("NCCL_IB_HCA".into(), v.trim().to_string()));
             }
         }
-        if let Some(v) = after(l, " via ") {
-            let t = v.split_whitespace().next().unwrap_or("");
-            let recv = has(l, "[receive]");
-            let is_channel = has(l, " -> ") || has(l, "Channel") || has(l, "Ring") || has(l, "Tree");
-            if is_channel && !t.is_empty() {
-                if !is_nccl {
-                    // A pasted channel line without its prefix is NCCL's all the same.
-                    self.f.nccl_lines += 1;
-                }
-                let gdr = has(t, "/GDRDMA");
-                let c = &mut self.f.channels;
-                let net = if t.starts_with("NET/IB") {
-                    c.net_ib += 1;
-                    true
-                } else if t.starts_with("NET/Socket") {
-                    c.net_socket += 1;
-                    true
-                } else if t.starts_with("NET/") {
-                    c.net_other += 1;
-                    true
-                } else if t.starts_with("P2P") {
-                    c.p2p += 1;
-                    false
-                } else if t.starts_with("SHM") || t.starts_with("direct shared memory") || t == "direct" {
-                    c.shm += 1;
-                    false
+    }
+
+    /// A channel connection (`Channel 00/0 : 0[0] -> 1[1] [receive] via NET/IB/0/GDRDMA`): its
+    /// transport, GPUDirect, and per host the receives with and without GPUDirect.
+    fn channel_line(&mut self, l: &str, is_nccl: bool, host: Option<&str>) {
+        let Some(v) = after(l, " via ") else { return };
+        let t = v.split_whitespace().next().unwrap_or("");
+        let recv = has(l, "[receive]");
+        let is_channel = has(l, " -> ") || has(l, "Channel") || has(l, "Ring") || has(l, "Tree");
+        if !is_channel || t.is_empty() {
+            return;
+        }
+        if !is_nccl {
+            // A pasted channel line without its prefix is NCCL's all the same.
+            self.f.nccl_lines += 1;
+        }
+        let gdr = has(t, "/GDRDMA");
+        let c = &mut self.f.channels;
+        let net = if t.starts_with("NET/IB") {
+            c.net_ib += 1;
+            true
+        } else if t.starts_with("NET/Socket") {
+            c.net_socket += 1;
+            true
+        } else if t.starts_with("NET/") {
+            c.net_other += 1;
+            true
+        } else if t.starts_with("P2P") {
+            c.p2p += 1;
+            false
+        } else if t.starts_with("SHM") || t.starts_with("direct shared memory") || t == "direct" {
+            c.shm += 1;
+            false
+        } else {
+            c.other += 1;
+            false
+        };
+        if !net {
+            return;
+        }
+        if gdr {
+            c.net_ib_gdr += 1;
+        }
+        if recv && !t.starts_with("NET/Socket") {
+            if gdr {
+                self.f.recv_gdr += 1;
+            } else {
+                self.f.recv_plain += 1;
+            }
+            if let Some(h) = self.view(host) {
+                if gdr {
+                    h.recv_gdr += 1;
                 } else {
-                    c.other += 1;
-                    false
-                };
-                if net && gdr {
-                    c.net_ib_gdr += 1;
-                }
-                if net && recv && !t.starts_with("NET/Socket") {
-                    if gdr {
-                        self.f.recv_gdr += 1;
-                    } else {
-                        self.f.recv_plain += 1;
-                    }
-                    if let Some(h) = view!() {
-                        if gdr {
-                            h.recv_gdr += 1;
-                        } else {
-                            h.recv_plain += 1;
-                        }
-                    }
-                }
-                if net {
-                    if let Some(h) = view!() {
-                        let name = t.split('/').take(2).collect::<Vec<_>>().join("/");
-                        let word = match name.as_str() {
-                            "NET/IB" => "IB".to_string(),
-                            "NET/Socket" => "Socket".to_string(),
-                            other => other.trim_start_matches("NET/").to_string(),
-                        };
-                        if h.networks.is_empty() {
-                            h.networks.insert(word);
-                        }
-                    }
+                    h.recv_plain += 1;
                 }
             }
         }
-        if let Some(v) = after(l, "GPU Direct RDMA Disabled for HCA") {
-            if !has(l, "NET/Socket") {
-                self.gdr_disabled = true;
-                let name = v.split('\'').nth(1).unwrap_or("").to_string();
-                if !name.is_empty() && self.f.gdr_disabled_hcas.len() < 256 && !self.f.gdr_disabled_hcas.contains(&name)
-                {
-                    self.f.gdr_disabled_hcas.push(name);
-                }
-                if let Some(h) = view!() {
-                    h.gdr_disabled = true;
-                }
+        if let Some(h) = self.view(host) {
+            let name = t.split('/').take(2).collect::<Vec<_>>().join("/");
+            let word = match name.as_str() {
+                "NET/IB" => "IB".to_string(),
+                "NET/Socket" => "Socket".to_string(),
+                other => other.trim_start_matches("NET/").to_string(),
+            };
+            if h.networks.is_empty() {
+                h.networks.insert(word);
             }
         }
+    }
+
+    /// `GPU Direct RDMA Disabled for HCA 0 'mlx5_0'`.
+    fn gdr_disabled_line(&mut self, l: &str, host: Option<&str>) {
+        let Some(v) = after(l, "GPU Direct RDMA Disabled for HCA") else { return };
+        if has(l, "NET/Socket") {
+            return;
+        }
+        self.gdr_disabled = true;
+        let name = v.split('\'').nth(1).unwrap_or("").to_string();
+        if !name.is_empty() && self.f.gdr_disabled_hcas.len() < 256 && !self.f.gdr_disabled_hcas.contains(&name) {
+            self.f.gdr_disabled_hcas.push(name);
+        }
+        if let Some(h) = self.view(host) {
+            h.gdr_disabled = true;
+        }
+    }
+
+    /// The job's shape in NCCL's words (`nranks`, `nNodes`, `localRanks`), and a queue pair set
+    /// up towards a peer (NET subsystem): the job crosses a network.
+    fn counts(&mut self, l: &str) {
         for key in [" nranks ", " nRanks "] {
             if let Some(n) = after(l, key).and_then(first_int) {
                 let n = n as usize;
@@ -726,10 +767,14 @@ impl Analyser {
         if let Some(n) = after(l, " localRanks ").and_then(first_int) {
             self.f.local_ranks = Some(self.f.local_ranks.map_or(n as usize, |m| m.max(n as usize)));
         }
-        // A queue pair set up towards a peer (NET subsystem): the job crosses a network.
         if (has(l, "NET/IB: ") || has(l, "NET/IB : ")) && has(l, " qpn ") {
             self.f.remote_peer = true;
         }
+    }
+
+    /// libibverbs that cannot be opened, a verbs provider that is missing, a named net plugin
+    /// that is absent.
+    fn verbs_and_plugin(&mut self, l: &str, is_nccl: bool) {
         if has(l, "Failed to open libibverbs")
             || (has(l, "ould not open") && has(l, "libibverbs"))
             || has(l, "Count not open libibverbs")
@@ -750,6 +795,11 @@ impl Analyser {
         {
             self.f.plugin_missing = true;
         }
+    }
+
+    /// Warnings (NCCL's WARN, a framework's relay of it, or NCCL's words without a prefix), NCCL's
+    /// error results, and the watchdog's timeout.
+    fn warnings_and_errors(&mut self, l: &str, is_nccl: bool) {
         if let Some(i) = find(l, "NCCL WARN ") {
             let msg = l[i + "NCCL WARN ".len()..].to_string();
             self.warning(&msg);
