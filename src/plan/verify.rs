@@ -591,7 +591,20 @@ fn node_count(
     (None, String::new())
 }
 
-pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measured>, ci: &CeilingInputs) -> Report {
+/// What the log is about, decided before any finding: is it from this node, how many nodes,
+/// which transport and GPUDirect this node (or any node, for a foreign log) should give.
+struct Scope {
+    same_node: bool,
+    nodes: Option<usize>,
+    nodes_evidence: String,
+    multi: bool,
+    healthy: bool,
+    expect_rdma: bool,
+    gdr_expected: bool,
+    observed: Option<String>,
+}
+
+fn scope(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measured>, ci: &CeilingInputs) -> Scope {
     // Is the log from this node? Only then do its HCAs, interfaces and modules explain it.
     let same_node = node
         .hostname
@@ -599,10 +612,8 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
         .map(|h| log.hosts.iter().any(|x| x == h || x.starts_with(&format!("{h}."))))
         .unwrap_or(false);
     let (nodes, nodes_evidence) = node_count(node, same_node, log, measured, ci);
-    let multi = nodes.map(|n| n > 1).unwrap_or(false);
     let healthy = !plan.hcas.is_empty();
     let expect_rdma = if same_node { healthy } else { true };
-    let expected_network = if expect_rdma { "IB" } else { "Socket" }.to_string();
     let gdr_expected = expect_rdma
         && (!same_node
             || (node.host.peermem.is_some()
@@ -610,91 +621,97 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
                     .hcas
                     .iter()
                     .any(|(d, _)| node.rdma_device(d).map(|d| super::hca::gpu_affine(node, d)).unwrap_or(false))));
-    let mut findings: Vec<Finding> = Vec::new();
-    let mut notes: Vec<String> = Vec::new();
-    let observed = log.observed();
-    let lid0: Vec<String> = node
-        .rdma
-        .iter()
-        .filter(|d| d.ports.iter().any(|p| p.link_layer == Some(LinkLayer::InfiniBand) && p.lid == Some(0)))
-        .map(|d| d.name.clone())
-        .collect();
+    Scope {
+        same_node,
+        nodes,
+        nodes_evidence,
+        multi: nodes.map(|n| n > 1).unwrap_or(false),
+        healthy,
+        expect_rdma,
+        gdr_expected,
+        observed: log.observed(),
+    }
+}
 
-    // 1. Failure lines: any one makes the job not ok, whatever else the log shows.
-    findings.extend(failure_findings(node, plan, log, same_node, &lid0));
-    // 2. The transport, against the node count.
-    let socket_causes = |findings: &mut Vec<Finding>| {
-        let before = findings.len();
-        if log.ibverbs_missing {
+/// Why NCCL fell back to sockets (or ranks disagree), from the log's own lines; a bare
+/// "sockets between nodes" when none says why.
+fn socket_causes(node: &Node, log: &LogFacts, same_node: bool, findings: &mut Vec<Finding>) {
+    let before = findings.len();
+    if log.ibverbs_missing {
+        push(findings, "ibverbs-missing", "libibverbs missing", None, Some("Failed to open libibverbs.so[.1]".into()));
+    }
+    if !log.provider_missing.is_empty() {
+        push(findings, "provider-missing", "verbs provider missing", Some(log.provider_missing.join(", ")), None);
+    }
+    if let Some(v) = log.env("NCCL_IB_DISABLE").filter(|v| *v != "0") {
+        push(findings, "ib-disabled", format!("NCCL_IB_DISABLE={v}"), None, None);
+    }
+    if let Some(v) = log.env("NCCL_NET") {
+        push(findings, "net-forced", format!("NCCL_NET={v}"), None, None);
+    }
+    if log.ib_no_device && !log.ibverbs_missing {
+        if let Some(v) = log.env("NCCL_IB_HCA") {
             push(
                 findings,
-                "ibverbs-missing",
-                "libibverbs missing",
-                None,
-                Some("Failed to open libibverbs.so[.1]".into()),
+                "hca-filter",
+                "NCCL_IB_HCA matched nothing",
+                Some(format!("NCCL_IB_HCA={v}")),
+                Some("NET/IB : No device found.".into()),
             );
         }
-        if !log.provider_missing.is_empty() {
-            push(findings, "provider-missing", "verbs provider missing", Some(log.provider_missing.join(", ")), None);
+        let uverbs_here = node.host.dev_infiniband.iter().any(|n| n.starts_with("uverbs"));
+        if !(same_node && uverbs_here) {
+            let d = if same_node && node.host.in_container {
+                "this container has no /dev/infiniband/uverbs*"
+            } else if same_node {
+                "this node has no /dev/infiniband/uverbs*"
+            } else {
+                "most often /dev/infiniband missing inside the container"
+            };
+            push(
+                findings,
+                "no-dev-infiniband",
+                "NET/IB found no device",
+                Some(d.into()),
+                Some("NET/IB : No device found.".into()),
+            );
         }
-        if let Some(v) = log.env("NCCL_IB_DISABLE").filter(|v| *v != "0") {
-            push(findings, "ib-disabled", format!("NCCL_IB_DISABLE={v}"), None, None);
-        }
-        if let Some(v) = log.env("NCCL_NET") {
-            push(findings, "net-forced", format!("NCCL_NET={v}"), None, None);
-        }
-        if log.ib_no_device && !log.ibverbs_missing {
-            if let Some(v) = log.env("NCCL_IB_HCA") {
-                push(
-                    findings,
-                    "hca-filter",
-                    "NCCL_IB_HCA matched nothing",
-                    Some(format!("NCCL_IB_HCA={v}")),
-                    Some("NET/IB : No device found.".into()),
-                );
-            }
-            let uverbs_here = node.host.dev_infiniband.iter().any(|n| n.starts_with("uverbs"));
-            if !(same_node && uverbs_here) {
-                let d = if same_node && node.host.in_container {
-                    "this container has no /dev/infiniband/uverbs*"
-                } else if same_node {
-                    "this node has no /dev/infiniband/uverbs*"
-                } else {
-                    "most often /dev/infiniband missing inside the container"
-                };
-                push(
-                    findings,
-                    "no-dev-infiniband",
-                    "NET/IB found no device",
-                    Some(d.into()),
-                    Some("NET/IB : No device found.".into()),
-                );
-            }
-        }
-        if findings.len() == before {
-            push(findings, "socket-between-nodes", "TCP sockets between nodes", None, None);
-        }
-    };
+    }
+    if findings.len() == before {
+        push(findings, "socket-between-nodes", "TCP sockets between nodes", None, None);
+    }
+}
+
+/// Step 2 of `judge`: the transport against the node count (sockets where RDMA was due, ranks
+/// that disagree, GPUDirect missing on some or all nodes, the bootstrap interface).
+fn transport_findings(
+    node: &Node,
+    plan: &Plan,
+    log: &LogFacts,
+    s: &Scope,
+    findings: &mut Vec<Finding>,
+    notes: &mut Vec<String>,
+) {
     if log.network.as_deref() == Some("mixed") {
         push(
-            &mut findings,
+            findings,
             "mixed-network",
             format!("ranks disagree on the network ({})", log.networks_seen.join(" vs ")),
             None,
             None,
         );
-        socket_causes(&mut findings);
-    } else if multi && expect_rdma && observed.is_some() && !log.on_rdma() {
-        let net = observed.clone().unwrap_or_default();
+        socket_causes(node, log, s.same_node, findings);
+    } else if s.multi && s.expect_rdma && s.observed.is_some() && !log.on_rdma() {
+        let net = s.observed.clone().unwrap_or_default();
         let before = findings.len();
-        socket_causes(&mut findings);
+        socket_causes(node, log, s.same_node, findings);
         if let Some(f) = findings.get_mut(before) {
             f.problem = format!("NOT ON RDMA: NCCL used {net} between nodes; {}", f.problem);
-            if same_node {
+            if s.same_node {
                 f.cause.push_str(&format!("; this node has {} healthy HCA port(s)", plan.hcas.len()));
             }
         }
-    } else if multi && log.on_rdma() {
+    } else if s.multi && log.on_rdma() {
         if log.gdr_partial() {
             let without: Vec<String> = log
                 .per_host
@@ -707,10 +724,10 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
             } else {
                 Some(format!("without it: {}", crate::slurm::compress_hostlist(&without)))
             };
-            push(&mut findings, "gdr-partial", "GPUDirect RDMA on some nodes only", d, None);
-        } else if log.gdr == Some(false) && gdr_expected {
+            push(findings, "gdr-partial", "GPUDirect RDMA on some nodes only", d, None);
+        } else if log.gdr == Some(false) && s.gdr_expected {
             let mut d = Vec::new();
-            if same_node && node.host.peermem.is_none() {
+            if s.same_node && node.host.peermem.is_none() {
                 d.push("nvidia_peermem is not loaded here".to_string());
             } else if version_le(log.version.as_deref(), (2, 22, 3)) {
                 d.push(format!("NCCL {} ≤ 2.22.3 does not see nvidia_peermem", log.version.as_deref().unwrap_or("?")));
@@ -721,20 +738,20 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
             if let Some(g) = log.env("NCCL_IB_GID_INDEX") {
                 d.push(format!("NCCL_IB_GID_INDEX={g} is forced; NCCL ≥ 2.21 picks the GID itself"));
             }
-            push(&mut findings, "no-gdr", "ON RDMA WITHOUT GPUDirect", Some(d.join("; ")), None);
+            push(findings, "no-gdr", "ON RDMA WITHOUT GPUDirect", Some(d.join("; ")), None);
         } else if log.gdr == Some(false) {
             notes.push("no GPUDirect RDMA, and this node cannot do it (no peer memory or no GPU-near HCA)".into());
         }
-    } else if nodes.is_none() && log.ibverbs_missing {
+    } else if s.nodes.is_none() && log.ibverbs_missing {
         push(
-            &mut findings,
+            findings,
             "ibverbs-missing",
             "libibverbs missing: this image cannot use InfiniBand/RoCE",
             None,
             Some("Failed to open libibverbs.so[.1]".into()),
         );
     }
-    if same_node && multi {
+    if s.same_node && s.multi {
         if let (Some(b), Some(p)) = (log.bootstrap_ifs.first(), &plan.bootstrap_if) {
             if b != p {
                 notes.push(format!(
@@ -743,8 +760,31 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
             }
         }
     }
+}
 
-    // 3. Ceilings: from the flags and the topology only.
+/// The bounds a measurement is held to, from the flags and the topology only.
+struct Ceilings {
+    /// Link rates of this node's healthy HCA ports (empty for a foreign log).
+    rates: Vec<f64>,
+    busbw: Option<f64>,
+    ring: Option<f64>,
+    hier: Option<f64>,
+    ceiling: Option<f64>,
+    nvl: Option<f64>,
+    nccl_model: Option<f64>,
+    links: Option<u32>,
+    ratio: Option<f64>,
+}
+
+fn ceilings(
+    node: &Node,
+    plan: &Plan,
+    log: &LogFacts,
+    measured: Option<&Measured>,
+    ci: &CeilingInputs,
+    s: &Scope,
+) -> Ceilings {
+    let (same_node, nodes, multi) = (s.same_node, s.nodes, s.multi);
     let rates: Vec<f64> = plan
         .hcas
         .iter()
@@ -791,8 +831,22 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
         (Some(b), Some(c)) if c > 0.0 => Some(b / c),
         _ => None,
     };
-    if let (Some(b), Some(n), Some(m), Some(l)) = (busbw, nvl, nccl_model, links) {
-        if !multi && log.nvls_off() && b < 0.8 * n {
+    Ceilings { rates, busbw, ring, hier, ceiling, nvl, nccl_model, links, ratio }
+}
+
+/// Step 3 of `judge`: the measurement against its ceiling (SLOW, with what on this node could
+/// explain it), and notes on a bound that is off or on NCCL's NVLink model.
+fn bandwidth_findings(
+    node: &Node,
+    plan: &Plan,
+    log: &LogFacts,
+    s: &Scope,
+    c: &Ceilings,
+    findings: &mut Vec<Finding>,
+    notes: &mut Vec<String>,
+) {
+    if let (Some(b), Some(n), Some(m), Some(l)) = (c.busbw, c.nvl, c.nccl_model, c.links) {
+        if !s.multi && log.nvls_off() && b < 0.8 * n {
             notes.push(format!(
                 "NVLS is off (NCCL_NVLS_ENABLE=0): NCCL then drives each NVLink at its modelled 20 GB/s (SM90_NVLINK_BW), {l} links = {m:.0} GB/s; measured {b:.1} GB/s is {:.1}% of that and {:.1}% of the {n:.0} GB/s NVLink figure",
                 b / m * 100.0,
@@ -800,47 +854,50 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
             ));
         }
     }
-    if let (Some(r), Some(b), Some(c)) = (ratio, busbw, ceiling) {
-        if r > 1.0 {
-            notes.push(format!("busbw {b:.1} GB/s is above the {c:.0} GB/s bound: the HCA count, rate or node count given is lower than the job's"));
-        }
-        if r < SLOW {
-            let mut d = Vec::new();
-            let max = rates.iter().cloned().fold(0.0, f64::max);
-            if same_node && rates.iter().any(|x| *x < max) {
-                d.push(format!(
-                    "HCA link rates differ (slowest {:.0} Gb/s vs {max:.0})",
-                    rates.iter().cloned().fold(f64::MAX, f64::min)
-                ));
-            }
-            if same_node && !log.ib_devices.is_empty() && log.ib_devices.len() < plan.hcas.len() {
-                d.push(format!("NCCL used {} of the {} healthy HCAs", log.ib_devices.len(), plan.hcas.len()));
-            }
-            if same_node {
-                let down: Vec<String> = node
-                    .gpus
-                    .iter()
-                    .map(|g| (g.pci.bdf.clone(), &g.pci.link))
-                    .chain(node.rdma.iter().filter_map(|d| d.pci.as_ref().map(|p| (d.name.clone(), &p.link))))
-                    .filter(|(_, l)| l.narrower().is_some())
-                    .map(|(n, _)| n)
-                    .collect();
-                if !down.is_empty() {
-                    d.push(format!("PCIe links below their width: {}", down.join(", ")));
-                }
-            }
-            push(
-                &mut findings,
-                "slow",
-                format!("SLOW: busbw {b:.1} GB/s is {:.1}% of the {c:.0} GB/s ceiling", r * 100.0),
-                Some(d.join("; ")),
-                None,
-            );
+    let (Some(r), Some(b), Some(ceil)) = (c.ratio, c.busbw, c.ceiling) else { return };
+    if r > 1.0 {
+        notes.push(format!("busbw {b:.1} GB/s is above the {ceil:.0} GB/s bound: the HCA count, rate or node count given is lower than the job's"));
+    }
+    if r >= SLOW {
+        return;
+    }
+    let rates = &c.rates;
+    let mut d = Vec::new();
+    let max = rates.iter().cloned().fold(0.0, f64::max);
+    if s.same_node && rates.iter().any(|x| *x < max) {
+        d.push(format!(
+            "HCA link rates differ (slowest {:.0} Gb/s vs {max:.0})",
+            rates.iter().cloned().fold(f64::MAX, f64::min)
+        ));
+    }
+    if s.same_node && !log.ib_devices.is_empty() && log.ib_devices.len() < plan.hcas.len() {
+        d.push(format!("NCCL used {} of the {} healthy HCAs", log.ib_devices.len(), plan.hcas.len()));
+    }
+    if s.same_node {
+        let down: Vec<String> = node
+            .gpus
+            .iter()
+            .map(|g| (g.pci.bdf.clone(), &g.pci.link))
+            .chain(node.rdma.iter().filter_map(|d| d.pci.as_ref().map(|p| (d.name.clone(), &p.link))))
+            .filter(|(_, l)| l.narrower().is_some())
+            .map(|(n, _)| n)
+            .collect();
+        if !down.is_empty() {
+            d.push(format!("PCIe links below their width: {}", down.join(", ")));
         }
     }
+    push(
+        findings,
+        "slow",
+        format!("SLOW: busbw {b:.1} GB/s is {:.1}% of the {ceil:.0} GB/s ceiling", r * 100.0),
+        Some(d.join("; ")),
+        None,
+    );
+}
 
-    // Root causes first, then degradations, then what follows from an earlier failure (a peer
-    // that closed its socket, a timeout, NCCL's bare error result).
+/// Root causes first, then degradations, then what follows from an earlier failure (a peer
+/// that closed its socket, a timeout, NCCL's bare error result).
+fn rank(findings: &mut [Finding]) {
     findings.sort_by_key(|f| match f.id {
         "remote-exit" | "collective-timeout" | "nccl-error" | "completion-error" | "slow" => 2,
         "socket-between-nodes"
@@ -855,9 +912,13 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
         | "net-forced" => 1,
         _ => 0,
     });
+}
 
-    // 4. The outcome.
-    let bw = match (ratio, busbw, ceiling) {
+/// Step 4 of `judge`: the outcome and its one line. Any finding is not ok; ok needs transport
+/// evidence (and, across nodes on RDMA, a channel line that shows GPUDirect or says why not).
+fn outcome(log: &LogFacts, s: &Scope, c: &Ceilings, findings: &[Finding]) -> (Outcome, String) {
+    let (nodes, multi, observed) = (s.nodes, s.multi, &s.observed);
+    let bw = match (c.ratio, c.busbw, c.ceiling) {
         (Some(r), Some(b), Some(c)) => format!("; busbw {b:.1} GB/s = {:.1}% of the {c:.0} GB/s ceiling", r * 100.0),
         (None, Some(b), _) if nodes.is_none() => {
             format!("; busbw {b:.1} GB/s (node count unknown: pass --nodes to judge it)")
@@ -869,13 +930,14 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
         _ => String::new(),
     };
     let enable = "run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET";
-    let (outcome, verdict) = if !findings.is_empty() {
-        (
+    if !findings.is_empty() {
+        return (
             Outcome::NotOk,
             format!("NOT OK: {}", findings.iter().map(|f| f.problem.as_str()).collect::<Vec<_>>().join("; ")),
-        )
-    } else if multi {
-        if log.on_rdma() {
+        );
+    }
+    if multi {
+        return if log.on_rdma() {
             match log.gdr {
                 Some(true) => (
                     Outcome::Ok,
@@ -909,13 +971,14 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
                 ),
             )
         } else {
-            (Outcome::Inconclusive, format!("INCONCLUSIVE: {} nodes ({nodes_evidence}) but no transport evidence: no 'Using network' or channel lines ({enable}){bw}", nodes.unwrap_or(2)))
-        }
-    } else if nodes == Some(1) {
-        if observed.is_some() || log.channels.p2p + log.channels.shm > 0 || busbw.is_some() {
+            (Outcome::Inconclusive, format!("INCONCLUSIVE: {} nodes ({}) but no transport evidence: no 'Using network' or channel lines ({enable}){bw}", nodes.unwrap_or(2), s.nodes_evidence))
+        };
+    }
+    if nodes == Some(1) {
+        if observed.is_some() || log.channels.p2p + log.channels.shm > 0 || c.busbw.is_some() {
             let why = if log.ib_no_device { " (NET/IB : No device found)" } else { "" };
-            let hcas = if same_node {
-                if healthy {
+            let hcas = if s.same_node {
+                if s.healthy {
                     "; the node has healthy HCAs for multi-node jobs"
                 } else {
                     "; this node has no healthy HCA, so multi-node jobs get Socket"
@@ -923,7 +986,7 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
             } else {
                 ""
             };
-            (
+            return (
                 Outcome::Ok,
                 format!(
                     "single node: NCCL initialised {}{why}{hcas}; nothing crossed a network{}{bw}",
@@ -935,38 +998,56 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
                         (p, s) => format!("; GPUs talk over P2P ({p}) and SHM ({s})"),
                     }
                 ),
-            )
-        } else {
-            (Outcome::Inconclusive, format!("INCONCLUSIVE: one node, but no transport lines ({enable}){bw}"))
+            );
         }
-    } else {
-        let seen = match observed.as_deref() {
-            Some(n) => format!("NCCL chose {n}"),
-            None => "no transport shown".to_string(),
-        };
-        (
-            Outcome::Inconclusive,
-            format!("INCONCLUSIVE: {seen}; the node count is unknown (no nNodes, hosts, peers or inter-node channels in the log): pass --nodes N, or {enable}{bw}"),
-        )
+        return (Outcome::Inconclusive, format!("INCONCLUSIVE: one node, but no transport lines ({enable}){bw}"));
+    }
+    let seen = match observed.as_deref() {
+        Some(n) => format!("NCCL chose {n}"),
+        None => "no transport shown".to_string(),
     };
+    (
+        Outcome::Inconclusive,
+        format!("INCONCLUSIVE: {seen}; the node count is unknown (no nNodes, hosts, peers or inter-node channels in the log): pass --nodes N, or {enable}{bw}"),
+    )
+}
+
+/// The verdict on one log: 1. every failure line, 2. the transport against the node count,
+/// 3. the measurement against its ceiling, 4. the outcome.
+pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measured>, ci: &CeilingInputs) -> Report {
+    let s = scope(node, plan, log, measured, ci);
+    let lid0: Vec<String> = node
+        .rdma
+        .iter()
+        .filter(|d| d.ports.iter().any(|p| p.link_layer == Some(LinkLayer::InfiniBand) && p.lid == Some(0)))
+        .map(|d| d.name.clone())
+        .collect();
+    let mut notes: Vec<String> = Vec::new();
+    // 1. Failure lines: any one makes the job not ok, whatever else the log shows.
+    let mut findings = failure_findings(node, plan, log, s.same_node, &lid0);
+    transport_findings(node, plan, log, &s, &mut findings, &mut notes);
+    let c = ceilings(node, plan, log, measured, ci, &s);
+    bandwidth_findings(node, plan, log, &s, &c, &mut findings, &mut notes);
+    rank(&mut findings);
+    let (outcome, verdict) = outcome(log, &s, &c, &findings);
     let causes = findings.iter().map(|f| format!("{}; fix: {}", f.cause, f.fix)).collect();
     Report {
         outcome,
-        network: observed,
-        expected_network,
+        network: s.observed,
+        expected_network: if s.expect_rdma { "IB" } else { "Socket" }.to_string(),
         gdr: log.gdr,
-        gdr_expected,
+        gdr_expected: s.gdr_expected,
         hcas: log.ib_devices.iter().map(|d| format!("{}:{}", d.name, d.port)).collect(),
         bootstrap_if: log.bootstrap_ifs.first().cloned(),
-        nodes,
-        nodes_evidence,
-        busbw_gbps: busbw,
-        ring_ceiling_gbps: ring,
-        hierarchical_ceiling_gbps: hier,
-        nvlink_ceiling_gbps: if multi { None } else { nvl },
-        nccl_nvlink_model_gbps: if multi { None } else { nccl_model },
-        ceiling_gbps: ceiling,
-        ratio,
+        nodes: s.nodes,
+        nodes_evidence: s.nodes_evidence,
+        busbw_gbps: c.busbw,
+        ring_ceiling_gbps: c.ring,
+        hierarchical_ceiling_gbps: c.hier,
+        nvlink_ceiling_gbps: if s.multi { None } else { c.nvl },
+        nccl_nvlink_model_gbps: if s.multi { None } else { c.nccl_model },
+        ceiling_gbps: c.ceiling,
+        ratio: c.ratio,
         ok: outcome == Outcome::Ok,
         verdict,
         causes,
