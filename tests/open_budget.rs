@@ -63,8 +63,9 @@ fn hook_probe_stays_within_its_budget_on_the_story_node() {
     eprintln!("opens on the story node: hook {hook}, probe {standard}, probe --all {all}");
     assert!(hook <= HOOK_BUDGET, "the hook opened {hook} files (budget {HOOK_BUDGET})");
     // probe reads every descriptive attribute of every device and interface (~16 a device) but
-    // no tables: fewer files than the P_Key tables alone hold.
-    assert!(standard <= 600, "probe opened {standard} files");
+    // no tables: fewer files than the P_Key tables alone hold. 472 when set: each PCI function
+    // read once though its device and its netdevs both reach it, its ids from one uevent.
+    assert!(standard <= 500, "probe opened {standard} files");
     assert!(all > 1152, "probe --all reads every P_Key entry ({all})");
     // Less read, same decision.
     let (a, b) = (plan::decide(&fast, &Intent::default()), plan::decide(&full, &Intent::default()));

