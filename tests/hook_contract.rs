@@ -327,7 +327,9 @@ fn hide_sysfs_binds_masks_holding_only_selected_devices() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     mad.sort();
-    assert_eq!(mad, vec!["umad0"]);
+    assert_eq!(mad, vec!["abi_version", "umad0"]);
+    // libibverbs reads the uverbs ABI version at start: the mask keeps the class's own file.
+    assert_eq!(fs::read_to_string(rt.join("ibwire-sysfs/infiniband_verbs/abi_version")).unwrap().trim(), "6");
     assert!(r
         .fstab
         .contains(&format!("{} /sys/class/infiniband none bind,ro,nosuid,noexec,nodev 0 0", mask.display())));
