@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The added cost of a container start under real enroot: `enroot start IMAGE true`, interleaved
+# (bench/interleave.py), with three hooks.d that differ in one file each:
+#   none:   the installed enroot's own hooks.d without 99-mellanox.sh (the baseline);
+#   stock:  the same plus enroot's own 99-mellanox.sh (MELLANOX_VISIBLE_DEVICES=all);
+#   ibwire: the same plus hooks/90-ibwire.sh calling this tree's release binary (or IBWIRE).
+# The added cost of a hook is its start minus the baseline start of the same round (paired
+# medians of wall and CPU time, the whole process tree from wait4). The node is the story tree
+# (examples/gen_tree.rs) bind-mounted over /sys/{devices,bus,class} and /dev/infiniband in a
+# private mount namespace, so both hooks read it as the live system; ENROOT_RESTRICT_DEV=y.
+# The image: the host's busybox and its libraries in a squashfs (no libibverbs: ibwire warns).
+#
+# Needs root (unshare -m, bind mounts), enroot on PATH (or ENROOT=path), mksquashfs, busybox.
+# bench/ builds nothing from outside the package registries: without enroot this says so and
+# exits 2. Usage: bench/enroot.sh [--readme]   (RUNS, default 80). --readme writes the table
+# between docs/performance.md's `enroot:begin`/`enroot:end` markers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+readme=0; [[ ${1:-} == --readme ]] && readme=1
+ENROOT=${ENROOT:-$(command -v enroot || true)}
+[[ -n $ENROOT && -x $ENROOT ]] || { echo "bench/enroot.sh: enroot is not installed: the real hook under real enroot is not measured" >&2; exit 2; }
+[[ $(id -u) == 0 ]] || { echo "bench/enroot.sh: needs root (unshare -m, bind mounts)" >&2; exit 2; }
+for t in mksquashfs busybox python3; do command -v $t >/dev/null || { echo "bench/enroot.sh: $t not found" >&2; exit 2; }; done
+# enroot's system configuration directory, as its launcher sets it (an environment value wins).
+SYSCONF=${ENROOT_SYSCONF_PATH:-$(sed -n 's/^config::export ENROOT_SYSCONF_PATH *"\(.*\)"$/\1/p' "$ENROOT")}
+[[ -f $SYSCONF/hooks.d/99-mellanox.sh ]] || { echo "bench/enroot.sh: no 99-mellanox.sh in $SYSCONF/hooks.d" >&2; exit 2; }
+# Its helpers (enroot-mount, which 99-mellanox.sh calls too) sit next to it.
+export PATH="$(dirname "$ENROOT"):$PATH"
+version=$("$ENROOT" version)
+cargo build --release -q; cargo build --release -q --example gen_tree
+# IBWIRE=path measures another build (the static one packaging/build.sh ships, for instance).
+B=${IBWIRE:-$PWD/target/release/ibwire}
+W=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d)
+made=()
+cleanup() { for p in "${made[@]}"; do rm -rf "$p"; done; rm -rf "$W"; }
+trap cleanup EXIT
+target/release/examples/gen_tree story "$W/t" > /dev/null
+# The image.
+R=$W/rootfs; mkdir -p "$R"/{bin,etc,dev,proc,sys,tmp,root,usr/bin}
+cp "$(command -v busybox)" "$R/bin/"
+for l in $(ldd "$(command -v busybox)" 2>/dev/null | grep -o '/[^ ]*'); do mkdir -p "$R$(dirname "$l")"; cp -L "$l" "$R$l"; done
+for a in sh true ls cat env; do ln -s busybox "$R/bin/$a"; done
+echo "root:x:0:0::/root:/bin/sh" > "$R/etc/passwd"; echo "root:x:0:" > "$R/etc/group"
+mksquashfs "$R" "$W/image.sqsh" -noappend -quiet > /dev/null
+export ENROOT_DATA_PATH=$W/data ENROOT_RUNTIME_PATH=$W/run ENROOT_CACHE_PATH=$W/cache ENROOT_CONFIG_PATH=$W/user
+mkdir -p "$ENROOT_DATA_PATH" "$ENROOT_RUNTIME_PATH" "$ENROOT_CACHE_PATH" "$ENROOT_CONFIG_PATH"
+"$ENROOT" create -n ibwire-bench "$W/image.sqsh" > /dev/null 2>&1
+for c in none stock ibwire; do
+  cp -a "$SYSCONF" "$W/conf-$c"
+  rm -f "$W/conf-$c/hooks.d/99-mellanox.sh" "$W/conf-$c/hooks.d/"*ibwire*
+done
+cp "$SYSCONF/hooks.d/99-mellanox.sh" "$W/conf-stock/hooks.d/"
+sed "s|@IBWIRE@|$B|" hooks/90-ibwire.sh > "$W/conf-ibwire/hooks.d/90-ibwire.sh"
+chmod 755 "$W/conf-ibwire/hooks.d/90-ibwire.sh"
+# Host /dev entries enroot's 10-devices.sh binds with ENROOT_RESTRICT_DEV and a VM may lack;
+# /dev is the host's devtmpfs even in a private namespace, so what is made here is removed.
+for p in /dev/infiniband /dev/mqueue; do [[ -e $p ]] || { mkdir "$p"; made+=("$p"); }; done
+[[ -e /dev/log ]] || { touch /dev/log; made+=(/dev/log); }
+export B W ENROOT RUNS=${RUNS:-80}
+unshare -m --propagation private bash -euo pipefail -c '
+  for d in devices bus class; do mount --bind "$W/t/sys/$d" "/sys/$d"; done
+  mount --bind "$W/t/dev/infiniband" /dev/infiniband
+  mountpoint -q /dev/mqueue || mount -t mqueue none /dev/mqueue
+  export ENROOT_RESTRICT_DEV=y MELLANOX_VISIBLE_DEVICES=all
+  # Each configuration does what it should before it is timed.
+  for c in none stock ibwire; do
+    n=$(ENROOT_SYSCONF_PATH=$W/conf-$c "$ENROOT" start ibwire-bench ls /dev/infiniband 2>/dev/null | grep -c uverbs || true)
+    echo "$c: $n uverbs nodes in the container" >&2
+    case $c in none) [[ $n == 0 ]] ;; *) [[ $n -gt 0 ]] ;; esac || { echo "bench/enroot.sh: $c did not do its job" >&2; exit 1; }
+  done
+  python3 bench/interleave.py --runs "$RUNS" --warmup 3 --json "$W/r.json" \
+    none "ENROOT_SYSCONF_PATH=$W/conf-none $ENROOT start ibwire-bench true" \
+    stock "ENROOT_SYSCONF_PATH=$W/conf-stock $ENROOT start ibwire-bench true" \
+    ibwire "ENROOT_SYSCONF_PATH=$W/conf-ibwire $ENROOT start ibwire-bench true" > /dev/null
+'
+table=$(python3 - "$W/r.json" "$version" "$RUNS" "$(ldd "$B" 2>&1 | grep -q 'statically linked\|not a dynamic' && echo static || echo dynamic) build" <<'PY'
+import json, statistics as st, sys
+r = json.load(open(sys.argv[1]))["results"]
+def diffs(k, m):
+    return [a - b for a, b in zip(r[k][m], r["none"][m])]
+def added(k, m):
+    return st.median(diffs(k, m))
+def spread(k, m):
+    q = st.quantiles(diffs(k, m), n=4)
+    return f"{added(k, m):.1f} ms ({q[0]:.1f} to {q[2]:.1f})"
+print(f"Real enroot {sys.argv[2]}, story tree, ENROOT_RESTRICT_DEV=y, {sys.argv[3]} interleaved rounds, ibwire: {sys.argv[4]}.")
+print("Added = the start minus the baseline start of the same round: the paired median (quartiles).\n")
+print("| hooks.d | start, wall median | start, CPU median | added wall | added CPU |")
+print("|---|---|---|---|---|")
+for k, label in (("none", "enroot's own, without 99-mellanox.sh"), ("stock", "+ 99-mellanox.sh"), ("ibwire", "+ 90-ibwire.sh")):
+    aw = "" if k == "none" else spread(k, "wall_ms")
+    ac = "" if k == "none" else spread(k, "cpu_ms")
+    print(f"| {label} | {r[k]['median_ms']:.1f} ms | {r[k]['cpu_median_ms']:.1f} ms | {aw} | {ac} |")
+sw, iw = added("stock", "wall_ms"), added("ibwire", "wall_ms")
+sc, ic = added("stock", "cpu_ms"), added("ibwire", "cpu_ms")
+rw = f"1/{sw / iw:.0f}" if iw > 0 else "not resolved (≤ 0)"
+rc = f"1/{sc / ic:.0f}" if ic > 0 else "not resolved (≤ 0)"
+print(f"\nibwire's added cost against the stock hook's: wall {rw}, CPU {rc} (target ≤ 1/40).")
+PY
+)
+echo "$table"
+if ((readme)); then
+  python3 - "$table" "$(git rev-parse --short HEAD)" "$(date -u +%F)" <<'PY'
+import sys
+p = "docs/performance.md"; s = open(p).read()
+b, e = "<!-- enroot:begin (bench/enroot.sh --readme) -->", "<!-- enroot:end -->"
+i, j = s.index(b) + len(b), s.index(e)
+open(p, "w").write(s[:i] + f"\nMeasured at {sys.argv[2]} on {sys.argv[3]} (bench/enroot.sh --readme).\n\n" + sys.argv[1] + "\n" + s[j:])
+PY
+fi
