@@ -53,11 +53,20 @@ done
 cp "$SYSCONF/hooks.d/99-mellanox.sh" "$W/conf-stock/hooks.d/"
 sed "s|@IBWIRE@|$B|" hooks/90-ibwire.sh > "$W/conf-ibwire/hooks.d/90-ibwire.sh"
 chmod 755 "$W/conf-ibwire/hooks.d/90-ibwire.sh"
+# For the second pass: the same hook files behind a shim that logs the hook's own wall time as
+# enroot runs it (bash's EPOCHREALTIME, no process started for the clock).
+for c in stock ibwire; do
+  cp -a "$W/conf-$c" "$W/conf-$c-timed"
+  h=$(cd "$W/conf-$c/hooks.d" && ls | grep -E '99-mellanox|ibwire')
+  cp "$W/conf-$c/hooks.d/$h" "$W/real-$h"
+  printf '#!/usr/bin/env bash\nt0=$EPOCHREALTIME\n%q; rc=$?\necho "$t0 $EPOCHREALTIME" >> %q\nexit $rc\n' \
+    "$W/real-$h" "$W/own-$c" > "$W/conf-$c-timed/hooks.d/$h"
+done
 # Host /dev entries enroot's 10-devices.sh binds with ENROOT_RESTRICT_DEV and a VM may lack;
 # /dev is the host's devtmpfs even in a private namespace, so what is made here is removed.
 for p in /dev/infiniband /dev/mqueue; do [[ -e $p ]] || { mkdir "$p"; made+=("$p"); }; done
 [[ -e /dev/log ]] || { touch /dev/log; made+=(/dev/log); }
-export B W ENROOT RUNS=${RUNS:-80}
+export B W ENROOT RUNS=${RUNS:-80} OWN_RUNS=${OWN_RUNS:-30}
 unshare -m --propagation private bash -euo pipefail -c '
   for d in devices bus class; do mount --bind "$W/t/sys/$d" "/sys/$d"; done
   mount --bind "$W/t/dev/infiniband" /dev/infiniband
@@ -73,10 +82,19 @@ unshare -m --propagation private bash -euo pipefail -c '
     none "ENROOT_SYSCONF_PATH=$W/conf-none $ENROOT start ibwire-bench true" \
     stock "ENROOT_SYSCONF_PATH=$W/conf-stock $ENROOT start ibwire-bench true" \
     ibwire "ENROOT_SYSCONF_PATH=$W/conf-ibwire $ENROOT start ibwire-bench true" > /dev/null
+  for _ in $(seq "$OWN_RUNS"); do
+    for c in stock ibwire; do ENROOT_SYSCONF_PATH=$W/conf-$c-timed "$ENROOT" start ibwire-bench true; done
+  done
 '
-table=$(python3 - "$W/r.json" "$version" "$RUNS" "$(ldd "$B" 2>&1 | grep -q 'statically linked\|not a dynamic' && echo static || echo dynamic) build" <<'PY'
-import json, statistics as st, sys
+table=$(python3 - "$W/r.json" "$version" "$RUNS" "$(ldd "$B" 2>&1 | grep -q 'statically linked\|not a dynamic' && echo static || echo dynamic) build" "$W" <<'PY'
+import json, os, statistics as st, sys
 r = json.load(open(sys.argv[1]))["results"]
+def own(c):
+    p = os.path.join(sys.argv[5], f"own-{c}")
+    if not os.path.exists(p):
+        return None
+    t = [(float(b) - float(a)) * 1000 for a, b in (l.split() for l in open(p) if len(l.split()) == 2)]
+    return st.median(t) if t else None
 def diffs(k, m):
     return [a - b for a, b in zip(r[k][m], r["none"][m])]
 def added(k, m):
@@ -97,20 +115,44 @@ sc, ic = added("stock", "cpu_ms"), added("ibwire", "cpu_ms")
 rw = f"1/{sw / iw:.0f}" if iw > 0 else "not resolved (≤ 0)"
 rc = f"1/{sc / ic:.0f}" if ic > 0 else "not resolved (≤ 0)"
 print(f"\nibwire's added cost against the stock hook's: wall {rw}, CPU {rc} (target ≤ 1/40).")
+# A verdict only where the noise allows one: met when even the upper quartile of ibwire's added
+# wall time is within 1/40 of the stock hook's, missed when even the lower quartile is not.
+q1, _, q3 = st.quantiles(diffs("ibwire", "wall_ms"), n=4)
+if q3 > 0 and sw / q3 >= 40:
+    verdict = "met"
+elif q1 > 0 and sw / q1 < 40:
+    verdict = "**missed**"
+else:
+    verdict = "not resolved: ibwire's added cost is within the start-to-start noise"
+os_, oi = own("stock"), own("ibwire")
+# ibwire's added cost is at least its hook's own time (enroot then mounts its lines): a hook that
+# alone takes more than 1/40 of the stock hook's misses the target, whatever the noise says.
+if os_ and oi and os_ / oi < 40:
+    verdict = f"**missed** (the hook alone takes 1/{os_ / oi:.0f} of the stock hook's time)"
+own_line = ""
+if os_ and oi:
+    own_line = (f" The hooks' own wall time as enroot runs them (a second pass, median of the starts): stock {os_:.1f} ms,"
+                f" ibwire {oi:.1f} ms (1/{os_ / oi:.0f}; enroot's own mounting of ibwire's fstab lines is not in it,"
+                f" the stock hook mounts inside itself).")
+    print(f"\nThe hooks' own wall time as enroot runs them (separate starts behind a timing shim, median): "
+          f"99-mellanox.sh {os_:.1f} ms, 90-ibwire.sh {oi:.1f} ms (1/{os_ / oi:.0f}). enroot mounts ibwire's fstab "
+          f"lines after the hooks, so that work is in the added cost above, not here.")
+print(f"SUMMARY real enroot {sys.argv[2]} ({sys.argv[4]}, story tree, ENROOT_RESTRICT_DEV=y, {sys.argv[3]} interleaved rounds):"
+      f" ibwire adds {spread('ibwire', 'wall_ms')} wall per start, enroot's 99-mellanox.sh {spread('stock', 'wall_ms')};"
+      f" target ≤ 1/40 of the stock hook's: {verdict}.{own_line}")
 PY
 )
-echo "$table"
+summary=$(sed -n 's/^SUMMARY //p' <<< "$table"); table=$(grep -v '^SUMMARY ' <<< "$table")
+echo "$table"; echo "$summary"
 if ((readme)); then
-  python3 - "$table" "$(git rev-parse --short HEAD)" "$(date -u +%F)" <<'PY'
+  python3 - "$table" "$(git rev-parse --short HEAD)" "$(date -u +%F)" "$summary" <<'PY'
 import sys
 p = "docs/performance.md"; s = open(p).read()
 b, e = "<!-- enroot:begin (bench/enroot.sh --readme) -->", "<!-- enroot:end -->"
 i, j = s.index(b) + len(b), s.index(e)
 open(p, "w").write(s[:i] + f"\nMeasured at {sys.argv[2]} on {sys.argv[3]} (bench/enroot.sh --readme).\n\n" + sys.argv[1] + "\n" + s[j:])
-# README: the first and last lines (what was measured, the ratio against the target).
-lines = [l for l in sys.argv[1].splitlines() if l.strip()]
 p = "README.md"; s = open(p).read()
 i, j = s.index(b) + len(b), s.index(e)
-open(p, "w").write(s[:i] + f"\nUnder real enroot (bench/enroot.sh --readme, at {sys.argv[2]}): {lines[0]} {lines[-1]}\n" + s[j:])
+open(p, "w").write(s[:i] + f"\nMeasured at {sys.argv[2]} on {sys.argv[3]} (bench/enroot.sh --readme): under {sys.argv[4]}\n" + s[j:])
 PY
 fi
