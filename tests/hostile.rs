@@ -924,6 +924,10 @@ fn readme_quick_starts_run_as_written() {
             "```" => in_sh = false,
             l if in_sh && (l.starts_with("ibwire ") || l.contains("$(ibwire")) && !l.contains("--master-addr") => {
                 let cmd = l.split(" #").next().unwrap();
+                // A line that writes a system path (`cdi --output /var/run/cdi/…`) writes it
+                // under the scratch directory: a test never touches the machine's own files.
+                let cmd = &cmd.replace(" /var/run/", &format!(" {}/var/run/", t.path().display()));
+                fs::create_dir_all(t.path().join("var/run/cdi")).unwrap();
                 let o = Command::new("sh")
                     .args(["-ec", cmd])
                     .current_dir(t.path())
@@ -941,6 +945,10 @@ fn readme_quick_starts_run_as_written() {
         }
     }
     assert!(ran >= 2, "the README's quick starts were not found");
+    assert!(
+        t.path().join("var/run/cdi/ibwire.yaml").is_file(),
+        "the README's `cdi --output` line ran in the scratch dir"
+    );
     let shown = readme.split("On our story's node this prints").nth(1).unwrap();
     let block = shown.split("```").nth(1).unwrap().trim_start_matches('\n');
     let o = Command::new(bin())
