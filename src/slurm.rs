@@ -233,10 +233,14 @@ pub fn from_env(env: &BTreeMap<String, String>) -> Result<Option<Job>> {
         Some(v) => Some(v.trim().parse().map_err(|_| anyhow!("SLURM_NODEID={v:?} is not a number"))?),
         None => None,
     };
-    // Slurm's job ids are numbers; one that is not only loses what it is used for (the
-    // rendezvous port and id, which then take their defaults), never the node list.
-    let job_id = env.get("SLURM_JOB_ID").or_else(|| env.get("SLURM_JOBID")).and_then(|v| v.trim().parse().ok());
-    Ok(Some(Job { nodes, node_rank, job_id }))
+    Ok(Some(Job { nodes, node_rank, job_id: job_id(env) }))
+}
+
+/// The job id (`SLURM_JOB_ID`, or the older `SLURM_JOBID`). Slurm's job ids are numbers; one
+/// that is not only loses what it is used for (the rendezvous and RAS ports, which then take
+/// their defaults), never the job itself.
+pub fn job_id(env: &BTreeMap<String, String>) -> Option<u64> {
+    env.get("SLURM_JOB_ID").or_else(|| env.get("SLURM_JOBID")).and_then(|v| v.trim().parse().ok())
 }
 
 /// A rendezvous port per job, outside Linux's default ephemeral range (32768–60999) and away
@@ -297,6 +301,15 @@ mod tests {
         let j = from_env(&env).unwrap().unwrap();
         assert_eq!(j.nodes, vec!["gpu-001", "gpu-002"]);
         assert_eq!((j.node_rank, j.job_id), (Some(1), None));
+    }
+
+    #[test]
+    fn job_id_from_either_name() {
+        let env = |k: &str, v: &str| BTreeMap::from([(k.to_string(), v.to_string())]);
+        assert_eq!(job_id(&env("SLURM_JOB_ID", " 77 ")), Some(77));
+        assert_eq!(job_id(&env("SLURM_JOBID", "78")), Some(78));
+        assert_eq!(job_id(&env("SLURM_JOB_ID", "12x")), None);
+        assert_eq!(job_id(&BTreeMap::new()), None);
     }
 
     #[test]

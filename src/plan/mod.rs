@@ -196,7 +196,7 @@ pub fn decide(node: &Node, intent: &Intent) -> Plan {
     // A job's own RAS address (slurm::ras_port_for_job says why); the hook cannot know whether
     // other jobs share the node now or will, and a per-job loopback port costs nothing.
     if !node.gpus.is_empty() && user("NCCL_RAS_ADDR").is_none() {
-        if let Some(id) = intent.env.get("SLURM_JOB_ID").and_then(|v| v.trim().parse::<u64>().ok()) {
+        if let Some(id) = crate::slurm::job_id(&intent.env) {
             settings.push(Setting {
                 name: "NCCL_RAS_ADDR".into(),
                 value: format!("127.0.0.1:{}", crate::slurm::ras_port_for_job(id)),
