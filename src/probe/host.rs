@@ -126,12 +126,13 @@ pub fn read(sys: &SysRoot, dev_infiniband: Vec<String>) -> HostFacts {
         || sys.exists(Path::new("run/.containerenv"))
         || sys.exists(Path::new(".enroot"))
         || sys.read(Path::new("proc/1/environ")).map(|e| e.contains("container=")).unwrap_or(false);
-    let nvidia_driver = sys.read(Path::new("proc/driver/nvidia/version")).and_then(|t| parse_driver_version(&t));
+    let nvidia_version = sys.read(Path::new("proc/driver/nvidia/version"));
+    let nvidia_driver = nvidia_version.as_deref().and_then(parse_driver_version);
     let rdma_cm_dev = sys.read(Path::new("sys/class/misc/rdma_cm/dev")).filter(|d| parse_dev_numbers(d).is_some());
     let kernel = sys
         .read(Path::new("proc/sys/kernel/osrelease"))
         .filter(|k| !k.is_empty() && k.len() <= 128 && k.bytes().all(|c| c.is_ascii_graphic()));
-    let nvidia_module = sys.read(Path::new("proc/driver/nvidia/version")).and_then(|t| module_kind(&t));
+    let nvidia_module = nvidia_version.as_deref().and_then(module_kind);
     let iommu_groups = sys
         .exists(Path::new("sys/kernel/iommu_groups"))
         .then(|| sys.list_unordered(Path::new("sys/kernel/iommu_groups")).len() as u32);
