@@ -402,7 +402,7 @@ fn lint_gpudirect(node: &Node, plan: &Plan, out: &mut Vec<Finding>) {
                     "nvidia_peermem is not loaded, and GPU memory can be registered through DMA-BUF instead (kernel {}, open NVIDIA kernel module): NCCL ≥ 2.19 with rdma-core ≥ 34 does so and logs \"DMA-BUF is available on GPU device N\"",
                     node.host.kernel.as_deref().unwrap_or("?")
                 ),
-                "confirm with `ibwire verify` (it reads that line); with an older NCCL or rdma-core: modprobe nvidia_peermem",
+                "confirm on a multi-node run: `ibwire verify` shows GPUDirect RDMA in use from channels `via NET/IB/…/GDRDMA`; with an older NCCL or rdma-core: modprobe nvidia_peermem",
             )),
             DmaBuf::Missing(why) => out.push(f(
                 Severity::Warning,
