@@ -84,16 +84,16 @@ impl Filter {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     /// NCCL 2.27+ reads `prefix:port:rail:plane` (misc/utils.cc parseStringList): the extra
     /// fields are accepted, not taken for errors, and the device and port still select.
     #[test]
     fn rail_and_plane_fields_are_accepted() {
-        let (f, problems) = super::parse("=mlx5_0:1:0:0,mlx5_3:1:1");
+        let (f, problems) = parse("=mlx5_0:1:0:0,mlx5_3:1:1");
         assert!(problems.is_empty(), "{problems:?}");
         assert!(f.selects("mlx5_0", 1) && f.selects("mlx5_3", 1) && !f.selects("mlx5_4", 1));
     }
-
-    use super::*;
 
     #[test]
     fn ncclish() {
