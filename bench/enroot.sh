@@ -17,6 +17,8 @@
 # README.md's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A backtrace per error (anyhow captures one when RUST_BACKTRACE is set) is not what a node pays.
+unset RUST_BACKTRACE RUST_LIB_BACKTRACE
 readme=0; [[ ${1:-} == --readme ]] && readme=1
 ENROOT=${ENROOT:-$(command -v enroot || true)}
 [[ -n $ENROOT && -x $ENROOT ]] || { echo "bench/enroot.sh: enroot is not installed: the real hook under real enroot is not measured" >&2; exit 2; }

@@ -5,11 +5,13 @@ whichever was measured in that minute. Per run: wall time (spawn to reaped) and 
 time (user + system, from wait4's rusage). Commands are spawned directly (posix_spawn, no shell,
 no `env` wrapper); leading NAME=value words are set in the child's environment by this script.
 
-Usage: interleave.py [--runs N] [--warmup W] [--json FILE] LABEL CMD [LABEL CMD ...]
+Usage: interleave.py [--runs N] [--warmup W] [--json FILE] [--fresh FILE]... LABEL CMD [LABEL CMD ...]
 Prints one line per command: label, median/min/max wall ms, median CPU ms. With --json, the
-raw samples too.
+raw samples too. --fresh FILE empties FILE before every run, untimed: a hook appends to enroot's
+environment file, and each container start gets a new one (a file that grew over the runs made
+every later run read all the earlier runs' lines).
 
-       interleave.py --count [--no-instructions] CMD
+       interleave.py --count [--no-instructions] [--fresh FILE]... CMD
 Prints "files syscalls instructions" for one run of CMD, the whole process tree: files opened
 (open/openat/openat2 calls, strace -f), system calls (strace -f -c) and instructions (valgrind
 callgrind, children traced); "-" where the tool is missing or not asked.
@@ -52,23 +54,33 @@ def once(words, env):
 def count(a):
     import subprocess
     import tempfile
-    instr = True
-    if a and a[0] == "--no-instructions":
-        instr = False
-        a = a[1:]
+    instr, fresh = True, []
+    while a and a[0] in ("--no-instructions", "--fresh"):
+        if a[0] == "--no-instructions":
+            instr, a = False, a[1:]
+        else:
+            fresh.append(a[1])
+            a = a[2:]
+
+    def empty():
+        for f in fresh:
+            open(f, "w").close()
     words, env = parse(a[0])
     quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env)
     files = calls = ins = "-"
     with tempfile.TemporaryDirectory() as d:
         if shutil.which("strace"):
+            empty()
             subprocess.run(["strace", "-f", "-qq", "-e", "trace=open,openat,openat2", "-o", f"{d}/o"] + words, **quiet)
             files = str(sum(1 for l in open(f"{d}/o") if "open" in l and "resumed>" not in l))
+            empty()
             subprocess.run(["strace", "-f", "-c", "-o", f"{d}/c"] + words, **quiet)
             for l in open(f"{d}/c"):
                 f = l.split()
                 if f and f[-1] == "total":
                     calls = f[-3] if len(f) >= 5 else f[-2]
         if instr and shutil.which("valgrind"):
+            empty()
             subprocess.run(["valgrind", "--tool=callgrind", "--trace-children=yes", f"--callgrind-out-file={d}/cg.%p",
                             f"--log-file={d}/vg.%p"] + words, **quiet)
             total = 0
@@ -85,7 +97,7 @@ def main():
     a = sys.argv[1:]
     if a and a[0] == "--count":
         return count(a[1:])
-    runs, warm, out = 50, 5, None
+    runs, warm, out, fresh = 50, 5, None, []
     while a and a[0].startswith("--"):
         opt = a.pop(0)
         if opt == "--runs":
@@ -94,6 +106,8 @@ def main():
             warm = int(a.pop(0))
         elif opt == "--json":
             out = a.pop(0)
+        elif opt == "--fresh":
+            fresh.append(a.pop(0))
         else:
             sys.exit(f"interleave.py: unknown option {opt}")
     if len(a) < 2 or len(a) % 2:
@@ -103,6 +117,8 @@ def main():
     for r in range(warm + runs):
         order = cases if r % 2 == 0 else list(reversed(cases))
         for label, words, env in order:
+            for f in fresh:
+                open(f, "w").close()
             wall, cpu, rc = once(words, env)
             if r >= warm:
                 s = samples[label]

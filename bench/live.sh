@@ -9,6 +9,8 @@
 #                                          docs/performance.md's `live:begin`/`live:end`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A backtrace per error (anyhow captures one when RUST_BACKTRACE is set) is not what a node pays.
+unset RUST_BACKTRACE RUST_LIB_BACKTRACE
 [[ $(id -u) == 0 ]] || { echo "bench/live.sh: needs root (unshare -m, bind mounts)" >&2; exit 2; }
 if [[ ${1:-} == --readme ]]; then
   rows=$( { echo "| case | wall median (min–max) | CPU median | files opened | note |"; echo "|---|---|---|---|---|"
@@ -40,8 +42,9 @@ unshare -m --propagation private bash -euo pipefail -c '
   mkdir -p "$W/rootfs/sys/class/infiniband" "$W/rootfs/sys/class/infiniband_verbs" "$W/rootfs/dev"
   export ENROOT_RESTRICT_DEV=y ENROOT_ROOTFS=$W/rootfs ENROOT_MOUNTS=/dev/null ENROOT_ENVIRON=$W/environ
   runs=50; [[ $kind == story ]] || runs=5
-  python3 bench/interleave.py --runs $runs --warmup 2 --json "$W/h.json" true true version "$B --version" hook "$B hook" \
+  python3 bench/interleave.py --runs $runs --warmup 2 --json "$W/h.json" --fresh "$W/environ" true true version "$B --version" hook "$B hook" \
     stock "MELLANOX_VISIBLE_DEVICES=all SYSFS=/sys $PWD/bench/stock-99-mellanox.sh" >/dev/null
+  : > "$W/environ"
   strace -f -qq -e trace=openat,open,openat2 -o "$W/st" "$B" hook >/dev/null 2>&1 || true
   grep -c open "$W/st" > "$W/opens"
 '

@@ -27,6 +27,12 @@ B=$PWD/target/release/ibwire
 G=$PWD/target/release/examples/gen_tree
 I="python3 $PWD/bench/interleave.py"
 W=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d); trap 'rm -rf "$W"' EXIT
+# Every run starts with an empty environment file, as each enroot start gets a new one: the hook
+# appends its ~400 bytes to it, and with one file kept over a table each run read all the
+# earlier runs' lines (the hook rows up to 0ee76b4 were measured that way).
+F=(--fresh "$W/environ")
+# A backtrace per error (anyhow captures one when RUST_BACKTRACE is set) is not what a node pays.
+unset RUST_BACKTRACE RUST_LIB_BACKTRACE
 "$G" story "$W/story"
 for n in 16 64 256 512 1024; do "$G" sriov "$n" "$W/s$n"; done
 : > "$W/environ"
@@ -40,15 +46,15 @@ ms() { python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][sy
 # table LABEL CMD [LABEL CMD...]: one interleaved run (RUNS, default 50) and a row per command:
 # wall median (min–max), CPU median, files, syscalls, instructions (COUNT=instr|files|none).
 table() {
-  $I --runs "${RUNS:-50}" --warmup "${WARM:-5}" --json "$W/t.json" "$@" > /dev/null
+  $I --runs "${RUNS:-50}" --warmup "${WARM:-5}" --json "$W/t.json" "${F[@]}" "$@" > /dev/null
   echo "| case | wall median (min–max) | CPU median | files opened | system calls | instructions | command |"
   echo "|---|---|---|---|---|---|---|"
   while (($#)); do
     local label=$1 cmd=$2; shift 2
     local counts="- - -"
     case ${COUNT:-instr} in
-      instr) counts=$($I --count "$cmd") ;;
-      files) counts=$($I --count --no-instructions "$cmd") ;;
+      instr) counts=$($I --count "${F[@]}" "$cmd") ;;
+      files) counts=$($I --count --no-instructions "${F[@]}" "$cmd") ;;
     esac
     read -r f c n <<< "$counts"
     echo "| $label | $(ms "$label" median_ms) ms ($(ms "$label" min_ms)–$(ms "$label" max_ms)) | $(ms "$label" cpu_median_ms) ms | $f | $c | $n | \`$(echo "$cmd" | show)\` |"
@@ -91,7 +97,7 @@ if want growth; then
   say "|---|---|---|---|---|"
   declare -A hi pi hf pf
   for n in 16 64 256 512 1024; do
-    read -r "hf[$n]" _ "hi[$n]" <<< "$($I --count "$B hook --root $W/s$n")"
+    read -r "hf[$n]" _ "hi[$n]" <<< "$($I --count "${F[@]}" "$B hook --root $W/s$n")"
     read -r "pf[$n]" _ "pi[$n]" <<< "$($I --count "$B probe --json --root $W/s$n")"
     say "| $n | ${hi[$n]} | ${hf[$n]} | ${pi[$n]} | ${pf[$n]} |"
   done

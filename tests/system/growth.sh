@@ -24,9 +24,10 @@ W=$(mktemp -d -p /dev/shm 2> /dev/null || mktemp -d); trap 'rm -rf "$W"' EXIT
 "$G" sriov 1024 "$W/s1024"
 : > "$W/environ"; mkdir -p "$W/rootfs/dev"
 export ENROOT_RESTRICT_DEV=y ENROOT_ROOTFS=$W/rootfs ENROOT_MOUNTS=/dev/null ENROOT_ENVIRON=$W/environ
-instr() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 > /dev/null | sed -n 's/.*Collected : //p'; }
+# Each run with an empty environment file, as each enroot start gets a new one.
+instr() { : > "$W/environ"; valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 > /dev/null | sed -n 's/.*Collected : //p'; }
 # An open another thread interrupted shows as two lines (unfinished … resumed): counted once.
-files() { strace -f -qq -e trace=open,openat,openat2 -o "$W/st" "$@" > /dev/null 2>&1 || true; grep open "$W/st" | grep -vc 'resumed>'; }
+files() { : > "$W/environ"; strace -f -qq -e trace=open,openat,openat2 -o "$W/st" "$@" > /dev/null 2>&1 || true; grep open "$W/st" | grep -vc 'resumed>'; }
 fail=0
 for cmd in "hook --root" "probe --json --root"; do
   # shellcheck disable=SC2086
