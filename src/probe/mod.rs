@@ -66,7 +66,8 @@ pub fn probe_with(sys: &SysRoot, opts: &ProbeOptions) -> Node {
     } else {
         sys.list(Path::new("dev/infiniband"))
     };
-    let (mut rdma, (net, routes), gpus) = if sys.detail() == Detail::Hook || dev_ib.len() < THREADED_FROM {
+    let serial = sys.detail() == Detail::Hook || dev_ib.len() < THREADED_FROM || !crate::parallel::THREADS_PAY;
+    let (mut rdma, (net, routes), gpus) = if serial {
         (rdma::read(sys, &dev_ib), net::read(sys), gpu::read(sys))
     } else {
         std::thread::scope(|s| {
