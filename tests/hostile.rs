@@ -638,6 +638,40 @@ fn the_hook_gives_up_at_its_deadline() {
     }
 }
 
+/// The deadline ends a hook that is stuck (a sysfs read hung in a driver: here the debug build's
+/// IBWIRE_TEST_STALL): one line at the deadline, nothing written, exit 0 (strict: 1). A hook
+/// deaf to the deadline's signal (a wait only a fatal signal ends) is killed by the kernel one
+/// second later; hooks/90-ibwire.sh turns that into a warning (shim test in hook_contract.rs).
+#[test]
+fn a_stuck_hook_gives_up_at_its_deadline_and_a_deaf_one_is_killed() {
+    let (t, root) = story();
+    let cfg = t.path().join("deadline.yaml");
+    fs::write(&cfg, "hook:\n  deadline_ms: 300\n").unwrap();
+    for (stall, strict) in [("20000", false), ("20000", true), ("20000,deaf", false)] {
+        let mut c = hook_cmd(&root, t.path(), b"");
+        c.env("IBWIRE_CONFIG", &cfg).env("IBWIRE_TEST_STALL", stall);
+        if strict {
+            c.env("IBWIRE_STRICT", "1");
+        }
+        let t0 = std::time::Instant::now();
+        let o = c.output().unwrap();
+        let took = t0.elapsed();
+        assert_eq!(fs::read_to_string(t.path().join("fstab")).unwrap(), "", "nothing written");
+        assert_eq!(fs::read_to_string(t.path().join("environment")).unwrap(), "", "nothing written");
+        if stall.ends_with("deaf") {
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(o.status.signal(), Some(9), "{:?} {}", o.status, stderr(&o));
+            assert!(took >= Duration::from_millis(1300) && took < Duration::from_secs(10), "{took:?}");
+            assert_eq!(stderr(&o), "");
+        } else {
+            assert_eq!(o.status.code(), Some(strict as i32), "{}", stderr(&o));
+            assert!(took >= Duration::from_millis(300) && took < Duration::from_secs(10), "{took:?}");
+            assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+            assert!(stderr(&o).contains("gave up after hook.deadline_ms = 300 ms"), "{}", stderr(&o));
+        }
+    }
+}
+
 /// 4 MiB of image environment (≈ 380 000 variables) was 1.4 s and 127 MB per container start:
 /// now only the names the hook asks about are indexed, and none of its look-ups scans.
 #[test]

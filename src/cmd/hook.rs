@@ -17,6 +17,8 @@ use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 /// What the hook decided to write, and what it has to say, for tests and for IBWIRE_DEBUG.
@@ -50,34 +52,130 @@ const DEADLINE_MS: u64 = 10_000;
 /// At most this much text on stderr per start (it lands in every job's log).
 const MAX_STDERR: usize = 8 << 10;
 
-/// `true` once the hook has decided and goes on to say and write it: the deadline's watchdog
-/// takes it before giving up, so a start never gets half of ibwire's lines.
-static WRITING: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+/// Set by whichever comes first: the hook, once it has decided and goes on to say and write it,
+/// or the deadline's handler, giving up. The other one then stands aside, so a start never gets
+/// half of ibwire's lines, nor a warning that it gave up after all of them.
+static DECIDED: AtomicBool = AtomicBool::new(false);
+
+/// What the deadline's handler says and how it exits, made before it is armed: a signal handler
+/// may not allocate or format.
+static GAVE_UP: OnceLock<(Vec<u8>, i32)> = OnceLock::new();
+
+/// After the deadline's signal, this long for a hook that cannot take it (a wait only a fatal
+/// signal ends, on an NFS home's config file, say) before the kernel kills the process: the
+/// wrapper (hooks/90-ibwire.sh) then says so and lets the container start (fails it in strict
+/// mode), as for any signal.
+const KILL_GRACE_MS: u64 = 1_000;
 
 /// The one line said when the deadline passed; nothing is written.
-fn gave_up(ms: u64, strict: bool) -> u8 {
+fn gave_up_line(ms: u64, strict: bool) -> String {
     let what = if strict {
         "error: strict mode: the container does not start"
     } else {
         "warning: the container starts without ibwire's settings"
     };
-    say(&format!("ibwire-hook: {what} (gave up after hook.deadline_ms = {ms} ms)"));
+    format!("ibwire-hook: {what} (gave up after hook.deadline_ms = {ms} ms)")
+}
+
+fn gave_up(ms: u64, strict: bool) -> u8 {
+    say(&gave_up_line(ms, strict));
     u8::from(strict)
 }
 
-/// Past `ms`, unless the hook has decided: one warning, and exit 0 (1 in strict mode) with
-/// nothing written. enroot runs hooks without a timeout: a hook that hangs holds the start
-/// forever. (The main thread checks the same deadline when it has decided, so the outcome does
-/// not depend on which thread the scheduler runs first.)
-fn arm_deadline(ms: u64, strict: bool) {
-    let _ = std::thread::Builder::new().name("ibwire-deadline".into()).stack_size(64 << 10).spawn(move || {
-        std::thread::sleep(Duration::from_millis(ms));
-        let done = WRITING.lock().unwrap_or_else(|e| e.into_inner());
-        if *done {
-            return;
+/// SIGALRM: past the deadline, unless the hook has decided: one line, and exit 0 (1 in strict
+/// mode) with nothing written. Only async-signal-safe calls (write, _exit).
+extern "C" fn on_deadline(_: nix::libc::c_int) {
+    if DECIDED.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    if let Some((line, code)) = GAVE_UP.get() {
+        // SAFETY: write(2) and _exit(2) are async-signal-safe; `line` lives for the process.
+        unsafe {
+            nix::libc::write(2, line.as_ptr().cast(), line.len());
+            nix::libc::_exit(*code);
         }
-        std::process::exit(i32::from(gave_up(ms, strict)));
-    });
+    }
+}
+
+/// The kernel's own timer that ends the process `KILL_GRACE_MS` after the deadline.
+struct KillTimer(nix::libc::timer_t);
+
+/// Past `ms`, unless the hook has decided: `on_deadline`. enroot runs hooks without a timeout:
+/// a hook that hangs holds the start forever. Two timers, no thread: SIGALRM at the deadline
+/// (interrupts a blocked read; its handler gives up), and SIGKILL `KILL_GRACE_MS` later for a
+/// wait that only a fatal signal ends. A watchdog thread did this until it was measured: 0.2 ms
+/// of CPU at every container start (clone, its stack and its allocator arena), 7 % of the hook
+/// live on the story node. The main thread checks the same deadline when it has decided, so the
+/// outcome does not depend on when the signal lands.
+fn arm_deadline(ms: u64, strict: bool) -> Option<KillTimer> {
+    use nix::libc;
+    let mut line = gave_up_line(ms, strict);
+    line.push('\n');
+    let _ = GAVE_UP.set((crate::text::for_terminal(&line).into_owned().into_bytes(), i32::from(strict)));
+    let at = |ms: u64| {
+        // A deadline of 0 still arms (setitimer takes 0 as "disarm"); past a day is a day.
+        let ms = ms.clamp(1, 86_400_000);
+        // `as _`: time_t's width differs between libcs (musl's is 64-bit on every target).
+        libc::timespec { tv_sec: (ms / 1000) as _, tv_nsec: ((ms % 1000) * 1_000_000) as _ }
+    };
+    // SAFETY: plain system calls on zero-initialised C structs; the handler is async-signal-safe.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_deadline as *const () as libc::sighandler_t;
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigfillset(&mut sa.sa_mask);
+        if libc::sigaction(libc::SIGALRM, &sa, std::ptr::null_mut()) != 0 {
+            return None;
+        }
+        let t = at(ms);
+        let it = libc::itimerval {
+            it_interval: libc::timeval { tv_sec: 0, tv_usec: 0 },
+            it_value: libc::timeval { tv_sec: t.tv_sec, tv_usec: (t.tv_nsec / 1000) as _ },
+        };
+        libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut());
+        let mut ev: libc::sigevent = std::mem::zeroed();
+        ev.sigev_notify = libc::SIGEV_SIGNAL;
+        ev.sigev_signo = libc::SIGKILL;
+        let mut id: libc::timer_t = std::mem::zeroed();
+        if libc::timer_create(libc::CLOCK_MONOTONIC, &mut ev, &mut id) != 0 {
+            return None;
+        }
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+            it_value: at(ms.saturating_add(KILL_GRACE_MS)),
+        };
+        libc::timer_settime(id, 0, &spec, std::ptr::null_mut());
+        Some(KillTimer(id))
+    }
+}
+
+impl KillTimer {
+    /// Decided: from here the hook writes, and a wait in a write is enroot's to see (a start
+    /// never gets half of ibwire's lines).
+    fn disarm(self) {
+        // SAFETY: `self.0` came from timer_create and is deleted once.
+        unsafe { nix::libc::timer_delete(self.0) };
+    }
+}
+
+/// Debug builds only (the tests'): `IBWIRE_TEST_STALL=MS` makes the hook hang MS ms before it
+/// reads the node, as a sysfs read stuck in a driver would; `MS,deaf` also blocks SIGALRM, as a
+/// wait that only a fatal signal ends would. Release builds do not read it.
+#[cfg(debug_assertions)]
+fn test_stall(env: &BTreeMap<String, String>) {
+    let Some(v) = env.get("IBWIRE_TEST_STALL") else { return };
+    let (ms, deaf) = v.split_once(',').map_or((v.as_str(), false), |(m, d)| (m, d == "deaf"));
+    if deaf {
+        let mut set = nix::sys::signal::SigSet::empty();
+        set.add(nix::sys::signal::Signal::SIGALRM);
+        let _ = set.thread_block();
+    }
+    // A sleep the signal interrupts (SA_RESTART does not restart nanosleep), in a loop as a
+    // stuck read would be.
+    let end = std::time::Instant::now() + Duration::from_millis(ms.parse().unwrap_or(0));
+    while std::time::Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// This process's peak resident memory (VmHWM), for the debug output.
@@ -120,9 +218,11 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
         crate::config::truthy(env.get("IBWIRE_STRICT").map(String::as_str)) || cfg.hook.strict.unwrap_or(false);
     let deadline_ms = cfg.hook.deadline_ms.unwrap_or(DEADLINE_MS);
     let started = std::time::Instant::now();
-    arm_deadline(deadline_ms, strict);
+    let kill_timer = arm_deadline(deadline_ms, strict);
     let debug = crate::config::truthy(env.get("IBWIRE_DEBUG").map(String::as_str));
     let res = std::panic::catch_unwind(|| -> Result<Outcome> {
+        #[cfg(debug_assertions)]
+        test_stall(env);
         // umad/issm owners are one link per RDMA function: read only when they are used.
         let mad = cfg.hook.hide_sysfs.unwrap_or(false) || (cfg.hook.mad.unwrap_or(false) && real_root(env));
         let node = src.load_with_mad(mad)?;
@@ -152,10 +252,17 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
         );
     }
     o.warnings.splice(0..0, cfg_warnings);
-    // Decided: from here the watchdog cannot cut in, and a deadline already past is honoured
-    // here — all of the lines are written, or none.
-    let mut gate = WRITING.lock().unwrap_or_else(|e| e.into_inner());
-    *gate = true;
+    // Decided: from here the deadline's handler stands aside, and a deadline already past is
+    // honoured here — all of the lines are written, or none.
+    if DECIDED.swap(true, Ordering::SeqCst) {
+        // The handler, on another thread, has taken it: it says so and ends the process.
+        loop {
+            std::thread::park();
+        }
+    }
+    if let Some(t) = kill_timer {
+        t.disarm();
+    }
     if started.elapsed() >= Duration::from_millis(deadline_ms) {
         return ExitCode::from(gave_up(deadline_ms, strict));
     }
@@ -186,7 +293,6 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
     }
     said.finish();
     let written = write(&o);
-    drop(gate);
     if let Err(e) = written {
         let m = one_line(&format!("{e:#}"));
         if strict {
