@@ -9,6 +9,9 @@
 #[cfg(target_env = "musl")]
 #[global_allocator]
 static ALLOC: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
+// Its memcpy, memmove, memcmp and bcmp instead of musl's (see mem/src/lib.rs), x86_64 only.
+#[cfg(all(target_env = "musl", target_arch = "x86_64"))]
+use ibwire_mem as _;
 
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
