@@ -30,9 +30,10 @@ SYSCONF=${ENROOT_SYSCONF_PATH:-$(sed -n 's/^config::export ENROOT_SYSCONF_PATH *
 # Its helpers (enroot-mount, which 99-mellanox.sh calls too) sit next to it.
 export PATH="$(dirname "$ENROOT"):$PATH"
 version=$("$ENROOT" version)
-cargo build --release -q; cargo build --release -q --example gen_tree
-# IBWIRE=path measures another build (the static one packaging/build.sh ships, for instance).
-B=${IBWIRE:-$PWD/target/release/ibwire}
+# shellcheck source=bench/build.sh
+source bench/build.sh
+bench_binary
+cargo build --release -q --example gen_tree
 W=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d)
 made=()
 cleanup() { for p in "${made[@]}"; do rm -rf "$p"; done; rm -rf "$W"; }
@@ -88,7 +89,7 @@ unshare -m --propagation private bash -euo pipefail -c '
     for c in stock ibwire; do ENROOT_SYSCONF_PATH=$W/conf-$c-timed "$ENROOT" start ibwire-bench true; done
   done
 '
-table=$(python3 - "$W/r.json" "$version" "$RUNS" "$(ldd "$B" 2>&1 | grep -q 'statically linked\|not a dynamic' && echo static || echo dynamic) build" "$W" <<'PY'
+table=$(python3 - "$W/r.json" "$version" "$RUNS" "$BUILD" "$W" <<'PY'
 import json, os, statistics as st, sys
 r = json.load(open(sys.argv[1]))["results"]
 def own(c):

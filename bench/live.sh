@@ -12,22 +12,24 @@ cd "$(dirname "$0")/.."
 # A backtrace per error (anyhow captures one when RUST_BACKTRACE is set) is not what a node pays.
 unset RUST_BACKTRACE RUST_LIB_BACKTRACE
 [[ $(id -u) == 0 ]] || { echo "bench/live.sh: needs root (unshare -m, bind mounts)" >&2; exit 2; }
+# shellcheck source=bench/build.sh
+source bench/build.sh
 if [[ ${1:-} == --readme ]]; then
+  bench_binary
   rows=$( { echo "| case | wall median (min–max) | CPU median | files opened | note |"; echo "|---|---|---|---|---|"
     bash "$0" story; bash "$0" sriov 512; } )
   echo "$rows"
-  python3 - "$rows" "$(git rev-parse --short HEAD)" "$(date -u +%F)" <<'PY'
+  python3 - "$rows" "$(git rev-parse --short HEAD)" "$(date -u +%F)" "$BUILD" <<'PY'
 import sys
 p = "docs/performance.md"; s = open(p).read()
 b, e = "<!-- live:begin (bench/live.sh --readme) -->", "<!-- live:end -->"
 i, j = s.index(b) + len(b), s.index(e)
-open(p, "w").write(s[:i] + f"\nMeasured at {sys.argv[2]} on {sys.argv[3]} (bench/live.sh --readme).\n\n" + sys.argv[1] + "\n" + s[j:])
+open(p, "w").write(s[:i] + f"\nMeasured at {sys.argv[2]} on {sys.argv[3]} (bench/live.sh --readme), {sys.argv[4]}.\n\n" + sys.argv[1] + "\n" + s[j:])
 PY
   exit 0
 fi
-cargo build --release -q
+bench_binary
 cargo build --release -q --example gen_tree
-B=$PWD/target/release/ibwire
 W=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d); trap 'rm -rf "$W"' EXIT
 kind=${1:-story}
 if [[ $kind == story ]]; then target/release/examples/gen_tree story "$W/t"; else target/release/examples/gen_tree sriov "$2" "$W/t"; fi

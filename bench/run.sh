@@ -21,9 +21,10 @@ readme=0
 if [[ ${1:-} == --readme ]]; then readme=1; shift; fi
 sections=${*:-hook growth probe commands launch fleet verify}
 want() { [[ " $sections " == *" $1 "* ]]; }
-cargo build --release -q
+# shellcheck source=bench/build.sh
+source bench/build.sh
+bench_binary
 cargo build --release -q --example gen_tree
-B=$PWD/target/release/ibwire
 G=$PWD/target/release/examples/gen_tree
 I="python3 $PWD/bench/interleave.py"
 W=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d); trap 'rm -rf "$W"' EXIT
@@ -70,6 +71,8 @@ say() { echo "$@" | tee -a "$out"; }
 # goal WHAT MEASURED TARGET PYTHON-CONDITION: a summary row, "met" when the condition holds.
 goal() { local v; v=$(python3 -c "print('met' if ($4) else '**missed**')"); echo "| $1 | $2 | $3 | $v |" >> "$summary"; }
 
+say "Build measured: $BUILD."
+say ""
 if want hook; then
   say "#### The hook against the stock hook's stand-in (\`bench/stock-99-mellanox.sh\`), story node"
   say ""
