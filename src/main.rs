@@ -449,6 +449,14 @@ fn decision_source(n: &NodeArgs) -> NodeSource {
 /// included, which become one warning and exit 0.
 fn hook_main() -> ExitCode {
     std::env::remove_var("IBWIRE_ROOT");
+    // The hook says an error in one line, never with a backtrace; but with RUST_BACKTRACE set
+    // in the job's environment (enroot passes the caller's on), anyhow would capture one per
+    // error all the same: 1.2 M instructions each in the static build, at every start that has
+    // a warning. Unless the job asked for library backtraces itself. Nothing is started from
+    // this process, and no other thread exists yet.
+    if std::env::var_os("RUST_LIB_BACKTRACE").is_none() {
+        std::env::set_var("RUST_LIB_BACKTRACE", "0");
+    }
     let strict_env = ibwire::config::truthy(std::env::var("IBWIRE_STRICT").ok().as_deref());
     let res =
         std::panic::catch_unwind(|| match hook_args().map(Ok).unwrap_or_else(|| parse_from(std::env::args_os())) {
