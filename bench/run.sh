@@ -189,14 +189,14 @@ if want verify; then
 fi
 
 if ((readme)); then
-  python3 - "$out" "$summary" "$(git rev-parse --short HEAD)" "$(date -u +%F)" <<'PY'
+  python3 - "$out" "$summary" "$(git rev-parse --short HEAD)" "$(date -u +%F)" "$BUILD" <<'PY'
 import sys
-body, summary, rev, day = open(sys.argv[1]).read(), open(sys.argv[2]).read(), sys.argv[3], sys.argv[4]
+body, summary, rev, day, build = open(sys.argv[1]).read(), open(sys.argv[2]).read(), sys.argv[3], sys.argv[4], sys.argv[5]
 def put(path, begin, end, text):
     s = open(path).read()
     b = s.index(begin) + len(begin)
     open(path, "w").write(s[:b] + "\n" + text.rstrip("\n") + "\n" + s[s.index(end, b):])
-stamp = f"Measured at {rev} on {day} (bench/run.sh --readme).\n\n"
+stamp = f"Measured at {rev} on {day} (bench/run.sh --readme), {build}.\n\n"
 put("docs/performance.md", "<!-- bench:begin (bench/run.sh --readme) -->", "<!-- bench:end -->", stamp + body)
 put("README.md", "<!-- perf:begin (bench/run.sh --readme) -->", "<!-- perf:end -->", stamp + summary)
 PY
