@@ -65,6 +65,24 @@ for c in stock ibwire; do
   printf '#!/usr/bin/env bash\nt0=$EPOCHREALTIME\n%q; rc=$?\necho "$t0 $EPOCHREALTIME" >> %q\nexit $rc\n' \
     "$W/real-$h" "$W/own-$c" > "$W/conf-$c-timed/hooks.d/$h"
 done
+# Where ibwire's own time goes, timed the same way, each in place of 90-ibwire.sh: `floor`, an
+# empty sh script (what any hook file costs enroot to run); `start`, the binary run directly
+# with --version (process start, no work); `direct`, the binary run directly as the hook (no sh
+# shim around it). ibwire's own time = start + (direct - start: the hook's work) + (ibwire -
+# direct: the shim, hooks/90-ibwire.sh, which keeps a broken binary from failing a start).
+for c in floor start direct; do cp -a "$W/conf-none" "$W/conf-$c-timed"; done
+printf '#!/bin/sh\nexit 0\n' > "$W/real-floor.sh"
+printf '#!/bin/sh\nexec %q --version > /dev/null\n' "$B" > "$W/real-start.sh"
+printf '#!/bin/sh\nexec %q hook\n' "$B" > "$W/real-direct.sh"
+for c in floor start direct; do
+  chmod 755 "$W/real-$c.sh"
+  # start and direct: the timing shim runs the binary itself, not the sh script that names it.
+  run="$W/real-$c.sh"
+  [[ $c == floor ]] || run="$(sed -n 's/^exec //p' "$W/real-$c.sh")"
+  printf '#!/usr/bin/env bash\nt0=$EPOCHREALTIME\n%s; rc=$?\necho "$t0 $EPOCHREALTIME" >> %q\nexit $rc\n' \
+    "$run" "$W/own-$c" > "$W/conf-$c-timed/hooks.d/90-x.sh"
+  chmod 755 "$W/conf-$c-timed/hooks.d/90-x.sh"
+done
 # Host /dev entries enroot's 10-devices.sh binds with ENROOT_RESTRICT_DEV and a VM may lack;
 # /dev is the host's devtmpfs even in a private namespace, so what is made here is removed.
 for p in /dev/infiniband /dev/mqueue; do [[ -e $p ]] || { mkdir "$p"; made+=("$p"); }; done
@@ -86,7 +104,7 @@ unshare -m --propagation private bash -euo pipefail -c '
     stock "ENROOT_SYSCONF_PATH=$W/conf-stock $ENROOT start ibwire-bench true" \
     ibwire "ENROOT_SYSCONF_PATH=$W/conf-ibwire $ENROOT start ibwire-bench true" > /dev/null
   for _ in $(seq "$OWN_RUNS"); do
-    for c in stock ibwire; do ENROOT_SYSCONF_PATH=$W/conf-$c-timed "$ENROOT" start ibwire-bench true; done
+    for c in stock ibwire floor start direct; do ENROOT_SYSCONF_PATH=$W/conf-$c-timed "$ENROOT" start ibwire-bench true; done
   done
 '
 table=$(python3 - "$W/r.json" "$version" "$RUNS" "$BUILD" "$W" <<'PY'
@@ -140,6 +158,12 @@ if os_ and oi:
     print(f"\nThe hooks' own wall time as enroot runs them (separate starts behind a timing shim, median): "
           f"99-mellanox.sh {os_:.1f} ms, 90-ibwire.sh {oi:.1f} ms (1/{os_ / oi:.0f}). enroot mounts ibwire's fstab "
           f"lines after the hooks, so that work is in the added cost above, not here.")
+fl, stt, di = own("floor"), own("start"), own("direct")
+if oi and fl and stt and di:
+    print(f"\nWhere ibwire's {oi:.1f} ms go (the same timing, each in place of 90-ibwire.sh): {stt:.1f} ms to start the binary"
+          f" from enroot's bash and have it exit (`--version`; an empty sh script: {fl:.1f} ms), {di - stt:.1f} ms of hook work"
+          f" (the binary as the hook: {di:.1f} ms), {oi - di:.1f} ms for the sh shim around it (hooks/90-ibwire.sh, which keeps"
+          f" an absent, unrunnable or killed binary from failing the start). 1/40 of the stock hook's is {os_ / 40:.1f} ms.")
 print(f"SUMMARY real enroot {sys.argv[2]} ({sys.argv[4]}, story tree, ENROOT_RESTRICT_DEV=y, {sys.argv[3]} interleaved rounds):"
       f" ibwire adds {spread('ibwire', 'wall_ms')} wall per start, enroot's 99-mellanox.sh {spread('stock', 'wall_ms')};"
       f" target ≤ 1/40 of the stock hook's: {verdict}.{own_line}")
