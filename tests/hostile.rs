@@ -647,11 +647,26 @@ fn a_stuck_hook_gives_up_at_its_deadline_and_a_deaf_one_is_killed() {
     let (t, root) = story();
     let cfg = t.path().join("deadline.yaml");
     fs::write(&cfg, "hook:\n  deadline_ms: 300\n").unwrap();
-    for (stall, strict) in [("20000", false), ("20000", true), ("20000,deaf", false)] {
+    // The fourth: started with SIGALRM blocked (a mask is inherited through exec): the hook
+    // unblocks it.
+    for (stall, strict, blocked) in
+        [("20000", false, false), ("20000", true, false), ("20000,deaf", false, false), ("20000", false, true)]
+    {
         let mut c = hook_cmd(&root, t.path(), b"");
         c.env("IBWIRE_CONFIG", &cfg).env("IBWIRE_TEST_STALL", stall);
         if strict {
             c.env("IBWIRE_STRICT", "1");
+        }
+        if blocked {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: only sigprocmask between fork and exec.
+            unsafe {
+                c.pre_exec(|| {
+                    let mut set = nix::sys::signal::SigSet::empty();
+                    set.add(nix::sys::signal::Signal::SIGALRM);
+                    set.thread_block().map_err(std::io::Error::from)
+                });
+            }
         }
         let t0 = std::time::Instant::now();
         let o = c.output().unwrap();

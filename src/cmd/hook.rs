@@ -127,6 +127,11 @@ fn arm_deadline(ms: u64, strict: bool) -> Option<KillTimer> {
         if libc::sigaction(libc::SIGALRM, &sa, std::ptr::null_mut()) != 0 {
             return None;
         }
+        // A mask inherited from whoever started the hook must not hold the signal back.
+        let mut alrm: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut alrm);
+        libc::sigaddset(&mut alrm, libc::SIGALRM);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &alrm, std::ptr::null_mut());
         let t = at(ms);
         let it = libc::itimerval {
             it_interval: libc::timeval { tv_sec: 0, tv_usec: 0 },
