@@ -22,19 +22,19 @@ mod static_alloc {
 
     // SAFETY: every call holds the lock; dlmalloc's contract is GlobalAlloc's.
     unsafe impl GlobalAlloc for Alloc {
-        #[inline]
+        #[inline(never)]
         unsafe fn alloc(&self, l: Layout) -> *mut u8 {
             self.0.lock().0.malloc(l.size(), l.align())
         }
-        #[inline]
+        #[inline(never)]
         unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
             self.0.lock().0.free(p, l.size(), l.align())
         }
-        #[inline]
+        #[inline(never)]
         unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
             self.0.lock().0.calloc(l.size(), l.align())
         }
-        #[inline]
+        #[inline(never)]
         unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
             self.0.lock().0.realloc(p, l.size(), l.align(), new)
         }
