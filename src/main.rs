@@ -1,59 +1,8 @@
 //! Argument parsing and dispatch only; the work is in the library.
 
-// The static (musl) build, the one the packages ship: musl's own malloc maps and unmaps memory
-// for small allocations (57 mmap and 39 munmap calls in one hook run on the story node, against
-// 14 and 7 with dlmalloc) and costs a quarter of a millisecond at every container start.
-// dlmalloc is the allocator Rust's own standard library uses where there is no libc malloc;
-// pure Rust, so the aarch64 build still needs no C compiler. One lock for every allocation (see
-// `parallel::THREADS_PAY`): a spin lock, as dlmalloc's own global one, musl's pthread mutex,
-// cost two atomic operations and two calls per allocation, a fifth of probe's time (perf).
-// The glibc build keeps glibc's malloc.
+// The static (musl) build's allocator (static_alloc.rs says why).
 #[cfg(target_env = "musl")]
-mod static_alloc {
-    use std::alloc::{GlobalAlloc, Layout};
-
-    pub struct Alloc(spin::Mutex<Heap>);
-    pub struct Heap(dlmalloc::Dlmalloc);
-    // SAFETY: the heap is only ever used under the lock.
-    unsafe impl Send for Heap {}
-
-    #[global_allocator]
-    static ALLOC: Alloc = Alloc(spin::Mutex::new(Heap(dlmalloc::Dlmalloc::new())));
-
-    // SAFETY: every call holds the lock; dlmalloc's contract is GlobalAlloc's.
-    unsafe impl GlobalAlloc for Alloc {
-        #[inline(never)]
-        unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-            self.0.lock().0.malloc(l.size(), l.align())
-        }
-        #[inline(never)]
-        unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-            self.0.lock().0.free(p, l.size(), l.align())
-        }
-        #[inline(never)]
-        unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-            self.0.lock().0.calloc(l.size(), l.align())
-        }
-        #[inline(never)]
-        unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-            self.0.lock().0.realloc(p, l.size(), l.align(), new)
-        }
-    }
-
-    /// A child forked while another thread held the lock would spin forever at its first
-    /// allocation: fork takes the lock first and both sides release it.
-    pub fn fork_safe() {
-        extern "C" fn take() {
-            std::mem::forget(ALLOC.0.lock());
-        }
-        extern "C" fn give() {
-            // SAFETY: `take` holds it, in this process (parent) or its copy (child).
-            unsafe { ALLOC.0.force_unlock() }
-        }
-        // SAFETY: registering plain functions; called once, before any thread exists.
-        unsafe { nix::libc::pthread_atfork(Some(take), Some(give), Some(give)) };
-    }
-}
+mod static_alloc;
 // Its memcpy, memmove, memcmp and bcmp instead of musl's (see mem/src/lib.rs), x86_64 only.
 #[cfg(all(target_env = "musl", target_arch = "x86_64"))]
 use ibwire_mem as _;

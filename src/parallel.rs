@@ -2,7 +2,7 @@
 //! fleet's thousands of snapshots).
 
 /// Whether work spread over threads pays in this build. The static (musl) build's allocator
-/// (dlmalloc, see main.rs) serialises every allocation behind one lock, and this work allocates
+/// (dlmalloc, see static_alloc.rs) serialises every allocation behind one lock, and this work allocates
 /// at every step: `fleet` over 1 024 JSON snapshots took 938 ms of CPU (484 ms wall) on two
 /// threads and 193 ms on one; glibc's per-thread arenas made it 179 ms CPU, 104 ms wall, on two.
 pub const THREADS_PAY: bool = !cfg!(target_env = "musl");
