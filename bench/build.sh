@@ -3,7 +3,10 @@
 # way: cargo build --release --locked --target <arch>-unknown-linux-musl) when rustup has that
 # target, else the glibc build, with a label saying it is not what ships. Sets B and BUILD.
 # The two builds differ in allocator, memcpy and threads (ARCHITECTURE.md): measuring the one
-# a node does not run would be measuring something else.
+# a node does not run would be measuring something else. Sourcing it also unsets RUST_BACKTRACE:
+# with it, anyhow captures a backtrace per error (1.2 M instructions each in the static build),
+# which is not what a node pays (the hook itself turns it off since f471f69).
+unset RUST_BACKTRACE RUST_LIB_BACKTRACE
 bench_binary() {
   local t
   t=$(uname -m)-unknown-linux-musl

@@ -17,8 +17,6 @@
 # README.md's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# A backtrace per error (anyhow captures one when RUST_BACKTRACE is set) is not what a node pays.
-unset RUST_BACKTRACE RUST_LIB_BACKTRACE
 readme=0; [[ ${1:-} == --readme ]] && readme=1
 ENROOT=${ENROOT:-$(command -v enroot || true)}
 [[ -n $ENROOT && -x $ENROOT ]] || { echo "bench/enroot.sh: enroot is not installed: the real hook under real enroot is not measured" >&2; exit 2; }
@@ -70,17 +68,12 @@ done
 # with --version (process start, no work); `direct`, the binary run directly as the hook (no sh
 # shim around it). ibwire's own time = start + (direct - start: the hook's work) + (ibwire -
 # direct: the shim, hooks/90-ibwire.sh, which keeps a broken binary from failing a start).
-for c in floor start direct; do cp -a "$W/conf-none" "$W/conf-$c-timed"; done
-printf '#!/bin/sh\nexit 0\n' > "$W/real-floor.sh"
-printf '#!/bin/sh\nexec %q --version > /dev/null\n' "$B" > "$W/real-start.sh"
-printf '#!/bin/sh\nexec %q hook\n' "$B" > "$W/real-direct.sh"
+declare -A own_cmd=([floor]="$W/real-floor.sh" [start]="$(printf %q "$B") --version > /dev/null" [direct]="$(printf %q "$B") hook")
+printf '#!/bin/sh\nexit 0\n' > "$W/real-floor.sh"; chmod 755 "$W/real-floor.sh"
 for c in floor start direct; do
-  chmod 755 "$W/real-$c.sh"
-  # start and direct: the timing shim runs the binary itself, not the sh script that names it.
-  run="$W/real-$c.sh"
-  [[ $c == floor ]] || run="$(sed -n 's/^exec //p' "$W/real-$c.sh")"
+  cp -a "$W/conf-none" "$W/conf-$c-timed"
   printf '#!/usr/bin/env bash\nt0=$EPOCHREALTIME\n%s; rc=$?\necho "$t0 $EPOCHREALTIME" >> %q\nexit $rc\n' \
-    "$run" "$W/own-$c" > "$W/conf-$c-timed/hooks.d/90-x.sh"
+    "${own_cmd[$c]}" "$W/own-$c" > "$W/conf-$c-timed/hooks.d/90-x.sh"
   chmod 755 "$W/conf-$c-timed/hooks.d/90-x.sh"
 done
 # Host /dev entries enroot's 10-devices.sh binds with ENROOT_RESTRICT_DEV and a VM may lack;

@@ -9,8 +9,6 @@
 #                                          docs/performance.md's `live:begin`/`live:end`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# A backtrace per error (anyhow captures one when RUST_BACKTRACE is set) is not what a node pays.
-unset RUST_BACKTRACE RUST_LIB_BACKTRACE
 [[ $(id -u) == 0 ]] || { echo "bench/live.sh: needs root (unshare -m, bind mounts)" >&2; exit 2; }
 # shellcheck source=bench/build.sh
 source bench/build.sh

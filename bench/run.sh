@@ -32,8 +32,6 @@ W=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d); trap 'rm -rf "$W"' EXIT
 # appends its ~400 bytes to it, and with one file kept over a table each run read all the
 # earlier runs' lines (the hook rows up to 0ee76b4 were measured that way).
 F=(--fresh "$W/environ")
-# A backtrace per error (anyhow captures one when RUST_BACKTRACE is set) is not what a node pays.
-unset RUST_BACKTRACE RUST_LIB_BACKTRACE
 "$G" story "$W/story"
 for n in 16 64 256 512 1024; do "$G" sriov "$n" "$W/s$n"; done
 : > "$W/environ"
