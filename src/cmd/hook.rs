@@ -85,15 +85,15 @@ fn gave_up(ms: u64, strict: bool) -> u8 {
 /// SIGALRM: past the deadline, unless the hook has decided: one line, and exit 0 (1 in strict
 /// mode) with nothing written. Only async-signal-safe calls (write, _exit).
 extern "C" fn on_deadline(_: nix::libc::c_int) {
+    // The line first: taking DECIDED without it would leave the hook parked for nothing.
+    let Some((line, code)) = GAVE_UP.get() else { return };
     if DECIDED.swap(true, Ordering::SeqCst) {
         return;
     }
-    if let Some((line, code)) = GAVE_UP.get() {
-        // SAFETY: write(2) and _exit(2) are async-signal-safe; `line` lives for the process.
-        unsafe {
-            nix::libc::write(2, line.as_ptr().cast(), line.len());
-            nix::libc::_exit(*code);
-        }
+    // SAFETY: write(2) and _exit(2) are async-signal-safe; `line` lives for the process.
+    unsafe {
+        nix::libc::write(2, line.as_ptr().cast(), line.len());
+        nix::libc::_exit(*code);
     }
 }
 
