@@ -6,7 +6,9 @@
 #   ./install.sh --binary FILE   install FILE, a binary you built or downloaded (no toolchain)
 #   ./install.sh --uninstall     remove what install put there
 # PREFIX defaults to /usr/local; DESTDIR is honoured for staged installs (packaging). Running it
-# twice is harmless.
+# twice is harmless. The enroot hook is hooks.d/90-ibwire.sh, a link to the binary; with
+# IBWIRE_HOOK_FORM=sh it is the sh wrapper hooks/90-ibwire.sh instead (about 1 ms more per
+# container start; it also lets a container start when the binary cannot run or is killed).
 set -eu
 PREFIX=${PREFIX:-/usr/local}
 DESTDIR=${DESTDIR:-}
@@ -38,7 +40,7 @@ if [ "${1:-}" = "--uninstall" ]; then
   rm -f "$BIN" "$BIN-taskprolog" "$DESTDIR$PREFIX/share/bash-completion/completions/ibwire"
   rm -f "$DESTDIR$PREFIX"/share/man/man1/ibwire.1 "$DESTDIR$PREFIX"/share/man/man1/ibwire-*.1
   hd=$(hooks_dir)
-  if [ -f "$hd/$HOOK_NAME" ]; then rm -f "$hd/$HOOK_NAME"; echo "removed $hd/$HOOK_NAME"; fi
+  if [ -e "$hd/$HOOK_NAME" ] || [ -L "$hd/$HOOK_NAME" ]; then rm -f "$hd/$HOOK_NAME"; echo "removed $hd/$HOOK_NAME"; fi
   echo "removed $BIN"
   exit 0
 fi
@@ -52,6 +54,11 @@ case "${1:-}" in
   *) echo "install.sh: unknown argument '$1' (use --binary FILE, --uninstall or nothing)" >&2; exit 2 ;;
 esac
 cd "$here"
+form=${IBWIRE_HOOK_FORM:-link}
+case $form in
+  link | sh) ;;
+  *) echo "install.sh: IBWIRE_HOOK_FORM=$form: use link (the default) or sh" >&2; exit 2 ;;
+esac
 
 # The prebuilt static binary for this machine: next to this script (an unpacked release
 # tarball) or in dist/ (packaging/build.sh).
@@ -103,18 +110,26 @@ install -d "$man_dir" && "$BIN" man --dir "$man_dir" 2>/dev/null && echo "instal
 comp_dir="$DESTDIR$PREFIX/share/bash-completion/completions"
 install -d "$comp_dir" && "$BIN" completions bash > "$comp_dir/ibwire" && echo "installed bash completion $comp_dir/ibwire"
 
-if [ -f hooks/$HOOK_NAME ]; then
-  hd=$(hooks_dir)
-  if [ -d "$hd" ] || [ -n "$DESTDIR" ] || [ "${IBWIRE_INSTALL_HOOK:-}" = 1 ]; then
-    install -d "$hd"
-    # The hook must name the binary by absolute path: enroot runs hooks with the job's PATH.
+hd=$(hooks_dir)
+if [ "$form" = sh ] && [ ! -f hooks/$HOOK_NAME ]; then
+  echo "install.sh: IBWIRE_HOOK_FORM=sh needs hooks/$HOOK_NAME next to this script: hook not installed" >&2
+elif [ -d "$hd" ] || [ -n "$DESTDIR" ] || [ "${IBWIRE_INSTALL_HOOK:-}" = 1 ]; then
+  install -d "$hd"
+  rm -f "$hd/.$HOOK_NAME.tmp"
+  # The hook names the binary by absolute path: enroot runs hooks with the job's PATH.
+  if [ "$form" = link ]; then
+    # enroot runs only hooks.d's *.sh files that pass `[ -x ]`: a link whose binary is gone is
+    # skipped, so removing the binary never breaks a start. Called through it, ibwire is the hook.
+    ln -s "$PREFIX/bin/ibwire" "$hd/.$HOOK_NAME.tmp"
+  else
     sed "s#@IBWIRE@#$PREFIX/bin/ibwire#" hooks/$HOOK_NAME > "$hd/.$HOOK_NAME.tmp"
     chmod 0755 "$hd/.$HOOK_NAME.tmp"
-    mv "$hd/.$HOOK_NAME.tmp" "$hd/$HOOK_NAME"
-    echo "installed enroot hook $hd/$HOOK_NAME"
-  else
-    echo "enroot hooks directory $hd not found: hook not installed (set IBWIRE_INSTALL_HOOK=1 to create it)"
   fi
+  # rename(2): a container starting now sees the old hook or the new one, never none.
+  mv -f "$hd/.$HOOK_NAME.tmp" "$hd/$HOOK_NAME"
+  echo "installed enroot hook $hd/$HOOK_NAME ($form form)"
+else
+  echo "enroot hooks directory $hd not found: hook not installed (set IBWIRE_INSTALL_HOOK=1 to create it)"
 fi
 case ":$PATH:" in
   *":$PREFIX/bin:"*) ;;

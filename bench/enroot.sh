@@ -3,7 +3,8 @@
 # (bench/interleave.py), with three hooks.d that differ in one file each:
 #   none:   the installed enroot's own hooks.d without 99-mellanox.sh (the baseline);
 #   stock:  the same plus enroot's own 99-mellanox.sh (MELLANOX_VISIBLE_DEVICES=all);
-#   ibwire: the same plus hooks/90-ibwire.sh calling this tree's release binary (or IBWIRE).
+#   ibwire: the same plus 90-ibwire.sh, a link to the binary measured (bench/build.sh), as
+#           install.sh and the packages install it.
 # The added cost of a hook is its start minus the baseline start of the same round (paired
 # medians of wall and CPU time, the whole process tree from wait4). The node is the story tree
 # (examples/gen_tree.rs) bind-mounted over /sys/{devices,bus,class} and /dev/infiniband in a
@@ -52,25 +53,28 @@ for c in none stock ibwire; do
   rm -f "$W/conf-$c/hooks.d/99-mellanox.sh" "$W/conf-$c/hooks.d/"*ibwire*
 done
 cp "$SYSCONF/hooks.d/99-mellanox.sh" "$W/conf-stock/hooks.d/"
-sed "s|@IBWIRE@|$B|" hooks/90-ibwire.sh > "$W/conf-ibwire/hooks.d/90-ibwire.sh"
-chmod 755 "$W/conf-ibwire/hooks.d/90-ibwire.sh"
+ln -s "$B" "$W/conf-ibwire/hooks.d/90-ibwire.sh"
+# The sh form (IBWIRE_HOOK_FORM=sh), timed in the second pass only.
+cp -a "$W/conf-none" "$W/conf-sh"
+sed "s|@IBWIRE@|$B|" hooks/90-ibwire.sh > "$W/conf-sh/hooks.d/90-ibwire.sh"
+chmod 755 "$W/conf-sh/hooks.d/90-ibwire.sh"
 # For the second pass: the same hook files behind a shim that logs the hook's own wall time as
 # enroot runs it (bash's EPOCHREALTIME, no process started for the clock).
-for c in stock ibwire; do
+for c in stock ibwire sh; do
   cp -a "$W/conf-$c" "$W/conf-$c-timed"
   h=$(cd "$W/conf-$c/hooks.d" && ls | grep -E '99-mellanox|ibwire')
-  cp "$W/conf-$c/hooks.d/$h" "$W/real-$h"
+  cp -P "$W/conf-$c/hooks.d/$h" "$W/real-$c-$h"
+  rm "$W/conf-$c-timed/hooks.d/$h"
   printf '#!/usr/bin/env bash\nt0=$EPOCHREALTIME\n%q; rc=$?\necho "$t0 $EPOCHREALTIME" >> %q\nexit $rc\n' \
-    "$W/real-$h" "$W/own-$c" > "$W/conf-$c-timed/hooks.d/$h"
+    "$W/real-$c-$h" "$W/own-$c" > "$W/conf-$c-timed/hooks.d/$h"
+  chmod 755 "$W/conf-$c-timed/hooks.d/$h"
 done
 # Where ibwire's own time goes, timed the same way, each in place of 90-ibwire.sh: `floor`, an
-# empty sh script (what any hook file costs enroot to run); `start`, the binary run directly
-# with --version (process start, no work); `direct`, the binary run directly as the hook (no sh
-# shim around it). ibwire's own time = start + (direct - start: the hook's work) + (ibwire -
-# direct: the shim, hooks/90-ibwire.sh, which keeps a broken binary from failing a start).
-declare -A own_cmd=([floor]="$W/real-floor.sh" [start]="$(printf %q "$B") --version > /dev/null" [direct]="$(printf %q "$B") hook")
+# empty sh script (what any hook file costs enroot to run); `start`, the binary with --version
+# (process start, no work). ibwire's own time = start + (ibwire - start: the hook's work).
+declare -A own_cmd=([floor]="$W/real-floor.sh" [start]="$(printf %q "$B") --version > /dev/null")
 printf '#!/bin/sh\nexit 0\n' > "$W/real-floor.sh"; chmod 755 "$W/real-floor.sh"
-for c in floor start direct; do
+for c in floor start; do
   cp -a "$W/conf-none" "$W/conf-$c-timed"
   printf '#!/usr/bin/env bash\nt0=$EPOCHREALTIME\n%s; rc=$?\necho "$t0 $EPOCHREALTIME" >> %q\nexit $rc\n' \
     "${own_cmd[$c]}" "$W/own-$c" > "$W/conf-$c-timed/hooks.d/90-x.sh"
@@ -87,7 +91,7 @@ unshare -m --propagation private bash -euo pipefail -c '
   mountpoint -q /dev/mqueue || mount -t mqueue none /dev/mqueue
   export ENROOT_RESTRICT_DEV=y MELLANOX_VISIBLE_DEVICES=all
   # Each configuration does what it should before it is timed.
-  for c in none stock ibwire; do
+  for c in none stock ibwire sh; do
     n=$(ENROOT_SYSCONF_PATH=$W/conf-$c "$ENROOT" start ibwire-bench ls /dev/infiniband 2>/dev/null | grep -c uverbs || true)
     echo "$c: $n uverbs nodes in the container" >&2
     case $c in none) [[ $n == 0 ]] ;; *) [[ $n -gt 0 ]] ;; esac || { echo "bench/enroot.sh: $c did not do its job" >&2; exit 1; }
@@ -97,7 +101,7 @@ unshare -m --propagation private bash -euo pipefail -c '
     stock "ENROOT_SYSCONF_PATH=$W/conf-stock $ENROOT start ibwire-bench true" \
     ibwire "ENROOT_SYSCONF_PATH=$W/conf-ibwire $ENROOT start ibwire-bench true" > /dev/null
   for _ in $(seq "$OWN_RUNS"); do
-    for c in stock ibwire floor start direct; do ENROOT_SYSCONF_PATH=$W/conf-$c-timed "$ENROOT" start ibwire-bench true; done
+    for c in stock ibwire sh floor start; do ENROOT_SYSCONF_PATH=$W/conf-$c-timed "$ENROOT" start ibwire-bench true; done
   done
 '
 table=$(python3 - "$W/r.json" "$version" "$RUNS" "$BUILD" "$W" <<'PY'
@@ -151,12 +155,13 @@ if os_ and oi:
     print(f"\nThe hooks' own wall time as enroot runs them (separate starts behind a timing shim, median): "
           f"99-mellanox.sh {os_:.1f} ms, 90-ibwire.sh {oi:.1f} ms (1/{os_ / oi:.0f}). enroot mounts ibwire's fstab "
           f"lines after the hooks, so that work is in the added cost above, not here.")
-fl, stt, di = own("floor"), own("start"), own("direct")
-if oi and fl and stt and di:
+fl, stt, sh = own("floor"), own("start"), own("sh")
+if oi and fl and stt and sh:
     print(f"\nWhere ibwire's {oi:.1f} ms go (the same timing, each in place of 90-ibwire.sh): {stt:.1f} ms to start the binary"
-          f" from enroot's bash and have it exit (`--version`; an empty sh script: {fl:.1f} ms), {di - stt:.1f} ms of hook work"
-          f" (the binary as the hook: {di:.1f} ms), {oi - di:.1f} ms for the sh shim around it (hooks/90-ibwire.sh, which keeps"
-          f" an absent, unrunnable or killed binary from failing the start). 1/40 of the stock hook's is {os_ / 40:.1f} ms.")
+          f" from enroot's bash and have it exit (`--version`; an empty sh script: {fl:.1f} ms), {oi - stt:.1f} ms of hook work."
+          f" 1/40 of the stock hook's is {os_ / 40:.1f} ms. The sh form of the hook (IBWIRE_HOOK_FORM=sh: hooks/90-ibwire.sh"
+          f" around the binary, which also lets a start go on when the binary cannot run or is killed) takes {sh:.1f} ms"
+          f" (1/{os_ / sh:.0f}).")
 print(f"SUMMARY real enroot {sys.argv[2]} ({sys.argv[4]}, story tree, ENROOT_RESTRICT_DEV=y, {sys.argv[3]} interleaved rounds):"
       f" ibwire adds {spread('ibwire', 'wall_ms')} wall per start, enroot's 99-mellanox.sh {spread('stock', 'wall_ms')};"
       f" target ≤ 1/40 of the stock hook's: {verdict}.{own_line}")

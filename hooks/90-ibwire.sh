@@ -1,7 +1,13 @@
 #!/bin/sh
-# enroot hook: put the right /dev/infiniband nodes and NCCL settings into every container.
-# Installed into enroot's hooks.d by ibwire's install.sh or package (which fill in the binary's
-# path). Runs after 10-devices.sh (which builds a restricted /dev) and before 99-mellanox.sh.
+# enroot hook, the sh form: put the right /dev/infiniband nodes and NCCL settings into every
+# container. Runs after 10-devices.sh (which builds a restricted /dev) and before 99-mellanox.sh.
+#
+# The default form is hooks.d/90-ibwire.sh as a link to the binary (install.sh, the packages):
+# enroot skips a dangling link, and the binary turns its own errors, panics and crashes into
+# one warning and exit 0. This form costs a shell per start (about 1 ms: docs/performance.md)
+# and covers what the binary cannot: a binary that cannot be run at all, or one killed by
+# SIGKILL (the OOM killer; the hook's own last resort, a second after its deadline). Install it
+# with IBWIRE_HOOK_FORM=sh ./install.sh, or from /usr/share/ibwire/90-ibwire.sh (packages).
 #
 # It never fails a container start because of ibwire itself. The binary is run, not exec'd, so
 # that this script sees how it ended:

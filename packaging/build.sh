@@ -28,7 +28,8 @@ fi
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=rust-lld
 mkdir -p dist
 P=target/package; rm -rf "$P"; mkdir -p "$P"
-# The hook names the binary by absolute path (enroot runs hooks with the job's PATH).
+# The sh form of the hook (the packages' hook is a link to the binary, made by their scripts)
+# names the binary by absolute path (enroot runs hooks with the job's PATH).
 sed 's#@IBWIRE@#/usr/bin/ibwire#' hooks/90-ibwire.sh > "$P/90-ibwire.sh"
 # The shipped config: the example with every setting commented out, so that a fresh install
 # changes nothing (the admin's file wins for hook keys: setting them is a decision).

@@ -120,8 +120,9 @@ enum Cmd {
     },
     /// The enroot hook: expose /dev/infiniband and inject NCCL settings (run by enroot).
     ///
-    /// Installed as hooks.d/90-ibwire.sh by install.sh; enroot runs it before every container
-    /// start with ENROOT_ROOTFS, ENROOT_MOUNTS and ENROOT_ENVIRON set. It binds the selected
+    /// Installed as hooks.d/90-ibwire.sh, a link to this binary (called through a name ending
+    /// in .sh, ibwire is the hook); enroot runs it before every container start with
+    /// ENROOT_ROOTFS, ENROOT_MOUNTS and ENROOT_ENVIRON set. It binds the selected
     /// /dev/infiniband nodes when the container's /dev is restricted, and appends, each unless
     /// already set: NCCL_IB_HCA, NCCL_SOCKET_IFNAME, NCCL_SOCKET_FAMILY, GLOO_SOCKET_IFNAME,
     /// CUDA_DEVICE_ORDER; NCCL_NET=IB for a multi-node job with healthy HCAs and no net plugin;
@@ -129,9 +130,9 @@ enum Cmd {
     ///
     /// Devices: IBWIRE_VISIBLE_DEVICES = auto (healthy set, default) | all | none | void | a
     /// list of names, PCI addresses or indices; MELLANOX_VISIBLE_DEVICES is read as the stock
-    /// 99-mellanox.sh reads it. On a node without RDMA it does nothing. Errors are one warning
-    /// line and exit 0; IBWIRE_STRICT=1 makes them fail the start. IBWIRE_DEBUG=1 prints what
-    /// was written.
+    /// 99-mellanox.sh reads it. On a node without RDMA it does nothing. Errors and crashes are
+    /// one warning line and exit 0; IBWIRE_STRICT=1 makes them fail the start. IBWIRE_DEBUG=1
+    /// prints what was written.
     #[command(verbatim_doc_comment)]
     Hook {
         #[command(flatten)]
@@ -441,7 +442,9 @@ fn decision_source(n: &NodeArgs) -> NodeSource {
 /// environment may redirect it (IBWIRE_ROOT is a test and capture tool, honoured here only as
 /// `--root`), and nothing may stop the start outside strict mode — argument errors and panics
 /// included, which become one warning and exit 0.
-fn hook_main() -> ExitCode {
+///
+/// `args` is the whole command line as `ibwire hook …` (the hooks.d link's is rewritten so).
+fn hook_main(args: Vec<std::ffi::OsString>) -> ExitCode {
     std::env::remove_var("IBWIRE_ROOT");
     // The hook says an error in one line, never with a backtrace; but with RUST_BACKTRACE set
     // in the job's environment (enroot passes the caller's on), anyhow would capture one per
@@ -452,23 +455,21 @@ fn hook_main() -> ExitCode {
         std::env::set_var("RUST_LIB_BACKTRACE", "0");
     }
     let strict_env = ibwire::config::truthy(std::env::var("IBWIRE_STRICT").ok().as_deref());
-    let res =
-        std::panic::catch_unwind(|| match hook_args().map(Ok).unwrap_or_else(|| parse_from(std::env::args_os())) {
-            Ok(Cli { cmd: Cmd::Hook { node } }) => {
-                Ok(cmd::hook::run(&cmd::job_env(), &decision_source(&node.node_args())))
-            }
-            Ok(_) => Err("not the hook".to_string()),
-            // `ibwire hook --help` is a person asking, not enroot starting a container.
-            Err(e)
-                if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) =>
-            {
-                let _ = e.print();
-                Ok(ExitCode::SUCCESS)
-            }
-            Err(e) => {
-                Err(e.to_string().lines().next().unwrap_or("bad arguments").trim_start_matches("error: ").to_string())
-            }
-        });
+    // A crash (abort, stack overflow, a bad access) is one line and exit 0 (1 in strict mode),
+    // as a panic is: enroot runs this binary itself when hooks.d holds a link to it.
+    cmd::hook::guard_crashes(strict_env);
+    let res = std::panic::catch_unwind(|| match hook_args(&args).map(Ok).unwrap_or_else(|| parse_from(args.clone())) {
+        Ok(Cli { cmd: Cmd::Hook { node } }) => Ok(cmd::hook::run(&cmd::job_env(), &decision_source(&node.node_args()))),
+        Ok(_) => Err("not the hook".to_string()),
+        // `ibwire hook --help` is a person asking, not enroot starting a container.
+        Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) => {
+            let _ = e.print();
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            Err(e.to_string().lines().next().unwrap_or("bad arguments").trim_start_matches("error: ").to_string())
+        }
+    });
     let msg = match res {
         Ok(Ok(code)) => return code,
         Ok(Err(m)) => m,
@@ -488,10 +489,10 @@ fn hook_main() -> ExitCode {
 /// every subcommand's parser (what Cli::try_parse does) was a fifth of the hook's instructions
 /// and most of the pages it touched. Anything else (--help, an error) goes the full way, so
 /// messages stay the same.
-fn hook_args() -> Option<Cli> {
+fn hook_args(args: &[std::ffi::OsString]) -> Option<Cli> {
     use clap::FromArgMatches;
     let cmd = <JobNodeArgs as clap::Args>::augment_args(clap::Command::new("hook"));
-    let m = cmd.try_get_matches_from(std::env::args_os().skip(1)).ok()?;
+    let m = cmd.try_get_matches_from(args.iter().skip(1)).ok()?;
     Some(Cli { cmd: Cmd::Hook { node: JobNodeArgs::from_arg_matches(&m).ok()? } })
 }
 
@@ -641,17 +642,26 @@ fn main() -> ExitCode {
         std::env::remove_var("IBWIRE_ROOT");
     }
     if std::env::args_os().nth(1).is_some_and(|a| a == "hook") {
-        return hook_main();
+        return hook_main(std::env::args_os().collect());
     }
     if std::env::args_os().nth(1).is_some_and(|a| a == "taskprolog") {
         return taskprolog_main(std::env::args_os().collect());
     }
+    let argv0 = std::env::args_os().next().unwrap_or_default();
+    let called = Path::new(&argv0).file_name().unwrap_or_default();
+    let as_cmd = |c: &str| -> Vec<std::ffi::OsString> {
+        ["ibwire".into(), c.into()].into_iter().chain(std::env::args_os().skip(1)).collect()
+    };
+    // Installed as a link in enroot's hooks.d (any name ending in .sh, the only files enroot
+    // runs there), it is the hook itself: enroot runs it with no arguments. No shell in
+    // between: a sh wrapper cost more than the hook's own work (docs/performance.md).
+    if called.as_encoded_bytes().ends_with(b".sh") {
+        return hook_main(as_cmd("hook"));
+    }
     // Installed as a link named ibwire-taskprolog, it is the TaskProlog itself: slurm.conf's
     // TaskProlog= takes a program without arguments (a person may give it --help).
-    let argv0 = std::env::args_os().next().unwrap_or_default();
-    if Path::new(&argv0).file_name().is_some_and(|n| n == "ibwire-taskprolog") {
-        let args = ["ibwire".into(), "taskprolog".into()].into_iter().chain(std::env::args_os().skip(1)).collect();
-        return taskprolog_main(args);
+    if called == "ibwire-taskprolog" {
+        return taskprolog_main(as_cmd("taskprolog"));
     }
     // Output into a closed pipe (`ibwire probe --json | head`) ends the process quietly, as
     // for any Unix filter, instead of a panic on EPIPE.

@@ -641,7 +641,8 @@ fn the_hook_gives_up_at_its_deadline() {
 /// The deadline ends a hook that is stuck (a sysfs read hung in a driver: here the debug build's
 /// IBWIRE_TEST_STALL): one line at the deadline, nothing written, exit 0 (strict: 1). A hook
 /// deaf to the deadline's signal (a wait only a fatal signal ends) is killed by the kernel one
-/// second later; hooks/90-ibwire.sh turns that into a warning (shim test in hook_contract.rs).
+/// second later: enroot fails that start (better than one that hangs), and the sh form of the
+/// hook, hooks/90-ibwire.sh, turns it into a warning (its test is in hook_contract.rs).
 #[test]
 fn a_stuck_hook_gives_up_at_its_deadline_and_a_deaf_one_is_killed() {
     let (t, root) = story();
@@ -683,6 +684,95 @@ fn a_stuck_hook_gives_up_at_its_deadline_and_a_deaf_one_is_killed() {
             assert!(took >= Duration::from_millis(300) && took < Duration::from_secs(10), "{took:?}");
             assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
             assert!(stderr(&o).contains("gave up after hook.deadline_ms = 300 ms"), "{}", stderr(&o));
+        }
+    }
+}
+
+/// The default hook is hooks.d/90-ibwire.sh, a link to the binary: called through a name ending
+/// in .sh it is the hook, with the hook's arguments, and decides as `ibwire hook` does.
+#[test]
+fn a_link_named_like_a_hook_is_the_hook() {
+    let (t, root) = story();
+    let o = hook_cmd(&root, t.path(), b"").output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let want = (
+        fs::read_to_string(t.path().join("fstab")).unwrap(),
+        fs::read_to_string(t.path().join("environment")).unwrap(),
+    );
+    assert!(want.1.contains("NCCL_IB_HCA=\"=mlx5_0:1,"), "{}", want.1);
+    for name in ["90-ibwire.sh", "50-rdma.sh"] {
+        let link = t.path().join(name);
+        std::os::unix::fs::symlink(bin(), &link).unwrap();
+        let c = hook_cmd(&root, t.path(), b"");
+        let args: Vec<_> = c.get_args().skip(1).map(|a| a.to_owned()).collect();
+        let mut l = Command::new(&link);
+        l.args(&args).env_clear();
+        for (k, v) in c.get_envs() {
+            if let Some(v) = v {
+                l.env(k, v);
+            }
+        }
+        let o = l.output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", stderr(&o));
+        assert_eq!(stderr(&o), "", "{name}");
+        let got = (
+            fs::read_to_string(t.path().join("fstab")).unwrap(),
+            fs::read_to_string(t.path().join("environment")).unwrap(),
+        );
+        assert_eq!(got, want, "{name}");
+        // `--help` through the link is the hook's.
+        let h = Command::new(&link).arg("--help").output().unwrap();
+        assert!(String::from_utf8_lossy(&h.stdout).contains("The enroot hook"), "{name}");
+    }
+}
+
+/// A crash of the hook (std's abort, a real stack overflow, a bad access), run as enroot runs
+/// the link: one line and exit 0 with nothing written, 1 in strict mode (from the environment,
+/// or from `hook.strict` in the configuration).
+#[test]
+fn a_crashing_hook_is_one_line_and_the_start_goes_on() {
+    if !cfg!(debug_assertions) {
+        eprintln!("skipped: IBWIRE_TEST_CRASH exists in debug builds only");
+        return;
+    }
+    let (t, root) = story();
+    let strict_cfg = t.path().join("strict.yaml");
+    fs::write(&strict_cfg, "hook:\n  strict: true\n").unwrap();
+    for (crash, sig) in
+        [("abort", "signal 6, SIGABRT"), ("overflow", "signal 11, SIGSEGV"), ("segv", "signal 11, SIGSEGV")]
+    {
+        for strict in ["", "env", "config"] {
+            let mut c = hook_cmd(&root, t.path(), b"");
+            c.env("IBWIRE_TEST_CRASH", crash);
+            match strict {
+                "env" => {
+                    c.env("IBWIRE_STRICT", "1");
+                }
+                "config" => {
+                    c.env("IBWIRE_CONFIG", &strict_cfg);
+                }
+                _ => {}
+            }
+            let o = c.output().unwrap();
+            let e = stderr(&o);
+            let what = format!("{crash} strict={strict}: {e}");
+            assert_eq!(o.status.code(), Some(i32::from(!strict.is_empty())), "{what}");
+            assert_eq!(e.lines().count(), 1, "{what}");
+            if strict.is_empty() {
+                assert_eq!(
+                    e.trim_end(),
+                    format!(
+                        "ibwire-hook: warning: ibwire crashed ({sig}); the container starts without ibwire's settings"
+                    )
+                );
+            } else {
+                assert_eq!(
+                    e.trim_end(),
+                    format!("ibwire-hook: error: ibwire crashed ({sig}); strict mode: the container does not start")
+                );
+            }
+            assert_eq!(fs::read_to_string(t.path().join("fstab")).unwrap(), "", "nothing written");
+            assert_eq!(fs::read_to_string(t.path().join("environment")).unwrap(), "", "nothing written");
         }
     }
 }

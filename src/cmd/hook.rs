@@ -1,4 +1,5 @@
-//! `ibwire hook`: run by enroot (through hooks/90-ibwire.sh) before every container start.
+//! `ibwire hook`: run by enroot before every container start (hooks.d/90-ibwire.sh, a link to
+//! the binary; or hooks/90-ibwire.sh, the sh form).
 //!
 //! It binds the right /dev/infiniband nodes when the container's /dev is restricted and appends
 //! the decided NCCL settings to the container's environment. It must never break a container
@@ -62,9 +63,10 @@ static DECIDED: AtomicBool = AtomicBool::new(false);
 static GAVE_UP: OnceLock<(Vec<u8>, i32)> = OnceLock::new();
 
 /// After the deadline's signal, this long for a hook that cannot take it (a wait only a fatal
-/// signal ends, on an NFS home's config file, say) before the kernel kills the process: the
-/// wrapper (hooks/90-ibwire.sh) then says so and lets the container start (fails it in strict
-/// mode), as for any signal.
+/// signal ends, on an NFS home's config file, say) before the kernel kills the process. enroot
+/// then fails the start, naming the hook and its status (137): better than a start that hangs.
+/// The sh form of the hook (hooks/90-ibwire.sh) says so and lets the container start instead
+/// (fails it in strict mode).
 const KILL_GRACE_MS: u64 = 1_000;
 
 /// The one line said when the deadline passed; nothing is written.
@@ -94,6 +96,96 @@ extern "C" fn on_deadline(_: nix::libc::c_int) {
     unsafe {
         nix::libc::write(2, line.as_ptr().cast(), line.len());
         nix::libc::_exit(*code);
+    }
+}
+
+/// How a crash ends the hook: 1 in strict mode, else 0. The environment's IBWIRE_STRICT until
+/// the configuration is read, then the decision `run` takes.
+static CRASH_STRICT: AtomicBool = AtomicBool::new(false);
+
+/// The signals a crash raises: an abort (a failed allocation, a panic while panicking), a stack
+/// overflow or a bad access (SIGSEGV, SIGBUS), an intrinsic abort (SIGILL: `ud2`), a system
+/// call a seccomp filter traps (SIGSYS), a file-size limit on enroot's files (SIGXFSZ). Rust
+/// code raises no SIGFPE (division is checked) nor SIGTRAP.
+const CRASH_SIGNALS: [nix::libc::c_int; 6] = [
+    nix::libc::SIGABRT,
+    nix::libc::SIGSEGV,
+    nix::libc::SIGBUS,
+    nix::libc::SIGILL,
+    nix::libc::SIGSYS,
+    nix::libc::SIGXFSZ,
+];
+
+/// A crash: one line, and exit 0 (1 in strict mode), as for a panic. What hooks/90-ibwire.sh
+/// did for a binary killed by a signal, now that enroot runs the binary itself (a link in
+/// hooks.d). Only async-signal-safe calls (write, _exit), on the alternate stack std sets up for
+/// the main thread, so a stack overflow gets its line too. SIGKILL cannot be caught: the
+/// deadline's last resort and the OOM killer fail the start (enroot names the hook and its
+/// status, 137); the sh form of the hook lets the container start even then.
+extern "C" fn on_crash(sig: nix::libc::c_int) {
+    let strict = CRASH_STRICT.load(Ordering::SeqCst);
+    let mut buf = [0u8; 160];
+    let mut n = 0;
+    let mut put = |b: &[u8]| {
+        let k = b.len().min(buf.len() - n);
+        buf[n..n + k].copy_from_slice(&b[..k]);
+        n += k;
+    };
+    put(if strict {
+        b"ibwire-hook: error: ibwire crashed (signal "
+    } else {
+        b"ibwire-hook: warning: ibwire crashed (signal "
+    });
+    let mut digits = [0u8; 10];
+    let mut i = digits.len();
+    let mut v = sig.unsigned_abs();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    put(&digits[i..]);
+    let name: &[u8] = match sig {
+        nix::libc::SIGABRT => b", SIGABRT",
+        nix::libc::SIGSEGV => b", SIGSEGV",
+        nix::libc::SIGBUS => b", SIGBUS",
+        nix::libc::SIGILL => b", SIGILL",
+        nix::libc::SIGSYS => b", SIGSYS",
+        nix::libc::SIGXFSZ => b", SIGXFSZ",
+        _ => b"",
+    };
+    put(name);
+    put(if strict {
+        b"); strict mode: the container does not start\n"
+    } else {
+        b"); the container starts without ibwire's settings\n"
+    });
+    // SAFETY: write(2) and _exit(2) are async-signal-safe; `buf` is this frame's.
+    unsafe {
+        nix::libc::write(2, buf.as_ptr().cast(), n);
+        nix::libc::_exit(i32::from(strict));
+    }
+}
+
+/// Catch the crash signals for the rest of the process (`on_crash`). `strict`: the environment's
+/// IBWIRE_STRICT; `run` updates it once the configuration is read.
+pub fn guard_crashes(strict: bool) {
+    use nix::libc;
+    CRASH_STRICT.store(strict, Ordering::SeqCst);
+    // SAFETY: sigaction on a zero-initialised struct; the handler is async-signal-safe.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_crash as *const () as libc::sighandler_t;
+        // On the alternate stack (a stack overflow has none left); a crash inside the handler
+        // gets the default action.
+        sa.sa_flags = libc::SA_ONSTACK | libc::SA_RESETHAND;
+        libc::sigfillset(&mut sa.sa_mask);
+        for sig in CRASH_SIGNALS {
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
     }
 }
 
@@ -183,6 +275,29 @@ fn test_stall(env: &BTreeMap<String, String>) {
     }
 }
 
+/// Debug builds only (the tests'): `IBWIRE_TEST_CRASH=abort|overflow|segv` crashes the hook
+/// before it reads the node: std's abort, a real stack overflow, a SIGSEGV raised.
+#[cfg(debug_assertions)]
+fn test_crash(env: &BTreeMap<String, String>) {
+    #[inline(never)]
+    #[allow(unconditional_recursion)]
+    fn deeper(n: u64) -> u64 {
+        let pad = std::hint::black_box([n; 64]);
+        deeper(n + 1) + pad[(n % 64) as usize]
+    }
+    match env.get("IBWIRE_TEST_CRASH").map(String::as_str) {
+        Some("abort") => std::process::abort(),
+        Some("overflow") => {
+            std::hint::black_box(deeper(0));
+        }
+        // SAFETY: raise(3) sends this process a signal; the crash handler ends it.
+        Some("segv") => unsafe {
+            nix::libc::raise(nix::libc::SIGSEGV);
+        },
+        _ => {}
+    }
+}
+
 /// This process's peak resident memory (VmHWM), for the debug output.
 fn peak_rss_kib() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -221,6 +336,7 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
     let (cfg, admin_err, cfg_warnings) = crate::config::load_hook();
     let strict =
         crate::config::truthy(env.get("IBWIRE_STRICT").map(String::as_str)) || cfg.hook.strict.unwrap_or(false);
+    CRASH_STRICT.store(strict, Ordering::SeqCst);
     let deadline_ms = cfg.hook.deadline_ms.unwrap_or(DEADLINE_MS);
     let started = std::time::Instant::now();
     let kill_timer = arm_deadline(deadline_ms, strict);
@@ -228,6 +344,8 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
     let res = std::panic::catch_unwind(|| -> Result<Outcome> {
         #[cfg(debug_assertions)]
         test_stall(env);
+        #[cfg(debug_assertions)]
+        test_crash(env);
         // umad/issm owners are one link per RDMA function: read only when they are used.
         let mad = cfg.hook.hide_sysfs.unwrap_or(false) || (cfg.hook.mad.unwrap_or(false) && real_root(env));
         let node = src.load_with_mad(mad)?;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# install.sh into a staging DESTDIR: twice (idempotent), the hook's binary path filled in,
-# --uninstall removes both; --binary FILE under sudo's secure_path with no toolchain; a missing
+# install.sh into a staging DESTDIR: twice (idempotent), the hook a link to the installed
+# binary (the sh form with IBWIRE_HOOK_FORM=sh, its binary path filled in; an unknown form
+# refused), --uninstall removes both; --binary FILE under sudo's secure_path with no toolchain; a missing
 # cargo gives a clear message (and under sudo names the user's cargo); a binary that cannot run
 # is refused; a PREFIX whose bin is not on PATH is said.
 set -euo pipefail
@@ -9,12 +10,17 @@ for i in 1 2; do DESTDIR=$S PREFIX=/opt/ib ./install.sh > "$S/log$i"; done
 test -x "$S/opt/ib/bin/ibwire" || { echo "FAIL: binary not installed"; exit 1; }
 [ "$(readlink "$S/opt/ib/bin/ibwire-taskprolog")" = ibwire ] || { echo "FAIL: no ibwire-taskprolog link"; exit 1; }
 hook=$(find "$S" -name 90-ibwire.sh)
-[ -n "$hook" ] && [ -x "$hook" ] || { echo "FAIL: hook not installed"; cat "$S/log1"; exit 1; }
+# The link names the binary where it will be, not in the staging DESTDIR.
+[ -n "$hook" ] && [ "$(readlink "$hook")" = /opt/ib/bin/ibwire ] || { echo "FAIL: hook link not installed"; ls -l "$hook"; cat "$S/log1"; exit 1; }
+DESTDIR=$S PREFIX=/opt/ib IBWIRE_HOOK_FORM=sh ./install.sh > "$S/log-sh"
+[ -f "$hook" ] && [ ! -L "$hook" ] && [ -x "$hook" ] || { echo "FAIL: sh form not installed"; ls -l "$hook"; exit 1; }
 grep -q '^IBWIRE="/opt/ib/bin/ibwire"$' "$hook" || { echo "FAIL: hook path"; cat "$hook"; exit 1; }
+out=$(DESTDIR=$S PREFIX=/opt/ib IBWIRE_HOOK_FORM=wrapper ./install.sh 2>&1 || true)
+echo "$out" | grep -q "IBWIRE_HOOK_FORM=wrapper: use link (the default) or sh" && [ -f "$hook" ] && ! echo "$out" | grep -q "^installed" || { echo "FAIL: unknown hook form: $out"; exit 1; }
 "$S/opt/ib/bin/ibwire" --version | grep -q ibwire
 B=$S/built-ibwire; cp "$S/opt/ib/bin/ibwire" "$B"
 DESTDIR=$S PREFIX=/opt/ib ./install.sh --uninstall > /dev/null
-[ ! -e "$S/opt/ib/bin/ibwire" ] && [ ! -L "$S/opt/ib/bin/ibwire-taskprolog" ] && [ ! -e "$hook" ] \
+[ ! -e "$S/opt/ib/bin/ibwire" ] && [ ! -L "$S/opt/ib/bin/ibwire-taskprolog" ] && [ ! -e "$hook" ] && [ ! -L "$hook" ] \
   && [ -z "$(find "$S/opt/ib/share" -type f 2>/dev/null)" ] || { echo "FAIL: uninstall left files"; find "$S/opt"; exit 1; }
 # Without a toolchain, as sudo runs it (secure_path, nothing else in the environment): the
 # binary built above, named with --binary; man pages and completion come with it.
@@ -49,10 +55,10 @@ printf '#!/usr/bin/env bash\nconfig::export ENROOT_SYSCONF_PATH "${ENROOT_SYSCON
 chmod +x "$F/v4/enroot" "$F/v3/enroot"
 for v in v4 v3; do
   D=$S/$v; env -u ENROOT_SYSCONF_PATH PATH="$F/$v:$PATH" DESTDIR=$D PREFIX=/opt/ib ./install.sh > "$S/log-$v"
-  test -x "$D/usr/local/etc/enroot/hooks.d/90-ibwire.sh" || { echo "FAIL: enroot $v: hook not in /usr/local/etc/enroot/hooks.d"; find "$D"; cat "$S/log-$v"; exit 1; }
+  [ "$(readlink "$D/usr/local/etc/enroot/hooks.d/90-ibwire.sh")" = /opt/ib/bin/ibwire ] || { echo "FAIL: enroot $v: hook not in /usr/local/etc/enroot/hooks.d"; find "$D"; cat "$S/log-$v"; exit 1; }
 done
 # A toolchain older than clap 4 needs is named, with what works.
 printf '#!/bin/sh\necho "rustc 1.65.0 (897e37553 2022-11-02)"\n' > "$F/old/rustc"; chmod +x "$F/old/rustc"
 out=$(env PATH="$F/old:$PATH" DESTDIR=$S/old "$C/install.sh" 2>&1 || true)
 echo "$out" | grep -q "rustc 1.65.0 is too old: ibwire needs 1.85" || { echo "FAIL: old rustc not named: $out"; exit 1; }
-echo "ok: staged install twice, hook at ${hook#$S}, uninstall clean, --binary under secure_path, no-cargo and sudo messages, foreign binary refused, PATH note, enroot 4.x and 3.x hooks.d found, old rustc named"
+echo "ok: staged install twice, hook link at ${hook#$S} (sh form on request, an unknown form refused), uninstall clean, --binary under secure_path, no-cargo and sudo messages, foreign binary refused, PATH note, enroot 4.x and 3.x hooks.d found, old rustc named"
