@@ -4,6 +4,7 @@
 //! files), `plan` decides from it with evidence (pure), and the action modules render or carry
 //! out that decision. The layers and where things go: ARCHITECTURE.md.
 
+pub mod arena;
 pub mod cmd;
 pub mod config;
 pub mod enroot;

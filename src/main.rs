@@ -445,6 +445,9 @@ fn decision_source(n: &NodeArgs) -> NodeSource {
 ///
 /// `args` is the whole command line as `ibwire hook …` (the hooks.d link's is rewritten so).
 fn hook_main(args: Vec<std::ffi::OsString>) -> ExitCode {
+    // A few milliseconds of life: allocation from an arena (static_alloc.rs says why).
+    #[cfg(target_env = "musl")]
+    static_alloc::arena();
     std::env::remove_var("IBWIRE_ROOT");
     // The hook says an error in one line, never with a backtrace; but with RUST_BACKTRACE set
     // in the job's environment (enroot passes the caller's on), anyhow would capture one per

@@ -535,8 +535,9 @@ pub fn decide(node: &Node, env: &BTreeMap<String, String>, cfg: &Config, root: &
         p.hcas.iter().any(|(dev, _)| sel.devices.contains(dev)) || (sel.void && !restricted && !p.hcas.is_empty());
     // An image that cannot use verbs cannot use the HCAs it is given (looked up inside the
     // image, bounded, as the plugin look-up).
+    let image = rootfs.as_deref().map(crate::probe::sysroot::SysRoot::new);
     if exposed {
-        if let Some(r) = rootfs.as_deref() {
+        if let Some(r) = &image {
             if let Some(why) = image_lacks_verbs(node, &p, r, file_env.get("LD_LIBRARY_PATH")) {
                 d.problems.push((hook::Problem::ImageNoVerbs, why));
             }
@@ -550,7 +551,7 @@ pub fn decide(node: &Node, env: &BTreeMap<String, String>, cfg: &Config, root: &
     } else {
         netguard::Exposure::Nothing
     };
-    if let Some(why) = pin_nccl_net(&p, exposure, env, &file_env, cfg, rootfs.as_deref()) {
+    if let Some(why) = pin_nccl_net(&p, exposure, env, &file_env, cfg, image.as_ref()) {
         d.env.push(("NCCL_NET".into(), "IB".into()));
         if exposure == netguard::Exposure::Emptied {
             // NCCL then fails at init with "Failed to initialize any NET plugin" (what `ibwire
@@ -612,7 +613,12 @@ pub fn decide(node: &Node, env: &BTreeMap<String, String>, cfg: &Config, root: &
 /// Why the image cannot use verbs, if it cannot: no `libibverbs.so.1` in its library
 /// directories, or no provider for the exposed HCAs' driver in `libibverbs/`. Looked up inside
 /// the image (`SysRoot`: symlinks resolved within it), a bounded number of directories.
-fn image_lacks_verbs(node: &Node, p: &plan::Plan, rootfs: &Path, ld_library_path: Option<&str>) -> Option<String> {
+fn image_lacks_verbs(
+    node: &Node,
+    p: &plan::Plan,
+    rootfs: &crate::probe::sysroot::SysRoot,
+    ld_library_path: Option<&str>,
+) -> Option<String> {
     use crate::probe::host::{find_lib, lib_dirs};
     let dirs = lib_dirs(ld_library_path);
     if find_lib(rootfs, &dirs, &["libibverbs.so.1".into()]).is_none() {
@@ -647,11 +653,11 @@ fn pin_nccl_net(
     env: &BTreeMap<String, String>,
     file_env: &environ::Environ,
     cfg: &Config,
-    rootfs: Option<&Path>,
+    rootfs: Option<&crate::probe::sysroot::SysRoot>,
 ) -> Option<String> {
     let var = |k: &str| lookup(env, file_env, k);
     let plugin = rootfs.and_then(|r| {
-        crate::probe::host::find_net_plugin(r, file_env.get("LD_LIBRARY_PATH"), var("NCCL_NET_PLUGIN").as_deref())
+        crate::probe::host::find_net_plugin_in(r, file_env.get("LD_LIBRARY_PATH"), var("NCCL_NET_PLUGIN").as_deref())
     });
     netguard::pin_for_job(p, exposure, cfg, var, plugin.as_deref()).ok()
 }

@@ -45,6 +45,16 @@ pub fn net_plugin_names(nccl_net_plugin: Option<&str>) -> Vec<String> {
 /// lists no more than these in practice). By lstat only, and inside the root: an image's
 /// symlinks are resolved in the image, never on the host.
 pub fn find_net_plugin(root: &Path, ld_library_path: Option<&str>, nccl_net_plugin: Option<&str>) -> Option<String> {
+    find_net_plugin_in(&SysRoot::new(root), ld_library_path, nccl_net_plugin)
+}
+
+/// `find_net_plugin` in a root already open (the hook looks up libibverbs in the same image:
+/// its resolved directories are not walked twice).
+pub fn find_net_plugin_in(
+    root: &SysRoot,
+    ld_library_path: Option<&str>,
+    nccl_net_plugin: Option<&str>,
+) -> Option<String> {
     let names = net_plugin_names(nccl_net_plugin);
     find_lib(root, &lib_dirs(ld_library_path), &names)
 }
@@ -81,8 +91,7 @@ pub fn lib_dirs(ld_library_path: Option<&str>) -> Vec<String> {
 
 /// The first of `names` (at most 16) in one of `dirs` under `root`, as `/dir/name`. By lstat
 /// only, and inside the root: an image's symlinks are resolved in the image, never on the host.
-pub fn find_lib(root: &Path, dirs: &[String], names: &[String]) -> Option<String> {
-    let sys = SysRoot::new(root);
+pub fn find_lib(sys: &SysRoot, dirs: &[String], names: &[String]) -> Option<String> {
     for d in dirs {
         for n in names.iter().take(MAX_LOOKUP) {
             let rel = Path::new(d).join(n);
