@@ -7,8 +7,8 @@
 #           install.sh and the packages install it.
 # The added cost of a hook is its start minus the baseline start of the same round (paired
 # medians of wall and CPU time, the whole process tree from wait4). The node is the story tree
-# (examples/gen_tree.rs) bind-mounted over /sys/{devices,bus,class} and /dev/infiniband in a
-# private mount namespace, so both hooks read it as the live system; ENROOT_RESTRICT_DEV=y.
+# (examples/gen_tree.rs) bind-mounted over /sys (one mount, as sysfs is; the real /sys/fs
+# mounted back for enroot's cgroup hook) and /dev/infiniband in a private mount namespace, so both hooks read it as the live system; ENROOT_RESTRICT_DEV=y.
 # The image: the host's busybox and its libraries in a squashfs (no libibverbs: ibwire warns).
 #
 # Needs root (unshare -m, bind mounts), enroot on PATH (or ENROOT=path), mksquashfs, busybox.
@@ -35,7 +35,8 @@ bench_binary
 cargo build --release -q --example gen_tree
 W=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d)
 made=()
-cleanup() { for p in "${made[@]}"; do rm -rf "$p"; done; rm -rf "$W"; }
+F=
+cleanup() { for p in "${made[@]}"; do rm -rf "$p"; done; rm -rf "$W"; [[ -z $F ]] || rmdir "$F"; }
 trap cleanup EXIT
 target/release/examples/gen_tree story "$W/t" > /dev/null
 # The image.
@@ -84,9 +85,16 @@ done
 # /dev is the host's devtmpfs even in a private namespace, so what is made here is removed.
 for p in /dev/infiniband /dev/mqueue; do [[ -e $p ]] || { mkdir "$p"; made+=("$p"); }; done
 [[ -e /dev/log ]] || { touch /dev/log; made+=(/dev/log); }
-export B W ENROOT RUNS=${RUNS:-80} OWN_RUNS=${OWN_RUNS:-30}
+# Where the real /sys/fs waits while the tree goes over /sys: not under $W, which may be in
+# /dev/shm (enroot binds /dev/shm into the container, and a mount inside it breaks that).
+F=$(mktemp -d)
+export B W F ENROOT RUNS=${RUNS:-80} OWN_RUNS=${OWN_RUNS:-30}
 unshare -m --propagation private bash -euo pipefail -c '
-  for d in devices bus class; do mount --bind "$W/t/sys/$d" "/sys/$d"; done
+  # The tree as /sys, one mount, as sysfs is on a node (/sys/class/net/X and the
+  # /sys/devices/... it links to are on the same mount); the real /sys/fs (cgroups, which
+  # enroot'"'"'s 10-cgroups.sh reads) mounted back into it.
+  mkdir -p "$W/t/sys/fs"; mount --rbind /sys/fs "$F"
+  mount --bind "$W/t/sys" /sys; mount --rbind "$F" /sys/fs
   mount --bind "$W/t/dev/infiniband" /dev/infiniband
   mountpoint -q /dev/mqueue || mount -t mqueue none /dev/mqueue
   export ENROOT_RESTRICT_DEV=y MELLANOX_VISIBLE_DEVICES=all
