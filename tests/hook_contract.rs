@@ -335,7 +335,8 @@ fn hide_sysfs_binds_masks_holding_only_selected_devices() {
         .contains(&format!("{} /sys/class/infiniband none bind,ro,nosuid,noexec,nodev 0 0", mask.display())));
 }
 
-/// The shim enroot runs (hooks/90-ibwire.sh) with each way the binary can fail to do its job:
+/// The sh form of the hook (hooks/90-ibwire.sh, IBWIRE_HOOK_FORM=sh) with each way the binary
+/// can fail to do its job:
 /// absent (a removed package: silent, exit 0 even strict), unable to run (126/127), killed by a
 /// signal (a warning, exit 0; strict 1), and ibwire's own strict failure (1, passed through).
 #[test]
