@@ -69,8 +69,8 @@ say() { echo "$@" | tee -a "$out"; }
 # goal WHAT MEASURED TARGET PYTHON-CONDITION: a summary row, "met" when the condition holds.
 goal() { local v; v=$(python3 -c "print('met' if ($4) else '**missed**')"); echo "| $1 | $2 | $3 | $v |" >> "$summary"; }
 
-say "Build measured: $BUILD."
-say ""
+# The build goes into the stamp above every table (--readme); on the terminal, here.
+echo "Build measured: $BUILD."
 if want hook; then
   say "#### The hook against the stock hook's stand-in (\`bench/stock-99-mellanox.sh\`), story node"
   say ""

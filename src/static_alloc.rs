@@ -33,7 +33,8 @@ unsafe impl Send for Heap {}
 static ALLOC: Alloc = Alloc(spin::Mutex::new(Heap(dlmalloc::Dlmalloc::new())));
 
 /// The arena's address space (`arena`): reserved, not committed (MAP_NORESERVE); the pages
-/// the hook touches are what it costs. The story node's hook uses well under 1 MiB of it.
+/// the hook touches are what it costs. Measured (hook --root, the highest address handed out):
+/// 279 KiB on the story node, 6.2 MiB on 512 SR-IOV functions; past it, dlmalloc.
 const ARENA_BYTES: usize = 16 << 20;
 
 static ARENA: Arena = Arena::new();

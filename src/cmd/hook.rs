@@ -378,7 +378,8 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
     // Decided: from here the deadline's handler stands aside, and a deadline already past is
     // honoured here — all of the lines are written, or none.
     if DECIDED.swap(true, Ordering::SeqCst) {
-        // The handler, on another thread, has taken it: it says so and ends the process.
+        // The deadline's handler has taken it (it runs on whichever thread the signal lands on:
+        // the hook has one, but a handler is process-wide): it says so and ends the process.
         loop {
             std::thread::park();
         }

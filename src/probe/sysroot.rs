@@ -63,18 +63,25 @@ pub struct SysRoot {
     openat2_ok: std::sync::atomic::AtomicBool,
 }
 
+/// Open `path` with `flags` and O_CLOEXEC through openat(AT_FDCWD), not open: musl's open()
+/// adds an fcntl(F_SETFD) after every O_CLOEXEC open (68 of the static build's 616 system calls
+/// in one hook run on the story node); its openat(), like glibc's open(), hands the flag to the
+/// kernel.
+fn open_cloexec(path: &Path, flags: nix::fcntl::OFlag) -> std::io::Result<fs::File> {
+    let fd = nix::fcntl::openat(None, path, flags | nix::fcntl::OFlag::O_CLOEXEC, nix::sys::stat::Mode::empty())?;
+    // SAFETY: openat just returned this descriptor; nothing else owns it.
+    Ok(unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) })
+}
+
 /// The names in a directory, `.` and `..` left out: getdents64 into a buffer on the stack.
 /// std's read_dir goes through opendir(3), which allocates its buffer with the C library's
 /// malloc: in the static build that is musl's, which maps and unmaps a page pair for each
 /// directory (and its open adds an fcntl): 7 system calls per listing where 4 do.
 fn list_names(dir: &Path) -> std::io::Result<Vec<std::ffi::OsString>> {
     use nix::fcntl::OFlag;
-    use std::os::fd::{AsRawFd, FromRawFd};
+    use std::os::fd::AsRawFd;
     use std::os::unix::ffi::OsStrExt;
-    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK;
-    let fd = nix::fcntl::openat(None, dir, flags, nix::sys::stat::Mode::empty())?;
-    // SAFETY: openat just returned this descriptor; nothing else owns it.
-    let fd = unsafe { fs::File::from_raw_fd(fd) };
+    let fd = open_cloexec(dir, OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NONBLOCK)?;
     let mut buf = [0u8; 8192];
     let mut names = Vec::new();
     loop {
@@ -384,18 +391,8 @@ impl SysRoot {
         // tree (cached: devices share it) and the file opened without following; only when the
         // file itself is a link (ELOOP) is it resolved too — one lstat saved per attribute.
         use nix::fcntl::OFlag;
-        let flags = OFlag::O_RDONLY
-            | OFlag::O_CLOEXEC
-            | OFlag::O_NONBLOCK
-            | if self.live { OFlag::empty() } else { OFlag::O_NOFOLLOW };
-        // openat(AT_FDCWD), not open: musl's open() adds an fcntl(F_SETFD) after every O_CLOEXEC
-        // open (68 of the static build's 616 system calls in one hook run on the story node);
-        // its openat(), like glibc's open(), hands the flag to the kernel.
-        let open = |p: &Path| -> std::io::Result<fs::File> {
-            let fd = nix::fcntl::openat(None, p, flags, nix::sys::stat::Mode::empty())?;
-            // SAFETY: openat just returned this descriptor; nothing else owns it.
-            Ok(unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) })
-        };
+        let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | if self.live { OFlag::empty() } else { OFlag::O_NOFOLLOW };
+        let open = |p: &Path| open_cloexec(p, flags);
         let opened = match self.open_in_tree(rel) {
             Some(r) => r,
             None => match open(&self.host_path(rel, false)?) {
