@@ -494,6 +494,11 @@ fn hook_main(args: Vec<std::ffi::OsString>) -> ExitCode {
 /// messages stay the same.
 fn hook_args(args: &[std::ffi::OsString]) -> Option<Cli> {
     use clap::FromArgMatches;
+    // `ibwire hook` alone, as enroot runs it (hooks get no arguments): no parser at all. Building
+    // even this one was 40 µs of a 1.8 ms hook, most of it first touches of clap's code pages.
+    if args.len() == 2 {
+        return Some(Cli { cmd: Cmd::Hook { node: JobNodeArgs { root: None, snapshot: None } } });
+    }
     let cmd = <JobNodeArgs as clap::Args>::augment_args(clap::Command::new("hook"));
     let m = cmd.try_get_matches_from(args.iter().skip(1)).ok()?;
     Some(Cli { cmd: Cmd::Hook { node: JobNodeArgs::from_arg_matches(&m).ok()? } })

@@ -151,7 +151,8 @@ fn read_if(sys: &SysRoot, name: &str, dir: &Path, vlan_parent: Option<&String>, 
     // neither, so the hook does not ask.
     let soft = pci.is_none();
     let kind = classify(name, if_type, pci.is_some(), devtype, soft && has("bonding"), soft && has("bridge"));
-    let master = if has("master") {
+    // Without the listing, the readlink is the existence check too (ENOENT: no master).
+    let master = if !full || has("master") {
         sys.read_link(&dir.join("master")).and_then(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()))
     } else {
         None
