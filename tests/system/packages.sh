@@ -30,6 +30,13 @@ for a in x86_64 aarch64; do
     grep -qx "ibwire-$v-$a-linux-musl/$f" "$L/tar-$a" || { echo "FAIL: $a tarball has no $f"; exit 1; }
   done
 done
+# Both static binaries lay the hook's code out first (packaging/hook.ld, through build.rs); on
+# x86_64 the section holds what a hook run executes (valgrind), or packaging/hook.ld is stale.
+for a in x86_64 aarch64; do
+  readelf -SW "dist/ibwire-$v-$a-linux-musl" | grep -q ' \.text\.hook ' || { echo "FAIL: $a binary has no .text.hook section (packaging/hook.ld not linked)"; exit 1; }
+done
+IBWIRE="$PWD/dist/ibwire-$v-x86_64-linux-musl" bench/hook-order.sh --check 90 > "$L/order" 2>&1 || { cat "$L/order"; echo "FAIL: bench/hook-order.sh --check"; exit 1; }
+echo "packages: $(tail -1 "$L/order")"
 # The static binaries decide what the native build decides: the story node, a plain node, and a
 # real hwloc capture. x86_64 in an empty chroot (nothing but the binary and the trees), aarch64
 # under qemu-user.
