@@ -85,7 +85,8 @@ case $mode in
 gen)
   bench_binary
   profile "$B" "$W/fns"
-  python3 - "$W/fns" "$(git rev-parse --short HEAD)" "$(rustc --version)" "$BUILD" > packaging/hook.ld <<'PY'
+  at=$(git rev-parse --short HEAD); git diff --quiet HEAD -- src || at="$at with uncommitted changes in src/"
+  python3 - "$W/fns" "$at" "$(rustc --version)" "$BUILD" > packaging/hook.ld <<'PY'
 import re, sys
 pats = set()
 for f in open(sys.argv[1]):

@@ -2,8 +2,8 @@
 # Run every cargo-fuzz target for SECONDS each (default 15), seeded from the real fixtures, and
 # print one line per target: executions, and whether it found a crash. cargo-fuzz needs nightly
 # features; on a stable toolchain RUSTC_BOOTSTRAP=1 enables them, and --sanitizer none is used
-# (the crate's three unsafe blocks — an fd adoption and two signal set-ups — take no input;
-# panics and assertion failures are what fuzzing looks for).
+# (the crate's unsafe blocks — fd adoption, signal set-ups, the allocator, the netlink socket —
+# parse no input; panics and assertion failures are what fuzzing looks for).
 # Crashes are kept under fuzz/artifacts/<target>/ — turn each into a regression test. Memory is
 # limited (512 MiB RSS, 256 MiB per allocation): an input that makes a parser allocate without
 # bound, such as a hostlist of many ranges, counts as a crash.

@@ -11,7 +11,8 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// Files read only by the live path (getifaddrs) that a replay needs as files.
+/// Files a replay needs where the live path asks the kernel instead (addresses: an rtnetlink
+/// dump, probe/netlink.rs).
 const LIVE_EXTRAS: &[&str] = &[
     "proc/net/fib_trie",
     "proc/net/route",

@@ -6,6 +6,7 @@ pub mod gpu;
 pub mod host;
 pub mod model;
 pub mod net;
+pub mod netlink;
 pub mod pci;
 pub mod rdma;
 pub mod sysroot;

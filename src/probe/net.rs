@@ -1,6 +1,6 @@
 //! Network interfaces from `/sys/class/net`, addresses and routes.
 //!
-//! Live, addresses come from getifaddrs(3). From a captured tree they come from the tree's
+//! Live, addresses come from one rtnetlink address dump (netlink.rs). From a captured tree they come from the tree's
 //! `proc/net/fib_trie` (local IPv4 addresses) matched to `proc/net/route` (which interface owns
 //! which subnet) and `proc/net/if_inet6`. Routes always come from `proc/net/{route,ipv6_route}`.
 
@@ -327,27 +327,13 @@ pub fn parse_route_v6(text: &str) -> Vec<Route> {
 }
 
 fn live_addrs(sys: &SysRoot) -> BTreeMap<String, Vec<IpNet>> {
-    let mut m: BTreeMap<String, Vec<IpNet>> = BTreeMap::new();
-    let Ok(list) = nix::ifaddrs::getifaddrs() else {
-        sys.note("getifaddrs failed; no addresses read");
-        return m;
-    };
-    for ifa in list {
-        let (Some(addr), Some(mask)) = (ifa.address, ifa.netmask) else {
-            continue;
-        };
-        let net = if let (Some(a), Some(k)) = (addr.as_sockaddr_in(), mask.as_sockaddr_in()) {
-            Ipv4Net::new(a.ip(), u32::from(k.ip()).count_ones() as u8).ok().map(IpNet::V4)
-        } else if let (Some(a), Some(k)) = (addr.as_sockaddr_in6(), mask.as_sockaddr_in6()) {
-            Ipv6Net::new(a.ip(), u128::from(k.ip()).count_ones() as u8).ok().map(IpNet::V6)
-        } else {
-            None
-        };
-        if let Some(n) = net {
-            m.entry(ifa.interface_name).or_default().push(n);
+    match super::netlink::addresses() {
+        Ok(m) => m,
+        Err(e) => {
+            sys.note(format!("the address dump (rtnetlink) failed: {e}; no addresses read"));
+            BTreeMap::new()
         }
     }
-    m
 }
 
 fn tree_addrs(sys: &SysRoot, routes: &[Route]) -> BTreeMap<String, Vec<IpNet>> {
