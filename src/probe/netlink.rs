@@ -12,7 +12,7 @@
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, Ipv6Addr};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 
 const NLMSG_ERROR: u16 = 2;
 const NLMSG_DONE: u16 = 3;
@@ -29,31 +29,10 @@ const MAX_DUMP: usize = 16 << 20;
 
 /// Addresses by interface name, as getifaddrs would give them (IPv4 by its local address).
 pub fn addresses() -> std::io::Result<BTreeMap<String, Vec<IpNet>>> {
-    // SAFETY: socket(2) with constant arguments; the descriptor is owned from here on.
-    let fd = unsafe {
-        nix::libc::socket(
-            nix::libc::AF_NETLINK,
-            nix::libc::SOCK_RAW | nix::libc::SOCK_CLOEXEC,
-            nix::libc::NETLINK_ROUTE,
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: `fd` was just returned by socket(2) and is not owned elsewhere.
-    let sock = unsafe { OwnedFd::from_raw_fd(fd) };
+    use nix::sys::socket::{self as so, sockopt, AddressFamily, MsgFlags, SockFlag, SockProtocol, SockType};
+    let sock = so::socket(AddressFamily::Netlink, SockType::Raw, SockFlag::SOCK_CLOEXEC, SockProtocol::NetlinkRoute)?;
     // The kernel answers a dump at once; a bound all the same (no read without one).
-    let tv = nix::libc::timeval { tv_sec: 2, tv_usec: 0 };
-    // SAFETY: a valid option of the right size for an open socket.
-    unsafe {
-        nix::libc::setsockopt(
-            fd,
-            nix::libc::SOL_SOCKET,
-            nix::libc::SO_RCVTIMEO,
-            &tv as *const _ as *const nix::libc::c_void,
-            std::mem::size_of_val(&tv) as nix::libc::socklen_t,
-        );
-    }
+    so::setsockopt(&sock, sockopt::ReceiveTimeout, &nix::sys::time::TimeVal::new(2, 0))?;
     // nlmsghdr (16 bytes) + ifaddrmsg (8 bytes, family AF_UNSPEC: both families).
     let seq: u32 = 1;
     let mut req = [0u8; 24];
@@ -61,34 +40,27 @@ pub fn addresses() -> std::io::Result<BTreeMap<String, Vec<IpNet>>> {
     req[4..6].copy_from_slice(&RTM_GETADDR.to_ne_bytes());
     req[6..8].copy_from_slice(&(NLM_F_REQUEST | NLM_F_DUMP).to_ne_bytes());
     req[8..12].copy_from_slice(&seq.to_ne_bytes());
-    // SAFETY: sending a buffer we own, of its length.
-    if unsafe { nix::libc::send(fd, req.as_ptr() as *const _, req.len(), 0) } < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+    so::send(sock.as_raw_fd(), &req, MsgFlags::empty())?;
     let mut found: Vec<(u32, IpNet)> = Vec::new();
     let mut buf = vec![0u8; 32 << 10];
     let mut total = 0usize;
     loop {
-        // SAFETY: receiving into a buffer we own, at most its length.
-        let n = unsafe { nix::libc::recv(fd, buf.as_mut_ptr() as *mut _, buf.len(), 0) };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
+        let n = match so::recv(sock.as_raw_fd(), &mut buf, MsgFlags::empty()) {
+            Ok(n) => n,
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(e) => return Err(e.into()),
+        };
         if n == 0 {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::UnexpectedEof,
                 "netlink: dump ended without NLMSG_DONE",
             ));
         }
-        total += n as usize;
+        total += n;
         if total > MAX_DUMP {
             return Err(std::io::Error::other("netlink: address dump larger than 16 MiB"));
         }
-        if parse(&buf[..n as usize], seq, &mut found)? {
+        if parse(&buf[..n], seq, &mut found)? {
             break;
         }
     }
@@ -176,7 +148,7 @@ pub fn parse(buf: &[u8], seq: u32, out: &mut Vec<(u32, IpNet)>) -> std::io::Resu
             _ => {}
         }
     }
-    if off != buf.len() && off < buf.len() {
+    if off < buf.len() {
         return Err(bad("truncated message"));
     }
     Ok(false)
