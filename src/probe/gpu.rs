@@ -3,7 +3,6 @@
 use super::model::Gpu;
 use super::pci;
 use super::sysroot::SysRoot;
-use super::Detail;
 use std::path::{Path, PathBuf};
 
 /// Device ids of the data-centre parts we are asked about most; anything else shows its raw id.
@@ -49,11 +48,7 @@ pub fn read(sys: &SysRoot) -> Vec<Gpu> {
     });
     let mut gpus = Vec::new();
     for dir in candidates.into_iter().flatten() {
-        // The hook's decisions use a GPU's place on the bus (plan::hca's PIX/PXB question), not
-        // whether it is an SR-IOV virtual function: its `physfn` readlink (ENOENT on every
-        // physical GPU) is left out there, and the function recorded as not virtual.
-        let physfn = (sys.detail() == Detail::Hook).then_some(None);
-        let Some(f) = sys.resolve(&dir).and_then(|d| pci::read_function(sys, &d, physfn)) else {
+        let Some(f) = pci::function_at(sys, &dir) else {
             continue;
         };
         // VGA (0x0300) or 3D controller (0x0302): not an NVSwitch (0x0680) the driver also binds.
