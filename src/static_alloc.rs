@@ -13,7 +13,6 @@
 //! allocation): the hook 1.96 M -> 1.59 M instructions, `fleet` over 1 024 snapshots 152 ->
 //! 139 ms CPU, `probe --json` on the story node 4.38 -> 4.27 ms (commit 52df14d). perf put a fifth
 //! of probe's samples in the mutex; the time measured whole is the smaller gain above.
-
 //!
 //! The hook, a process that lives a few milliseconds at every container start, also takes an
 //! arena (`arena`): allocation bumps a pointer, free gives memory back only when it is the
@@ -63,9 +62,8 @@ pub fn arena() {
 
 // SAFETY: every dlmalloc call holds the lock; dlmalloc's contract is GlobalAlloc's. Arena
 // blocks are disjoint ranges of a mapping dlmalloc never sees (arena.rs, tested against a
-// model). Not
-// inlined: inlined, dlmalloc's malloc and free were copied into every allocation site (text
-// 4.56 -> 5.89 MB).
+// model). Not inlined: inlined, dlmalloc's malloc and free were copied into every allocation
+// site (text 4.56 -> 5.89 MB).
 unsafe impl GlobalAlloc for Alloc {
     #[inline(never)]
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {

@@ -1,8 +1,8 @@
 //! Network interfaces from `/sys/class/net`, addresses and routes.
 //!
-//! Live, addresses come from one rtnetlink address dump (netlink.rs). From a captured tree they come from the tree's
-//! `proc/net/fib_trie` (local IPv4 addresses) matched to `proc/net/route` (which interface owns
-//! which subnet) and `proc/net/if_inet6`. Routes always come from `proc/net/{route,ipv6_route}`.
+//! Live, addresses come from one rtnetlink address dump (netlink.rs). From a captured tree they
+//! come from the tree's `proc/net/fib_trie` (local IPv4 addresses) matched to `proc/net/route`
+//! (which interface owns which subnet) and `proc/net/if_inet6`. Routes always come from `proc/net/{route,ipv6_route}`.
 
 use super::model::{IfKind, IfType, NetIf, Route};
 use super::pci;
