@@ -58,13 +58,17 @@ profile() {
       unshare -m --propagation private bash -euo pipefail -c "
         mount --bind '$W/t/sys' /sys
         mkdir -p /dev/infiniband && mount --bind '$W/t/dev/infiniband' /dev/infiniband
-        $cmd" > /dev/null 2>&1
+        $cmd" > "$W/log.$i" 2>&1 || true
     else
-      $cmd > /dev/null 2>&1
+      $cmd > "$W/log.$i" 2>&1 || true
     fi
+    # The run decided (what enroot's environ file gets), or its profile is not the hook's.
+    grep -q '^NCCL_IB_HCA=' "$W/environ" || { cat "$W/log.$i" >&2; echo "bench/hook-order.sh: hook run $i ($r) wrote no NCCL_IB_HCA" >&2; exit 1; }
   done
   # callgrind names a function once, at its first mention (`fn=(id) name`, `cfn=(id) name`).
   cat "$W"/cg.* | sed -n -E 's/^c?fn=\([0-9]+\) (.+)$/\1/p' | sort -u > "$out"
+  # A hook run executes ~500 functions: far fewer means a run failed, not a small hook.
+  (( $(wc -l < "$out") >= 100 )) || { echo "bench/hook-order.sh: the callgrind runs of $b named $(wc -l < "$out") functions; a hook run failed under valgrind" >&2; exit 1; }
 }
 
 # The functions `probe --json` runs of binary $1 (story node, --root and, as root, live), into
