@@ -10,6 +10,9 @@
 # (examples/gen_tree.rs) bind-mounted over /sys (one mount, as sysfs is; the real /sys/fs
 # mounted back for enroot's cgroup hook) and /dev/infiniband in a private mount namespace, so both hooks read it as the live system; ENROOT_RESTRICT_DEV=y.
 # The image: the host's busybox and its libraries in a squashfs (no libibverbs: ibwire warns).
+# The start-to-start difference is noisy (±10 ms); the verdict is the sum of two parts measured
+# where the noise is small: the hook's own wall time as enroot runs it (a second pass, behind a
+# timing shim) and what enroot-mount does for the hook's fstab lines (a third pass).
 #
 # Needs root (unshare -m, bind mounts), enroot on PATH (or ENROOT=path), mksquashfs, busybox.
 # bench/ builds nothing from outside the package registries: without enroot this says so and
@@ -111,10 +114,28 @@ unshare -m --propagation private bash -euo pipefail -c '
   for _ in $(seq "$OWN_RUNS"); do
     for c in stock ibwire sh floor start; do ENROOT_SYSCONF_PATH=$W/conf-$c-timed "$ENROOT" start ibwire-bench true; done
   done
+  # A third pass: what enroot itself does for the lines ibwire writes. After the hooks, enroot
+  # runs `enroot-mount --root ROOTFS MOUNTS` once whatever the file holds (runtime.sh,
+  # _do_hooks); ibwire'"'"'s lines make it create and bind-mount each device node. Measured as
+  # that: enroot-mount on a fresh /dev tmpfs (what ENROOT_RESTRICT_DEV gives the container)
+  # with and without the lines the hook wrote here, interleaved, each in a new mount namespace.
+  rootfs=$ENROOT_DATA_PATH/ibwire-bench
+  : > "$W/fstab-ibwire"; : > "$W/environ-x"
+  ENROOT_MOUNTS=$W/fstab-ibwire ENROOT_ENVIRON=$W/environ-x ENROOT_ROOTFS=$rootfs "$B" hook 2> /dev/null
+  [[ -s $W/fstab-ibwire ]] || { echo "bench/enroot.sh: the hook wrote no fstab line" >&2; exit 1; }
+  echo "tmpfs /dev tmpfs x-create=dir,nosuid,noexec,mode=755 0 0" > "$W/fstab-base"
+  cat "$W/fstab-base" "$W/fstab-ibwire" > "$W/fstab-with"
+  python3 bench/interleave.py --runs "$RUNS" --warmup 3 --json "$W/m.json" \
+    base "unshare -m --propagation private enroot-mount --root $rootfs $W/fstab-base" \
+    lines "unshare -m --propagation private enroot-mount --root $rootfs $W/fstab-with" > /dev/null
 '
 table=$(python3 - "$W/r.json" "$version" "$RUNS" "$BUILD" "$W" <<'PY'
 import json, os, statistics as st, sys
 r = json.load(open(sys.argv[1]))["results"]
+m = json.load(open(os.path.join(sys.argv[5], "m.json")))["results"]
+nlines = sum(1 for _ in open(os.path.join(sys.argv[5], "fstab-ibwire")))
+mount_d = [a - b for a, b in zip(m["lines"]["wall_ms"], m["base"]["wall_ms"])]
+mounts = st.median(mount_d)
 def own(c):
     p = os.path.join(sys.argv[5], f"own-{c}")
     if not os.path.exists(p):
@@ -141,28 +162,31 @@ sc, ic = added("stock", "cpu_ms"), added("ibwire", "cpu_ms")
 rw = f"1/{sw / iw:.0f}" if iw > 0 else "not resolved (≤ 0)"
 rc = f"1/{sc / ic:.0f}" if ic > 0 else "not resolved (≤ 0)"
 print(f"\nibwire's added cost against the stock hook's: wall {rw}, CPU {rc} (target ≤ 1/40).")
-# A verdict only where the noise allows one: met when even the upper quartile of ibwire's added
-# wall time is within 1/40 of the stock hook's, missed when even the lower quartile is not.
 q1, _, q3 = st.quantiles(diffs("ibwire", "wall_ms"), n=4)
-if q3 > 0 and sw / q3 >= 40:
-    verdict = "met"
-elif q1 > 0 and sw / q1 < 40:
-    verdict = "**missed**"
-else:
-    verdict = "not resolved: ibwire's added cost is within the start-to-start noise"
+# The start-to-start difference is a cross-check, not the verdict: its quartiles span about
+# ±10 ms, four times the target. The verdict is the sum of what ibwire costs enroot, each part
+# measured where its noise is small: the hook's own wall time as enroot runs it (second pass)
+# and enroot-mount's work for the hook's lines (third pass). What the sum leaves out: enroot's
+# formatting of the environment file, which runs at every start and reads ibwire's few lines
+# among the image's (common::envfmt, bash, no process per line).
 os_, oi = own("stock"), own("ibwire")
-# ibwire's added cost is at least its hook's own time (enroot then mounts its lines): a hook that
-# alone takes more than 1/40 of the stock hook's misses the target, whatever the noise says.
-if os_ and oi and os_ / oi < 40:
-    verdict = f"**missed** (the hook alone takes 1/{os_ / oi:.0f} of the stock hook's time)"
+cross = ("within the start-to-start noise" if not (q3 > 0 and sw / q3 >= 40) and not (q1 > 0 and sw / q1 < 40)
+         else ("within 1/40 even at its upper quartile" if q3 > 0 and sw / q3 >= 40 else "over 1/40 even at its lower quartile"))
 own_line = ""
 if os_ and oi:
-    own_line = (f" The hooks' own wall time as enroot runs them (a second pass, median of the starts): stock {os_:.1f} ms,"
-                f" ibwire {oi:.1f} ms (1/{os_ / oi:.0f}; enroot's own mounting of ibwire's fstab lines is not in it,"
-                f" the stock hook mounts inside itself).")
+    total = oi + mounts
+    verdict = ("met" if os_ / total >= 40 else "**missed**") + f" (1/{os_ / total:.0f})"
+    own_line = (f" The sum that decides it: the hook's own wall time as enroot runs it, {oi:.1f} ms (stock hook: {os_:.1f} ms),"
+                f" plus enroot-mount's work for its {nlines} fstab lines, {mounts:.2f} ms: {total:.1f} ms, 1/{os_ / total:.0f}"
+                f" of the stock hook's (which mounts inside itself). The start-to-start difference is {cross}.")
     print(f"\nThe hooks' own wall time as enroot runs them (separate starts behind a timing shim, median): "
-          f"99-mellanox.sh {os_:.1f} ms, 90-ibwire.sh {oi:.1f} ms (1/{os_ / oi:.0f}). enroot mounts ibwire's fstab "
-          f"lines after the hooks, so that work is in the added cost above, not here.")
+          f"99-mellanox.sh {os_:.1f} ms, 90-ibwire.sh {oi:.1f} ms (1/{os_ / oi:.0f}). enroot applies ibwire's {nlines} fstab "
+          f"lines after the hooks (`enroot-mount`, once per start whatever the file holds): with them on a fresh /dev tmpfs,"
+          f" {mounts:.2f} ms more than without (paired median of {len(mount_d)} interleaved runs, quartiles"
+          f" {st.quantiles(mount_d, n=4)[0]:.2f} to {st.quantiles(mount_d, n=4)[2]:.2f}). ibwire's cost to a start:"
+          f" {oi:.1f} + {mounts:.2f} = {total:.1f} ms, 1/{os_ / total:.0f} of the stock hook's (target ≤ 1/40: {verdict}).")
+else:
+    verdict = "not measured (the timing shim recorded nothing)"
 fl, stt, sh = own("floor"), own("start"), own("sh")
 if oi and fl and stt and sh:
     print(f"\nWhere ibwire's {oi:.1f} ms go (the same timing, each in place of 90-ibwire.sh): {stt:.1f} ms to start the binary"
