@@ -170,7 +170,7 @@ q1, _, q3 = st.quantiles(diffs("ibwire", "wall_ms"), n=4)
 # formatting of the environment file, which runs at every start and reads ibwire's few lines
 # among the image's (common::envfmt, bash, no process per line).
 os_, oi = own("stock"), own("ibwire")
-cross = ("within the start-to-start noise" if not (q3 > 0 and sw / q3 >= 40) and not (q1 > 0 and sw / q1 < 40)
+cross = (f"too noisy to decide (quartiles {q1:.1f} to {q3:.1f} ms)" if not (q3 > 0 and sw / q3 >= 40) and not (q1 > 0 and sw / q1 < 40)
          else ("within 1/40 even at its upper quartile" if q3 > 0 and sw / q3 >= 40 else "over 1/40 even at its lower quartile"))
 own_line = ""
 if os_ and oi:
