@@ -92,13 +92,53 @@ pub fn read_config(path: &Path) -> std::io::Result<String> {
             format!("refused: writable by group or others (mode {:o}); chmod go-w it", m.mode() & 0o7777),
         ));
     }
-    if m.uid() != 0 && m.uid() != euid {
+    if m.uid() != 0 && m.uid() != euid && !owned_outside_namespace(m.uid()) {
         return Err(std::io::Error::new(
             std::io::ErrorKind::PermissionDenied,
             format!("refused: owned by uid {}, neither root nor this user (uid {euid})", m.uid()),
         ));
     }
     read_limited(f, m.len(), MAX_CONFIG).map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+/// Is `uid` the kernel's overflow uid standing for an owner outside this user namespace?
+///
+/// enroot starts every unprivileged container (pyxis runs enroot as the job's user) in a user
+/// namespace that maps only the caller's uid (`1000 1000 1`, or `0 1000 1` with `--root`):
+/// there a root-owned `/etc/ibwire.yaml` reads as owned by the overflow uid (65534). No one in
+/// the namespace can have written such a file, since only mapped uids create files and they show
+/// as themselves; with the mode check (no group or other write) it is as safe as root's own,
+/// and nothing a config says there gives anyone more than the user who started the namespace
+/// already has. Read only when such an owner is seen, so the hook's usual path opens nothing
+/// more. In the initial namespace (or one where the overflow uid is itself mapped, as for a
+/// `nobody` caller) the overflow uid is an ordinary owner and refused as before.
+pub fn owned_outside_namespace(uid: u32) -> bool {
+    let overflow = std::fs::read_to_string("/proc/sys/kernel/overflowuid")
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+        .unwrap_or(65534);
+    uid == overflow && std::fs::read_to_string("/proc/self/uid_map").map(|m| unmapped_in(&m, uid)).unwrap_or(false)
+}
+
+/// `uid_map` describes a non-initial user namespace in which the inside id `uid` is not mapped.
+/// The initial namespace's map is `0 0 4294967295`; a map that cannot be parsed counts as the
+/// initial one (refuse rather than accept on a guess).
+pub fn unmapped_in(uid_map: &str, uid: u32) -> bool {
+    let mut rows = Vec::new();
+    for line in uid_map.lines().filter(|l| !l.trim().is_empty()) {
+        let f: Vec<u64> = match line.split_whitespace().map(str::parse).collect() {
+            Ok(f) => f,
+            Err(_) => return false,
+        };
+        if f.len() != 3 {
+            return false;
+        }
+        rows.push((f[0], f[1], f[2]));
+    }
+    if rows.is_empty() || rows == [(0, 0, 4_294_967_295)] {
+        return false;
+    }
+    !rows.iter().any(|&(inside, _, count)| (inside..inside.saturating_add(count)).contains(&u64::from(uid)))
 }
 
 /// A private scratch directory (mode 0700, unpredictable name, made by mkdtemp so an existing
@@ -316,6 +356,22 @@ mod tests {
         assert!(read_config(&f).is_ok());
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o666)).unwrap();
         assert!(read_config(&f).unwrap_err().to_string().contains("writable by group or others"));
+    }
+
+    #[test]
+    fn overflow_owner_counts_as_outside_only_in_a_namespace_that_does_not_map_it() {
+        // enroot's maps (../shared/spec/enroot-hook-contract.md): the caller onto itself or onto 0
+        assert!(unmapped_in("      1000       1000          1\n", 65534));
+        assert!(unmapped_in("         0       1000          1\n", 65534));
+        // the initial namespace, a nobody caller mapped onto itself, garbage: not outside
+        assert!(!unmapped_in("         0          0 4294967295\n", 65534));
+        assert!(!unmapped_in("     65534      65534          1\n", 65534));
+        assert!(!unmapped_in("0 100000 65536\n1000 1000 x\n", 65534));
+        assert!(!unmapped_in("", 65534));
+        assert!(!unmapped_in("0 100000\n", 65534));
+        // a wide subordinate range that covers the overflow uid maps it
+        assert!(!unmapped_in("0 100000 65537\n", 65534));
+        assert!(unmapped_in("0 100000 65534\n", 65534));
     }
 
     #[test]

@@ -58,6 +58,12 @@ fn slurm_cluster_runs_the_baremetal_example_on_two_nodes() {
 }
 
 #[test]
+#[ignore = "system test: needs root (setpriv to a plain uid, a user namespace that maps only it, /etc of a private mount namespace); run by .ci/run"]
+fn admin_config_applies_in_a_user_namespace() {
+    script("userns-config.sh", Duration::from_secs(120));
+}
+
+#[test]
 #[ignore = "system test: needs root (a size-limited tmpfs in a mount namespace); run by .ci/run"]
 fn capture_into_a_full_disk_is_one_line() {
     script("capture-full-disk.sh", Duration::from_secs(120));
