@@ -569,8 +569,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Cmd::Verify { node, args } => {
             // Live: nvidia-smi gives the NVLink counts the intra-node ceiling needs.
-            let live = node.root.is_none() && node.snapshot.is_none() && args.from_log.is_empty();
-            cmd::verify::run(&source(&node, live).load()?, &args)
+            let given = node.root.is_some() || node.snapshot.is_some();
+            if !given && !args.from_log.is_empty() {
+                // A log is judged by its own evidence: the machine that reads it (a login node,
+                // a laptop) says nothing about the one that wrote it.
+                return cmd::verify::run(None, &args);
+            }
+            let live = !given && args.from_log.is_empty();
+            cmd::verify::run(Some(&source(&node, live).load()?), &args)
         }
         Cmd::Launch { node, args } => {
             let mut n = decision_source(&node).load()?;

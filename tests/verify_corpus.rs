@@ -160,3 +160,33 @@ fn terminal_escapes_from_a_log_are_not_replayed() {
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(!out.contains('\u{1b}') && !out.contains('\u{9b}'), "{out:?}");
 }
+
+#[test]
+fn a_multi_node_socket_log_is_judged_by_itself_not_by_the_reader() {
+    // Read with no flags: the reader's own HCAs (none on CI, eight on a GPU node) never enter
+    // the verdict. A 2-node job on TCP sockets after `NET/IB : No device found` is not ok.
+    let log = corpus().join("h200-nccl-2.28.9-socket-2node.log");
+    let log = log.to_str().unwrap();
+    let o = Command::new(bin()).args(["verify", "--from-log", log]).env_remove("IBWIRE_ROOT").output().unwrap();
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(out.starts_with("NOT OK: NOT ON RDMA"), "{out}");
+    assert!(out.contains("expected: RDMA (the log: a job over several nodes"), "{out}");
+    assert!(out.contains("`--expect socket` accepts them"), "{out}");
+    // The user says sockets are intended: ok, and the verdict says why.
+    let o = ibwire(&["verify", "--from-log", log, "--expect", "socket"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).starts_with("OK: Socket as expected (--expect socket)"), "{}", stdout(&o));
+    // --expect ib and efa: not ok.
+    for e in ["ib", "efa", "roce"] {
+        assert_eq!(ibwire(&["verify", "--from-log", log, "--expect", e]).status.code(), Some(1), "--expect {e}");
+    }
+    // The job's node given as a tree without any RDMA device: sockets are all it has.
+    let t = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(t.path().join("sys/class")).unwrap();
+    let o = ibwire(&["verify", "--root", t.path().to_str().unwrap(), "--from-log", log, "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{v}");
+    assert_eq!(v["expected_network"], "Socket");
+    assert_eq!(v["expected_from"], "the job's node has no RDMA device");
+}

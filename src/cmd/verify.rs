@@ -4,7 +4,7 @@
 
 use super::printable;
 use crate::nccl::{log, tests_output};
-use crate::plan::verify::{judge, CeilingInputs, Measured, Report};
+use crate::plan::verify::{judge, CeilingInputs, Expect, Measured, Report};
 use crate::plan::{self, Intent};
 use crate::probe::Node;
 use anyhow::{bail, Context, Result};
@@ -47,6 +47,13 @@ pub struct Args {
     /// Configuration file.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// The transport the job was meant to use between nodes. `auto`: from the job's node
+    /// when given (--root, --snapshot, or this node for a live run), else from the log
+    /// (RDMA across nodes: a multi-node job on TCP sockets is not ok unless `--expect socket`).
+    /// A log read with --from-log is judged by its own evidence, never by the machine that
+    /// reads it; pass `--root /` to judge it against this node.
+    #[arg(long, value_enum, default_value_t = Expect::Auto, value_name = "FABRIC")]
+    pub expect: Expect,
 }
 
 /// `# ibwire-allreduce size=… busbw_gbps=380.5 world=8` from examples/allreduce.py.
@@ -109,7 +116,7 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
     Ok(Read { facts: st.0.finish(), tests: st.1.finish(), allreduce: st.2 })
 }
 
-pub fn analyse(node: &Node, plan: &plan::Plan, input: &Read, a: &Args) -> Report {
+pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a: &Args) -> Report {
     let (facts, tests) = (&input.facts, &input.tests);
     let measured = if let Some(b) = tests.peak_busbw() {
         Some(Measured {
@@ -128,7 +135,7 @@ pub fn analyse(node: &Node, plan: &plan::Plan, input: &Read, a: &Args) -> Report
             from_rank_lines: false,
         })
     };
-    let ci = CeilingInputs { hcas: a.hcas, hca_gbit: a.hca_gbit, nodes: a.nodes };
+    let ci = CeilingInputs { hcas: a.hcas, hca_gbit: a.hca_gbit, nodes: a.nodes, expect: a.expect, node_known };
     judge(node, plan, facts, measured.as_ref(), &ci)
 }
 
@@ -170,19 +177,20 @@ pub fn render(r: &Report, facts: &log::LogFacts, json: bool) -> Result<String> {
     }
     let f = |o: Option<f64>| o.map(|v| format!("{v:.1} GB/s")).unwrap_or_else(|| "-".into());
     s.push_str(&format!(
-        "  nodes: {}   network: {} (expected {})   GPUDirect RDMA: {}   NCCL {}\n",
+        "  nodes: {}   network: {}   GPUDirect RDMA: {}   NCCL {}\n  expected: {} ({})\n",
         match r.nodes {
             Some(n) => format!("{n} ({})", r.nodes_evidence),
             None => "unknown".into(),
         },
         printable(r.network.as_deref().unwrap_or("unknown"), 4000),
-        r.expected_network,
         match r.gdr {
             Some(true) => "yes",
             Some(false) => "no",
             None => "-",
         },
-        printable(facts.version.as_deref().unwrap_or("?"), 4000)
+        printable(facts.version.as_deref().unwrap_or("?"), 4000),
+        r.expected_network,
+        printable(&r.expected_from, 4000),
     ));
     if !r.hcas.is_empty() {
         s.push_str(&format!("  HCAs: {}\n", printable(&r.hcas.join(" "), 4000)));
@@ -233,15 +241,25 @@ pub fn render(r: &Report, facts: &log::LogFacts, json: bool) -> Result<String> {
     Ok(s)
 }
 
-pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
+/// `node`: the job's node (`--root`, `--snapshot`, or this one for a live run); `None` for a
+/// log read on its own, which is then judged by its own evidence only.
+pub fn run(node: Option<&Node>, a: &Args) -> Result<ExitCode> {
     let env = super::job_env();
-    let input =
-        if !a.from_log.is_empty() { read_files(&a.from_log)? } else { read_text(&benchmark(node, a, env.clone())?) };
+    let unknown = Node::default();
+    let input = match node {
+        _ if !a.from_log.is_empty() => read_files(&a.from_log)?,
+        Some(n) => read_text(&benchmark(n, a, env.clone())?),
+        None => bail!("nothing to judge: give --from-log FILE, or run verify on the job's node"),
+    };
     let mut cfg = crate::config::load(a.config.as_deref())?;
     cfg.hca.on_empty = None;
-    let master = crate::cmd::env::master(a.master_addr.as_deref(), &env, Duration::from_secs(5)).ok().flatten();
-    let p = plan::decide(node, &Intent { master, config: cfg, env });
-    let r = analyse(node, &p, &input, a);
+    let master = match node {
+        Some(_) => crate::cmd::env::master(a.master_addr.as_deref(), &env, Duration::from_secs(5)).ok().flatten(),
+        None => None,
+    };
+    let n = node.unwrap_or(&unknown);
+    let p = plan::decide(n, &Intent { master, config: cfg, env });
+    let r = analyse(n, node.is_some(), &p, &input, a);
     let table = !input.tests.rows.is_empty() || input.allreduce.is_some();
     if input.facts.nccl_lines == 0 && !table {
         if a.from_log.is_empty() {

@@ -126,8 +126,13 @@ pub fn judge(
     let failed_init =
         facts.warns.iter().chain(&facts.errors).find(|w| w.contains("Failed to initialize any NET plugin"));
     let observed = facts.observed();
-    let report =
-        verify::judge(node, plan, facts, None, &CeilingInputs { nodes: Some(nnodes.max(2)), ..Default::default() });
+    let report = verify::judge(
+        node,
+        plan,
+        facts,
+        None,
+        &CeilingInputs { nodes: Some(nnodes.max(2)), node_known: true, ..Default::default() },
+    );
     let mut causes = report.causes.clone();
     if plan.hcas.is_empty() {
         // --expect-net ib on a node that shows no usable port: that is the first thing to say.

@@ -224,6 +224,12 @@ pub const RULES: &[Rule] = &[
         fix: "run `ibwire doctor` inside the job's environment: device nodes, libibverbs, NCCL_IB_HCA",
     },
     Rule {
+        id: "wrong-fabric",
+        message: "Using network IB / AWS Libfabric … where another fabric was expected (--expect)",
+        meaning: "NCCL ran on RDMA, but not the fabric the job was meant to use (EFA instead of InfiniBand, RoCE ports instead of IB ones)",
+        fix: "check NCCL_NET, NCCL_NET_PLUGIN and NCCL_IB_HCA against the fabric the job should use; `--expect` states it",
+    },
+    Rule {
         id: "mixed-network",
         message: "Using network IB on some ranks, Using network Socket on others",
         meaning: "some ranks found no usable HCA while others did",
@@ -301,7 +307,10 @@ pub struct Finding {
 pub struct Report {
     pub outcome: Outcome,
     pub network: Option<String>,
+    /// `IB`, `RoCE`, `EFA`, `RDMA` (whichever the log shows), `Socket` or `any`.
     pub expected_network: String,
+    /// What the expectation comes from: a flag, the job's node, or the log.
+    pub expected_from: String,
     pub gdr: Option<bool>,
     pub gdr_expected: bool,
     pub hcas: Vec<String>,
@@ -327,13 +336,53 @@ pub struct Report {
     pub notes: Vec<String>,
 }
 
-/// Overrides for the ceiling when the node is not the one the log came from.
+/// What the job was meant to run on between nodes (`verify --expect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Expect {
+    /// From the job's node when it is given (`--root`, `--snapshot`, a live run), else from
+    /// the log: RDMA (InfiniBand, RoCE or EFA, whichever the log shows) across nodes.
+    #[default]
+    Auto,
+    /// InfiniBand (NCCL's IB transport or an IB plugin, ports of link layer IB).
+    Ib,
+    /// RoCE (NCCL's IB transport on Ethernet ports).
+    Roce,
+    /// EFA through the AWS Libfabric (OFI) plugin.
+    Efa,
+    /// TCP sockets are intended: only failures are judged.
+    Socket,
+    /// Any transport: only failures are judged.
+    Any,
+}
+
+impl Expect {
+    pub fn name(self) -> &'static str {
+        match self {
+            Expect::Auto => "auto",
+            Expect::Ib => "ib",
+            Expect::Roce => "roce",
+            Expect::Efa => "efa",
+            Expect::Socket => "socket",
+            Expect::Any => "any",
+        }
+    }
+}
+
+/// What the caller knows beyond the log: the expected transport, whether `node` is the job's
+/// node (given with `--root`/`--snapshot`, or this node for a live run) or a stand-in that says
+/// nothing, and overrides for the ceiling when the node is not the one the log came from.
 #[derive(Debug, Clone, Default)]
 pub struct CeilingInputs {
     pub hcas: Option<usize>,
     pub hca_gbit: Option<f64>,
     /// Nodes in the job, when the input does not show them all.
     pub nodes: Option<usize>,
+    pub expect: Expect,
+    /// `node` is evidence about the job's node. False for `verify --from-log` without
+    /// `--root`/`--snapshot`: the machine that reads a log says nothing about the one that
+    /// wrote it.
+    pub node_known: bool,
 }
 
 /// Below this share of the ceiling busbw is called slow. The ceiling is a true upper bound
@@ -592,7 +641,7 @@ fn node_count(
 }
 
 /// What the log is about, decided before any finding: is it from this node, how many nodes,
-/// which transport and GPUDirect this node (or any node, for a foreign log) should give.
+/// which transport and GPUDirect the job should have had, and what says so.
 struct Scope {
     same_node: bool,
     nodes: Option<usize>,
@@ -600,20 +649,106 @@ struct Scope {
     multi: bool,
     healthy: bool,
     expect_rdma: bool,
+    /// The fabric expected: `IB`, `RoCE`, `EFA`, `RDMA` (any of them), `Socket` or `any`.
+    expected: &'static str,
+    /// Where the expectation comes from, said in the verdict.
+    expected_from: String,
     gdr_expected: bool,
     observed: Option<String>,
 }
 
+/// The fabric a log shows NCCL on: `EFA` for the Libfabric/OFI plugin, `RoCE`/`IB` from the
+/// link layers NCCL listed for its devices, `RDMA` for an IB transport whose ports it did not
+/// list, `Socket`.
+pub fn fabric_of(log: &LogFacts) -> Option<&'static str> {
+    let net = log.observed()?;
+    if has_ci(&net, "libfabric") || has_ci(&net, "ofi") || has_ci(&net, "efa") {
+        return Some("EFA");
+    }
+    if net == "Socket" || net.starts_with("NET/Socket") {
+        return Some("Socket");
+    }
+    if !is_rdma(&net) {
+        return None;
+    }
+    let roce = log.ib_devices.iter().filter(|d| d.link.eq_ignore_ascii_case("RoCE")).count();
+    let ib = log.ib_devices.iter().filter(|d| d.link.eq_ignore_ascii_case("IB")).count();
+    Some(match (ib, roce) {
+        (0, 0) => "RDMA",
+        (_, 0) => "IB",
+        (0, _) => "RoCE",
+        _ => "RDMA",
+    })
+}
+
+fn has_ci(s: &str, pat: &str) -> bool {
+    s.to_ascii_lowercase().contains(pat)
+}
+
+fn is_rdma(net: &str) -> bool {
+    crate::nccl::log::is_rdma_name(net)
+}
+
+/// The expected transport and its source: the flag, else the job's node when the caller gave
+/// it (and the log is that node's or names no host), else the log itself.
+fn expectation(
+    node: &Node,
+    plan: &Plan,
+    log: &LogFacts,
+    ci: &CeilingInputs,
+    same_node: bool,
+) -> (bool, &'static str, String) {
+    match ci.expect {
+        Expect::Ib => return (true, "IB", "--expect ib".into()),
+        Expect::Roce => return (true, "RoCE", "--expect roce".into()),
+        Expect::Efa => return (true, "EFA", "--expect efa".into()),
+        Expect::Socket => return (false, "Socket", "--expect socket".into()),
+        Expect::Any => return (false, "any", "--expect any".into()),
+        Expect::Auto => {}
+    }
+    let node_speaks = ci.node_known && (same_node || log.hosts.is_empty() || node.hostname.is_none());
+    if node_speaks {
+        let name = node.hostname.clone().unwrap_or_else(|| "the job's node".into());
+        if !plan.hcas.is_empty() {
+            let roce = plan
+                .hcas
+                .iter()
+                .filter_map(|(d, p)| node.rdma_device(d)?.ports.iter().find(|x| x.port == *p))
+                .filter(|p| p.link_layer == Some(LinkLayer::Ethernet))
+                .count();
+            let f = if roce == plan.hcas.len() {
+                "RoCE"
+            } else if roce == 0 {
+                "IB"
+            } else {
+                "RDMA"
+            };
+            return (true, f, format!("{name} has {} healthy HCA port(s)", plan.hcas.len()));
+        }
+        if node.rdma.is_empty() {
+            return (false, "Socket", format!("{name} has no RDMA device"));
+        }
+        return (true, "RDMA", format!("{name} has RDMA devices but no healthy port"));
+    }
+    let f = match fabric_of(log) {
+        Some("Socket") | None => "RDMA",
+        Some(f) => f,
+    };
+    (true, f, "the log: a job over several nodes runs on RDMA; pass --expect socket if TCP sockets are intended".into())
+}
+
 fn scope(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measured>, ci: &CeilingInputs) -> Scope {
-    // Is the log from this node? Only then do its HCAs, interfaces and modules explain it.
-    let same_node = node
-        .hostname
-        .as_ref()
-        .map(|h| log.hosts.iter().any(|x| x == h || x.starts_with(&format!("{h}."))))
-        .unwrap_or(false);
+    // Is the log from this node? Only then do its HCAs, interfaces and modules explain it; a
+    // node the caller did not give (a log read elsewhere) never is.
+    let same_node = ci.node_known
+        && node
+            .hostname
+            .as_ref()
+            .map(|h| log.hosts.iter().any(|x| x == h || x.starts_with(&format!("{h}."))))
+            .unwrap_or(false);
     let (nodes, nodes_evidence) = node_count(node, same_node, log, measured, ci);
     let healthy = !plan.hcas.is_empty();
-    let expect_rdma = if same_node { healthy } else { true };
+    let (expect_rdma, expected, expected_from) = expectation(node, plan, log, ci, same_node);
     let gdr_expected = expect_rdma
         && (!same_node
             || (node.host.peermem.is_some()
@@ -628,6 +763,8 @@ fn scope(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measured>, 
         multi: nodes.map(|n| n > 1).unwrap_or(false),
         healthy,
         expect_rdma,
+        expected,
+        expected_from,
         gdr_expected,
         observed: log.observed(),
     }
@@ -710,7 +847,19 @@ fn transport_findings(
             if s.same_node {
                 f.cause.push_str(&format!("; this node has {} healthy HCA port(s)", plan.hcas.len()));
             }
+            if ci_flag_free(s) {
+                f.fix.push_str("; if TCP sockets are intended, `--expect socket` accepts them");
+            }
         }
+    } else if s.multi && log.on_rdma() && wrong_fabric(s.expected, fabric_of(log)) {
+        let got = fabric_of(log).unwrap_or("RDMA");
+        push(
+            findings,
+            "wrong-fabric",
+            format!("NCCL used {got} where {} was expected", s.expected),
+            Some(format!("expected from {}", s.expected_from)),
+            log.observed().map(|n| format!("Using network {n}")),
+        );
     } else if s.multi && log.on_rdma() {
         if log.gdr_partial() {
             let without: Vec<String> = log
@@ -759,6 +908,19 @@ fn transport_findings(
                 ));
             }
         }
+    }
+}
+
+/// The expectation came from the log (no flag, no node): the fix can name the flag.
+fn ci_flag_free(s: &Scope) -> bool {
+    s.expected_from.starts_with("the log")
+}
+
+/// RDMA of another kind than the one expected (EFA where IB was meant, RoCE where IB was).
+fn wrong_fabric(expected: &str, got: Option<&str>) -> bool {
+    match (expected, got) {
+        ("IB" | "RoCE" | "EFA", Some(g)) if g != "RDMA" && g != "Socket" => g != expected,
+        _ => false,
     }
 }
 
@@ -965,10 +1127,7 @@ fn outcome(log: &LogFacts, s: &Scope, c: &Ceilings, findings: &[Finding]) -> (Ou
         } else if observed.is_some() {
             (
                 Outcome::Ok,
-                format!(
-                    "OK: {} as expected (no healthy HCA on this node){bw}",
-                    observed.as_deref().unwrap_or("Socket")
-                ),
+                format!("OK: {} as expected ({}){bw}", observed.as_deref().unwrap_or("Socket"), s.expected_from),
             )
         } else {
             (Outcome::Inconclusive, format!("INCONCLUSIVE: {} nodes ({}) but no transport evidence: no 'Using network' or channel lines ({enable}){bw}", nodes.unwrap_or(2), s.nodes_evidence))
@@ -1034,7 +1193,8 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
     Report {
         outcome,
         network: s.observed,
-        expected_network: if s.expect_rdma { "IB" } else { "Socket" }.to_string(),
+        expected_network: s.expected.to_string(),
+        expected_from: s.expected_from,
         gdr: log.gdr,
         gdr_expected: s.gdr_expected,
         hcas: log.ib_devices.iter().map(|d| format!("{}:{}", d.name, d.port)).collect(),
