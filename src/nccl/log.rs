@@ -76,8 +76,28 @@ pub enum Failure {
     DuplicateGpu,
     /// `Cuda failure '…'`.
     CudaFailure,
+    /// `Got async event : port error` (and `port active` again): a link that went down.
+    PortError,
+    /// RoCE GID table unreadable (`read failed in ncclIbRoceGetVersionNum`, `ncclIbGetGidIndex`):
+    /// a macvlan/SR-IOV netdev without the GID attributes NCCL reads.
+    RoceGid,
+    /// The libfabric (EFA) plugin found no provider: `fi_getinfo() call failed`, no EFA device
+    /// in the container.
+    OfiNoDevice,
+    /// `Unable to insert remote address into address vector`, CQ errors: EFA peers cannot talk
+    /// (security group, subnet).
+    OfiPeer,
+    /// SHARP/CollNet could not start (`Cannot create SHARP job`, `Failed to lock SAT tree`,
+    /// `Cannot initialize CollNet, using point-to-point network instead`).
+    CollNet,
+    /// A topology file NCCL (or a plugin) loaded does not fit this machine.
+    TopologyFile,
+    /// A segmentation fault or abort inside the job (`Caught signal 11`).
+    Crash,
     /// NCCL returned an error with no more specific line in the log.
     NcclError,
+    /// A WARN of NCCL's that no rule knows (neither a failure nor known to be harmless).
+    UnknownWarning,
 }
 
 /// The first line of each kind of failure, and how often that kind was seen.
@@ -116,10 +136,17 @@ pub struct LogFacts {
     pub ib_no_device: bool,
     pub oob_if: Option<String>,
     pub bootstrap_ifs: Vec<String>,
+    /// The addresses NCCL bootstrapped on (`Bootstrap : Using lo:127.0.0.1<0>` → `127.0.0.1`).
+    #[serde(default)]
+    pub bootstrap_addrs: Vec<String>,
     pub socket_ifs: Vec<String>,
     /// `NCCL_*` variables NCCL reported as set by the environment.
     pub env_set: Vec<(String, String)>,
     pub channels: Channels,
+    /// The transport of NET channels that are neither IB nor Socket (`NET/AWS Libfabric/0` →
+    /// `AWS Libfabric`, `NET/IBext_v8/1` → `IBext_v8`).
+    #[serde(default)]
+    pub net_other_name: Option<String>,
     /// Some(true) when inter-node channels carry `/GDRDMA`, Some(false) when they do not (or
     /// NCCL said "GPU Direct RDMA Disabled" for an HCA), None when no network channel was logged.
     pub gdr: Option<bool>,
@@ -167,6 +194,10 @@ pub struct LogFacts {
     /// `NCCL_NET_PLUGIN` could not be loaded (an external plugin named but absent).
     #[serde(default)]
     pub plugin_missing: bool,
+    /// Lines that show NCCL finished setting a communicator up (`Init COMPLETE`, `Connected
+    /// all rings`/`trees`): without one an excerpt of channel lines proves the path, not the job.
+    #[serde(default)]
+    pub init_complete: usize,
     pub lines: usize,
     /// Lines that are NCCL's or carry its words (`NCCL INFO`/`NCCL WARN`, channel lines,
     /// relayed warnings, framework NCCL errors): zero means this is not NCCL's output.
@@ -187,7 +218,7 @@ impl LogFacts {
             } else if c.net_socket > 0 {
                 Some("Socket".into())
             } else if c.net_other > 0 {
-                Some("NET".into())
+                Some(self.net_other_name.clone().unwrap_or_else(|| "NET".into()))
             } else {
                 None
             }
@@ -400,6 +431,33 @@ pub fn classify(msg: &str) -> Option<(Failure, Option<i64>, Option<i64>)> {
         || has("socketPollConnect")
     {
         Failure::SocketConnect
+    } else if has("async event : port error") || has("async event: port error") || has("IBV_EVENT_PORT_ERR") {
+        Failure::PortError
+    } else if has("ncclIbRoceGetVersionNum") || has("ncclIbGetGidIndex") || (has("GID") && has("read failed")) {
+        Failure::RoceGid
+    } else if has("fi_getinfo")
+        || has("No eligible providers")
+        || has("Unable to find a protocol that worked")
+        || (has("NET/OFI") && has("Failed to initialize"))
+    {
+        Failure::OfiNoDevice
+    } else if has("insert remote address into address vector")
+        || (has("NET/OFI") && (has("CQ error") || has("fi_cq_readerr") || has("completion error")))
+    {
+        Failure::OfiPeer
+    } else if has("SHARP coll init error")
+        || has("Cannot create SHARP job")
+        || has("Failed to lock SAT tree")
+        || has("sharp_coll_comm_init failed")
+        || has("Cannot initialize CollNet")
+    {
+        Failure::CollNet
+    } else if has("Attribute arch of node cpu not found") || (has("NCCL_TOPO_FILE") && has("fail")) {
+        Failure::TopologyFile
+    } else if has("Caught signal 11") || has("Segmentation fault") || has("Caught signal 6") {
+        Failure::Crash
+    } else if has("Socket creation failed") {
+        Failure::NoSocketInterface
     } else if has("Duplicate GPU detected") || has("using the same GPU") {
         Failure::DuplicateGpu
     } else if has("Cuda failure") {
@@ -428,12 +486,21 @@ fn nccl_error(l: &str) -> Option<&str> {
         "NCCL error in:",
         "NCCL error:",
         "ncclSocketInit:",
+        "Test NCCL failure",
     ] {
         if let Some(i) = find(l, pat) {
             return Some(&l[i..]);
         }
     }
     None
+}
+
+/// `… WARN <msg>` without NCCL's tag, when `<msg>` is in NCCL's words (a subsystem such as
+/// `NET/IB`, a verbs call, NCCL's source files or variables).
+fn bare_warn(l: &str) -> Option<&str> {
+    let msg = l.strip_prefix("WARN ").or_else(|| after(l, " WARN "))?.trim();
+    let ncclish = ["NET/", "ibv_", "Bootstrap", "NCCL", "misc/", "transport/", "proxy", "socket", "Cuda failure"];
+    ncclish.iter().any(|p| msg.contains(p)).then_some(msg)
 }
 
 const MAX_WARNS: usize = 200;
@@ -454,6 +521,10 @@ pub struct Analyser {
     gdr_disabled: bool,
     /// The previous line was a framework's `Last error:`: the next one is NCCL's warning.
     last_error_next: bool,
+    /// NCCL's return-code traces that reached set-up, and the first (a bootstrap one first).
+    trace_failures: usize,
+    trace_line: Option<String>,
+    trace_bootstrap: bool,
 }
 
 impl Analyser {
@@ -581,7 +652,14 @@ impl Analyser {
     /// OOB interface (`NET/IB : Using`), "No device found", and the socket interfaces.
     fn network_choice(&mut self, l: &str, host: Option<&str>) {
         if let Some(v) = after(l, "NCCL version ") {
-            self.f.version.get_or_insert_with(|| v.split_whitespace().next().unwrap_or("").to_string());
+            let v = v.split_whitespace().next().unwrap_or("").trim_end_matches(',');
+            // `NCCL version 2.28.9+cuda13.0`: NCCL's banner (NCCL_DEBUG=WARN prints it alone).
+            if v.starts_with(|c: char| c.is_ascii_digit()) && v.contains('.') {
+                if host.is_none() && !has(l, " NCCL INFO") {
+                    self.f.nccl_lines += 1;
+                }
+                self.f.version.get_or_insert_with(|| v.to_string());
+            }
         }
         if let Some(v) = after(l, "Using network ") {
             let n = v.trim().to_string();
@@ -595,8 +673,16 @@ impl Analyser {
             }
         }
         if let Some(v) = after(l, "Bootstrap : Using ").or_else(|| after(l, "Bootstrap: Using ")) {
+            let v = v.trim_start_matches("[0]").trim();
             if self.boot.len() < MAX_SMALL {
-                self.boot.insert(if_name(v.trim_start_matches("[0]")));
+                self.boot.insert(if_name(v));
+            }
+            // `lo:127.0.0.1<0>`, `ib0:fe80::1%ib0<0>`: the address, without the port
+            let addr = v.split_once(':').map(|(_, a)| a.split('<').next().unwrap_or("").trim().to_string());
+            if let Some(a) = addr.filter(|a| !a.is_empty()) {
+                if self.f.bootstrap_addrs.len() < 64 && !self.f.bootstrap_addrs.contains(&a) {
+                    self.f.bootstrap_addrs.push(a);
+                }
             }
         }
         if has(l, "NET/IB : No device found") {
@@ -672,7 +758,9 @@ impl Analyser {
     /// transport, GPUDirect, and per host the receives with and without GPUDirect.
     fn channel_line(&mut self, l: &str, is_nccl: bool, host: Option<&str>) {
         let Some(v) = after(l, " via ") else { return };
-        let t = v.split_whitespace().next().unwrap_or("");
+        // `NET/<name>/<dev>[/GDRDMA][/Shared]`: a plugin's name may hold spaces
+        // (`NET/AWS Libfabric/0/GDRDMA`), so a NET transport runs to the end of the line.
+        let t = if v.starts_with("NET/") { v.trim_end() } else { v.split_whitespace().next().unwrap_or("") };
         let recv = has(l, "[receive]");
         let is_channel = has(l, " -> ") || has(l, "Channel") || has(l, "Ring") || has(l, "Tree");
         if !is_channel || t.is_empty() {
@@ -690,8 +778,14 @@ impl Analyser {
         } else if t.starts_with("NET/Socket") {
             c.net_socket += 1;
             true
-        } else if t.starts_with("NET/") {
+        } else if let Some(rest) = t.strip_prefix("NET/") {
             c.net_other += 1;
+            if self.f.net_other_name.is_none() {
+                let name = rest.split('/').next().unwrap_or("").trim();
+                if !name.is_empty() {
+                    self.f.net_other_name = Some(clip(name, 64));
+                }
+            }
             true
         } else if t.starts_with("P2P") {
             c.p2p += 1;
@@ -767,6 +861,9 @@ impl Analyser {
         if let Some(n) = after(l, " localRanks ").and_then(first_int) {
             self.f.local_ranks = Some(self.f.local_ranks.map_or(n as usize, |m| m.max(n as usize)));
         }
+        if has(l, "Init COMPLETE") || has(l, "Connected all rings") || has(l, "Connected all trees") {
+            self.f.init_complete += 1;
+        }
         if (has(l, "NET/IB: ") || has(l, "NET/IB : ")) && has(l, " qpn ") {
             self.f.remote_peer = true;
         }
@@ -811,6 +908,11 @@ impl Analyser {
             self.f.nccl_lines += 1;
             let v = v.trim().trim_matches('\'').trim_matches('"').to_string();
             self.warning(&v);
+        } else if let Some(msg) = bare_warn(l).filter(|_| !is_nccl) {
+            // `WARN NET/IB: read failed in …`: NCCL's warning without its `NCCL` tag (a relay, a
+            // paste): read as one when it carries NCCL's own words.
+            self.f.nccl_lines += 1;
+            self.warning(msg);
         } else if !is_nccl {
             // A warning pasted without NCCL's prefix still has NCCL's words.
             if let Some((k, c, ve)) = classify(l) {
@@ -834,6 +936,47 @@ impl Analyser {
         }
         if has(l, "Watchdog caught collective operation timeout") {
             self.fail(Failure::CollectiveTimeout, None, None, l);
+        }
+        if is_nccl {
+            self.error_trace(l);
+        }
+        if let Some(v) = after(l, "no userspace device-specific driver found for ") {
+            // libibverbs without the provider for a device (libmlx5 for mlx5).
+            let d = v.trim().rsplit('/').next().unwrap_or("").to_string();
+            if self.f.provider_missing.len() < 64 && !self.f.provider_missing.contains(&d) {
+                self.f.provider_missing.push(d);
+            }
+            if !is_nccl {
+                self.f.nccl_lines += 1;
+            }
+        }
+    }
+
+    /// NCCL's return-code trace, `INFO <file>:<line> -> <result>` (NCCLCHECK's), printed on the
+    /// way up from a failed call. One that reaches communicator set-up, a group, the transport
+    /// set-up, the proxy or the bootstrap is a failure even when no WARN says more; a trace
+    /// inside a plugin's property query (`include/net.h`) alone is NCCL trying the next
+    /// device, and is not.
+    fn error_trace(&mut self, l: &str) {
+        let Some(rest) = after(l, "NCCL INFO ") else { return };
+        let Some((loc, code)) = rest.split_once(" -> ") else { return };
+        let Some((file, line)) = loc.rsplit_once(':') else { return };
+        let code = first_int(code).unwrap_or(0);
+        let file_ok = !file.is_empty()
+            && !file.contains(' ')
+            && [".cc", ".c", ".h", ".cu", ".cpp"].iter().any(|x| file.ends_with(x));
+        if !file_ok || code == 0 || line.is_empty() || !line.bytes().all(|b| b.is_ascii_digit()) {
+            return;
+        }
+        let base = file.rsplit('/').next().unwrap_or(file);
+        let top = ["init.cc", "group.cc", "transport.cc", "proxy.cc", "bootstrap.cc", "enqueue.cc", "collectives.cc"];
+        if !top.contains(&base) {
+            return;
+        }
+        self.trace_failures += 1;
+        if self.trace_line.is_none() || (base == "bootstrap.cc" && !self.trace_bootstrap) {
+            self.trace_line = Some(clip(rest, 300));
+            self.trace_bootstrap = base == "bootstrap.cc";
         }
     }
 
@@ -859,6 +1002,20 @@ impl Analyser {
         } else {
             None
         };
+        // NCCL's return-code trace up from a failed set-up, with no WARN that says more: the
+        // bootstrap's is a connection between ranks that failed.
+        if let Some(t) = self.trace_line.take() {
+            let kind = if self.trace_bootstrap { Failure::SocketConnect } else { Failure::NcclError };
+            if !f.failures.iter().any(|x| x.kind != Failure::UnknownWarning) {
+                f.failures.push(FailureSeen {
+                    kind,
+                    line: t,
+                    count: self.trace_failures,
+                    code: None,
+                    vendor_err: None,
+                });
+            }
+        }
         // NCCL's error result alone (no WARN classified): still a failure.
         if f.failures.is_empty() && !f.errors.is_empty() {
             let e = f.errors[0].clone();
@@ -974,6 +1131,67 @@ mod tests {
         let names: Vec<_> = f.ib_devices.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, ["irdma0", "irdma3"]);
         assert!(f.ib_devices.iter().all(|d| !d.name.chars().any(char::is_control)));
+    }
+
+    #[test]
+    fn thin_input_is_read() {
+        // NCCL's warning without its tag, the banner alone (NCCL_DEBUG=WARN), libibverbs without a
+        // provider, nccl-tests' failure line.
+        let f = analyse("WARN NET/IB: read failed in ncclIbRoceGetVersionNum: Invalid argument\n");
+        assert_eq!((f.nccl_lines, f.failures[0].kind), (1, Failure::RoceGid));
+        let f = analyse("NCCL version 2.28.9+cuda13.0\n");
+        assert_eq!((f.nccl_lines, f.version.as_deref()), (1, Some("2.28.9+cuda13.0")));
+        assert!(analyse("the NCCL version of this image is unknown\n").nccl_lines == 0);
+        let f = analyse("libibverbs: Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs0\nip-0A: Test NCCL failure common.cu:775 'internal error'\n");
+        assert_eq!(f.provider_missing, ["uverbs0"]);
+        assert_eq!(f.failures[0].kind, Failure::NcclError);
+        let f =
+            analyse("include/socket.h:344 WARN Socket creation failed : Address family not supported by protocol\n");
+        assert_eq!(f.failures[0].kind, Failure::NoSocketInterface);
+    }
+
+    #[test]
+    fn plugin_and_fabric_failures() {
+        for (l, k) in [
+            ("NET/IB : Got async event : port error", Failure::PortError),
+            ("NET/OFI Unable to insert remote address into address vector for device 0. RC: -22", Failure::OfiPeer),
+            ("NET/OFI OFI fi_getinfo() call failed: No data available", Failure::OfiNoDevice),
+            ("NET/IB : SHARP coll init error: Cannot create SHARP job(-11)", Failure::CollNet),
+            ("Cannot initialize CollNet, using point-to-point network instead", Failure::CollNet),
+        ] {
+            let f = analyse(&format!("h:1:2 [0] x.c:1 NCCL WARN {l}\n"));
+            assert_eq!(f.failures[0].kind, k, "{l}");
+        }
+        let f = analyse("[C25L18:0:24972 - comm.c:374] ERROR Failed to lock SAT tree(ID:0x40 ret:0x4)\n");
+        assert_eq!(f.failures[0].kind, Failure::CollNet);
+    }
+
+    #[test]
+    fn return_code_traces_that_reach_set_up_are_failures() {
+        let f = analyse("h:1:2 [2] NCCL INFO misc/socket.cc:567 -> 2\nh:1:2 [2] NCCL INFO bootstrap.cc:270 -> 2\nh:1:2 [2] NCCL INFO init.cc:670 -> 2\n");
+        assert_eq!(f.failures[0].kind, Failure::SocketConnect);
+        assert_eq!(f.failures[0].line, "bootstrap.cc:270 -> 2");
+        let f = analyse("h:1:2 [0] NCCL INFO transport.cc:291 -> 2\n");
+        assert_eq!(f.failures[0].kind, Failure::NcclError);
+        // a plugin's property query failing for one device, then the next: not a failure
+        assert!(analyse(
+            "h:1:2 [1] NCCL INFO NET/OFI No NIC info for dev 0\nh:1:2 [1] NCCL INFO include/net.h:24 -> 2\n"
+        )
+        .failures
+        .is_empty());
+        assert!(analyse("h:1:2 [1] NCCL INFO init.cc:670 -> 0\n").failures.is_empty());
+    }
+
+    #[test]
+    fn bootstrap_address_and_plugin_channel_names() {
+        let f = analyse("gh1:1:1 [0] NCCL INFO Bootstrap : Using ib0:fe80::a288:c203:d2:aaf2%ib0<0>\n");
+        assert_eq!(
+            (f.bootstrap_ifs[0].as_str(), f.bootstrap_addrs[0].as_str()),
+            ("ib0", "fe80::a288:c203:d2:aaf2%ib0")
+        );
+        let f =
+            analyse("h:1:1 [0] NCCL INFO Channel 01 : 9[101d0] -> 0[101c0] [send] via NET/AWS Libfabric/0/GDRDMA\n");
+        assert_eq!((f.observed().as_deref(), f.gdr), (Some("AWS Libfabric"), Some(true)));
     }
 
     #[test]

@@ -278,6 +278,60 @@ pub const RULES: &[Rule] = &[
         fix: "rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET and read the first NCCL WARN",
     },
     Rule {
+        id: "port-error",
+        message: "NET/IB : Got async event : port error (repeated: a flapping link)",
+        meaning: "an HCA port went down during the job: a bad cable or transceiver, a switch port flapping, a subnet manager that reset it",
+        fix: "check the port's error counters and link state on that node (`ibstat`, `perfquery`, `ibwire fleet` for a port DOWN or downtrained); drain the node until the link is stable",
+    },
+    Rule {
+        id: "roce-gid",
+        message: "NET/IB: read failed in ncclIbRoceGetVersionNum: Invalid argument / ncclIbGetGidIndex",
+        meaning: "NCCL could not read the RoCE GID table of a port: the netdev in the container (macvlan, an SR-IOV VF, a network namespace) does not carry the GID attributes of its RDMA port",
+        fix: "give the container the RDMA device's own netdev (host network, or the VF's netdev in its namespace), and check `show_gids`/`/sys/class/infiniband/<dev>/ports/1/gid_attrs` there; leave NCCL_IB_GID_INDEX unset unless the table is known",
+    },
+    Rule {
+        id: "ofi-no-device",
+        message: "NET/OFI … fi_getinfo() call failed: No data available / Unable to find a protocol that worked",
+        meaning: "the AWS Libfabric (EFA) plugin found no usable provider: no EFA device in the container (/dev/infiniband not mounted), the EFA kernel driver or libfabric missing",
+        fix: "expose the EFA devices to the container (/dev/infiniband, `--device`, the EFA device plugin on Kubernetes) and use the image's libfabric/aws-ofi-nccl built for it; `fi_info -p efa` must list them",
+    },
+    Rule {
+        id: "ofi-peer",
+        message: "NET/OFI Unable to insert remote address into address vector / CQ error",
+        meaning: "EFA endpoints cannot reach each other: the security group does not allow all traffic between the instances (inbound and outbound to itself), or they are in different subnets/placement",
+        fix: "allow all traffic within the security group (inbound and outbound rules that name the group itself), one subnet and placement group for the job",
+    },
+    Rule {
+        id: "collnet",
+        message: "SHARP coll init error: Cannot create SHARP job / Failed to lock SAT tree / Cannot initialize CollNet, using point-to-point network instead",
+        meaning: "SHARP (CollNet) in-network reductions were asked for and could not start: the fabric or the subnet manager's SHARP service does not offer them, or their resources are exhausted; NCCL runs on the point-to-point network instead",
+        fix: "check the SHARP aggregation manager and `sharp_hello` on the fabric; unset NCCL_COLLNET_ENABLE (and SHARP_COLL_ENABLE_SAT) where SHARP is not offered",
+    },
+    Rule {
+        id: "topology-file",
+        message: "Attribute arch of node cpu not found / NCCL_TOPO_FILE",
+        meaning: "a topology file NCCL loaded (NCCL_TOPO_FILE, or one a plugin ships for an instance type) does not describe this machine",
+        fix: "unset NCCL_TOPO_FILE, or use the file for this exact instance type and plugin version",
+    },
+    Rule {
+        id: "crash",
+        message: "Caught signal 11 (Segmentation fault) / Caught signal 6",
+        meaning: "a process of the job crashed inside a library (NCCL, a plugin, the driver); the other ranks' errors follow from it",
+        fix: "read the crashing rank's backtrace; match the NCCL plugin and NCCL versions; rerun with NCCL_DEBUG=INFO to see the last call",
+    },
+    Rule {
+        id: "bootstrap-interface",
+        message: "Bootstrap : Using lo:127.0.0.1<0> / docker0 / veth… / fe80:: (link-local) in a job over several nodes",
+        meaning: "NCCL bootstrapped over an interface other nodes cannot reach: loopback, a container bridge or veth, or a link-local address; connections between nodes then fail, hang or are refused",
+        fix: "set NCCL_SOCKET_IFNAME to the interface that reaches the other nodes (`ibwire env` on a node of the job), the same on every node",
+    },
+    Rule {
+        id: "unknown-warning",
+        message: "any NCCL WARN that no rule knows",
+        meaning: "NCCL warned about something ibwire has no rule for; it is not known to be harmless",
+        fix: "read the warning and the lines before it; if it is harmless, tell the ibwire maintainers so the table learns it",
+    },
+    Rule {
         id: "slow",
         message: "busbw far below the ceiling",
         meaning: "the measured bus bandwidth is under half the bound the hardware allows",
@@ -563,6 +617,30 @@ fn failure_findings(node: &Node, plan: &Plan, log: &LogFacts, same_node: bool, l
             F::DuplicateGpu => push(&mut findings, "duplicate-gpu", "two ranks on one GPU", None, ev),
             F::CudaFailure => push(&mut findings, "cuda-failure", "a CUDA call failed", None, ev),
             F::NcclError => push(&mut findings, "nccl-error", "NCCL returned an error", None, ev),
+            F::PortError => push(
+                &mut findings,
+                "port-error",
+                if fs.count > 1 {
+                    format!("an HCA port went down ({} times)", fs.count)
+                } else {
+                    "an HCA port went down".into()
+                },
+                None,
+                ev,
+            ),
+            F::RoceGid => push(&mut findings, "roce-gid", "the RoCE GID table could not be read", None, ev),
+            F::OfiNoDevice => push(&mut findings, "ofi-no-device", "the EFA plugin found no device", None, ev),
+            F::OfiPeer => push(&mut findings, "ofi-peer", "EFA endpoints cannot reach each other", None, ev),
+            F::CollNet => push(&mut findings, "collnet", "SHARP/CollNet could not start", None, ev),
+            F::TopologyFile => push(&mut findings, "topology-file", "a topology file that does not fit", None, ev),
+            F::Crash => push(&mut findings, "crash", "a process crashed", None, ev),
+            F::UnknownWarning => push(
+                &mut findings,
+                "unknown-warning",
+                "an NCCL warning no rule knows",
+                (fs.count > 1).then(|| format!("{} such warnings", fs.count)),
+                ev,
+            ),
         }
     }
 
@@ -900,6 +978,17 @@ fn transport_findings(
             Some("Failed to open libibverbs.so[.1]".into()),
         );
     }
+    if s.multi {
+        if let Some(why) = unreachable_bootstrap(log) {
+            push(
+                findings,
+                "bootstrap-interface",
+                format!("NCCL bootstrapped over {why} in a job over {} nodes", s.nodes.unwrap_or(2)),
+                log.env("NCCL_SOCKET_IFNAME").map(|v| format!("NCCL_SOCKET_IFNAME={v}")),
+                log.bootstrap_ifs.first().map(|b| format!("Bootstrap : Using {b}")),
+            );
+        }
+    }
     if s.same_node && s.multi {
         if let (Some(b), Some(p)) = (log.bootstrap_ifs.first(), &plan.bootstrap_if) {
             if b != p {
@@ -909,6 +998,35 @@ fn transport_findings(
             }
         }
     }
+}
+
+/// An interface (or address) NCCL bootstrapped on that other nodes cannot reach: loopback, a
+/// container bridge or veth, a link-local address.
+fn unreachable_bootstrap(log: &LogFacts) -> Option<String> {
+    for i in log.bootstrap_ifs.iter().chain(log.socket_ifs.iter().filter(|_| log.bootstrap_ifs.is_empty())) {
+        let kind = if i == "lo" {
+            Some("loopback")
+        } else if i.starts_with("docker") || i.starts_with("br-") || i.starts_with("virbr") || i.starts_with("cni") {
+            Some("a container bridge")
+        } else if i.starts_with("veth") {
+            Some("a veth (a container's host-side pair)")
+        } else {
+            None
+        };
+        if let Some(k) = kind {
+            return Some(format!("{i} ({k})"));
+        }
+    }
+    for a in &log.bootstrap_addrs {
+        let a = a.to_ascii_lowercase();
+        if a.starts_with("127.") || a == "::1" {
+            return Some(format!("{a} (loopback)"));
+        }
+        if a.starts_with("fe80:") || a.starts_with("169.254.") {
+            return Some(format!("{a} (a link-local address)"));
+        }
+    }
+    None
 }
 
 /// The expectation came from the log (no flag, no node): the fix can name the flag.
@@ -1061,7 +1179,11 @@ fn bandwidth_findings(
 /// that closed its socket, a timeout, NCCL's bare error result).
 fn rank(findings: &mut [Finding]) {
     findings.sort_by_key(|f| match f.id {
-        "remote-exit" | "collective-timeout" | "nccl-error" | "completion-error" | "slow" => 2,
+        // A bootstrap interface other nodes cannot reach explains everything after it: the
+        // connections that fail, the fallbacks, the timeouts.
+        "bootstrap-interface" => 0,
+        "unknown-warning" => 3,
+        "remote-exit" | "collective-timeout" | "nccl-error" | "completion-error" | "slow" | "crash" => 2,
         "socket-between-nodes"
         | "no-gdr"
         | "gdr-partial"
@@ -1071,9 +1193,15 @@ fn rank(findings: &mut [Finding]) {
         | "provider-missing"
         | "hca-filter"
         | "ib-disabled"
-        | "net-forced" => 1,
+        | "net-forced"
+        | "collnet"
+        | "wrong-fabric" => 1,
         _ => 0,
     });
+    // Consequences of a bootstrap that cannot reach the other nodes rank below it.
+    if findings.first().is_some_and(|f| f.id == "bootstrap-interface") {
+        findings[1..].sort_by_key(|f| matches!(f.id, "socket-connect" | "remote-exit" | "no-socket-interface"));
+    }
 }
 
 /// Step 4 of `judge`: the outcome and its one line. Any finding is not ok; ok needs transport
@@ -1098,12 +1226,22 @@ fn outcome(log: &LogFacts, s: &Scope, c: &Ceilings, findings: &[Finding]) -> (Ou
             format!("NOT OK: {}", findings.iter().map(|f| f.problem.as_str()).collect::<Vec<_>>().join("; ")),
         );
     }
+    // Judged from the path alone when NCCL's set-up lines are not in the excerpt: say so.
+    let partial = if log.init_complete == 0 && c.busbw.is_none() {
+        "; judged from the channel lines shown (no Init COMPLETE in the log)"
+    } else {
+        ""
+    };
     if multi {
         return if log.on_rdma() {
             match log.gdr {
                 Some(true) => (
                     Outcome::Ok,
-                    format!("OK: {} with GPUDirect RDMA{}{bw}", observed.as_deref().unwrap_or("IB"), hcas_over(log)),
+                    format!(
+                        "OK: {} with GPUDirect RDMA{}{bw}{partial}",
+                        observed.as_deref().unwrap_or("IB"),
+                        hcas_over(log)
+                    ),
                 ),
                 Some(false) => (
                     Outcome::Ok,

@@ -5,7 +5,12 @@ treats the two as two nodes and connects them over its network transport (what a
 does). IBWIRE_CASE picks what to break:
   ok           nothing (the Socket transport between the two "nodes": a multi-node socket run)
   die          rank 1 exits right after init; rank 0's next collective sees the remote death
+  dup          no NCCL_HOSTID: both ranks on one host and one GPU (NCCL's duplicate-GPU check)
+  hang         rank 1 sleeps IBWIRE_HANG_S (60) before its second all-reduce; rank 0 goes on
+               until PyTorch's watchdog (PG_TIMEOUT) fires
+  loop         all-reduces for IBWIRE_LOOP_S (20) seconds (a long healthy job, for RAS)
 """
+import time
 import datetime
 import os
 import sys
@@ -14,8 +19,9 @@ import torch
 import torch.distributed as dist
 
 rank = int(os.environ["RANK"])
-os.environ["NCCL_HOSTID"] = f"ibwire-node{rank}"
 case = os.environ.get("IBWIRE_CASE", "ok")
+if case != "dup":
+    os.environ["NCCL_HOSTID"] = f"ibwire-node{rank}"
 torch.cuda.set_device(0)
 dist.init_process_group("nccl", timeout=datetime.timedelta(seconds=int(os.environ.get("PG_TIMEOUT", "40"))))
 x = torch.ones(1 << 20, device="cuda")
@@ -23,6 +29,13 @@ dist.all_reduce(x)
 torch.cuda.synchronize()
 if case == "die" and rank == 1:
     os._exit(3)
+if case == "hang" and rank == 1:
+    time.sleep(int(os.environ.get("IBWIRE_HANG_S", "60")))
+if case == "loop":
+    end = time.time() + int(os.environ.get("IBWIRE_LOOP_S", "20"))
+    while time.time() < end:
+        dist.all_reduce(x)
+        torch.cuda.synchronize()
 for _ in range(3):
     dist.all_reduce(x)
 torch.cuda.synchronize()

@@ -13,12 +13,55 @@ run() { # name, then env assignments
 python3 -c 'import torch;print(torch.__version__, torch.cuda.nccl.version())' > "$D/versions.txt" 2>&1
 ls -la /dev/infiniband /sys/class/infiniband >> "$D/versions.txt" 2>&1
 ldconfig -p | grep -i ibverbs >> "$D/versions.txt" 2>&1
-run socket-2node IBWIRE_CASE=ok
-run ifname-missing IBWIRE_CASE=ok NCCL_SOCKET_IFNAME==nonexist0
-run net-ib-forced IBWIRE_CASE=ok NCCL_NET=IB
-run ib-hca-prefix IBWIRE_CASE=ok NCCL_IB_HCA=mlx5
-run remote-died IBWIRE_CASE=die
-run ibverbs-lib-missing IBWIRE_CASE=ok NCCL_IBVERBS_LIB=/nonexistent/libibverbs.so.1
-run net-plugin-missing IBWIRE_CASE=ok NCCL_NET_PLUGIN=nonexistent-plugin NCCL_NET=nonexistent
+# RAS's text protocol (../shared/fixtures/nccl-ras/README.md): VERBOSE STATUS from 127.0.0.1:28028.
+ras() { # seconds to wait, output file
+  sleep "$1"; timeout 20 python3 - "$2" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", 28028), timeout=10)
+out = []
+def say(l):
+    out.append("> " + l); s.sendall((l + "\n").encode())
+    if l != "VERBOSE STATUS":
+        out.append("< " + s.recv(4096).decode().strip())
+for l in ["CLIENT PROTOCOL 2", "TIMEOUT 5", "VERBOSE STATUS"]:
+    say(l)
+buf = b""
+while True:
+    try:
+        d = s.recv(65536)
+    except socket.timeout:
+        break
+    if not d:
+        break
+    buf += d
+open(sys.argv[1], "w").write("\n".join(out) + "\n" + buf.decode(errors="replace"))
+PY
+}
+all="socket-2node ifname-missing net-ib-forced ib-hca-prefix remote-died ibverbs-lib-missing net-plugin-missing"
+for c in ${CASES:-$all}; do case $c in
+  socket-2node) run socket-2node IBWIRE_CASE=ok ;;
+  ifname-missing) run ifname-missing IBWIRE_CASE=ok NCCL_SOCKET_IFNAME==nonexist0 ;;
+  net-ib-forced) run net-ib-forced IBWIRE_CASE=ok NCCL_NET=IB ;;
+  ib-hca-prefix) run ib-hca-prefix IBWIRE_CASE=ok NCCL_IB_HCA=mlx5 ;;
+  remote-died) run remote-died IBWIRE_CASE=die ;;
+  ibverbs-lib-missing) run ibverbs-lib-missing IBWIRE_CASE=ok NCCL_IBVERBS_LIB=/nonexistent/libibverbs.so.1 ;;
+  net-plugin-missing) run net-plugin-missing IBWIRE_CASE=ok NCCL_NET_PLUGIN=nonexistent-plugin NCCL_NET=nonexistent ;;
+  # Cases added for issue 38 (logs verify's rules were not written from):
+  ib-disabled) run ib-disabled IBWIRE_CASE=ok NCCL_IB_DISABLE=1 ;;
+  bootstrap-lo) run bootstrap-lo IBWIRE_CASE=ok NCCL_SOCKET_IFNAME=lo ;;
+  net-socket-forced) run net-socket-forced IBWIRE_CASE=ok NCCL_NET=Socket ;;
+  debug-warn) run debug-warn IBWIRE_CASE=ok NCCL_DEBUG=WARN ;;
+  debug-warn-died) run debug-warn-died IBWIRE_CASE=die NCCL_DEBUG=WARN ;;
+  plugin-not-a-plugin) run plugin-not-a-plugin IBWIRE_CASE=ok NCCL_NET_PLUGIN=$(python3 -c 'import ctypes.util,sys;print(ctypes.util.find_library("z") or "libz.so.1")') ;;
+  duplicate-gpu) run duplicate-gpu IBWIRE_CASE=dup ;;
+  timestamps-subsys-all) run timestamps-subsys-all IBWIRE_CASE=ok NCCL_DEBUG_SUBSYS=ALL NCCL_DEBUG_TIMESTAMP_FORMAT='[%F %T] ' ;;
+  hang-watchdog)
+    ras 25 "$D/hang-watchdog.ras.txt" & rp=$!
+    run hang-watchdog IBWIRE_CASE=hang IBWIRE_HANG_S=60 PG_TIMEOUT=40 NCCL_DEBUG_SUBSYS=INIT,NET,RAS
+    wait $rp ;;
+  debug-file)
+    mkdir -p "$D/debug-file.d"
+    run debug-file IBWIRE_CASE=ok NCCL_DEBUG_FILE="$D/debug-file.d/nccl.%h.%p.log" ;;
+esac; done
 mkdir -p "$OUT"; tar -C "$W" -czf "$OUT/failures.tgz" failures; rm -rf "$W"
 ls -la "$OUT"
