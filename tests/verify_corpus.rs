@@ -190,3 +190,38 @@ fn a_multi_node_socket_log_is_judged_by_itself_not_by_the_reader() {
     assert_eq!(v["expected_network"], "Socket");
     assert_eq!(v["expected_from"], "the job's node has no RDMA device");
 }
+
+/// Every log file under tests/fixtures, recursively.
+fn logs(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            logs(&p, out);
+        } else if p.extension().is_some_and(|x| x == "log" || x == "txt" || x == "out") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn gated_and_ungated_readings_agree() {
+    // The gate and the short paths (src/nccl/log.rs) skip work, never facts: on every log in
+    // the repository the facts equal those of every reader run on every line.
+    let mut files = Vec::new();
+    logs(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"), &mut files);
+    assert!(files.len() > 40, "{} logs", files.len());
+    for f in files {
+        let bytes = std::fs::read(&f).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        let (mut g, mut u) = (ibwire::nccl::log::Analyser::new(), ibwire::nccl::log::Analyser::ungated());
+        for l in text.lines() {
+            g.line(l);
+            u.line(l);
+        }
+        let u = u.finish();
+        assert_eq!(g.finish(), u, "{}", f.display());
+        // and as `verify --from-log` reads it: masks computed on the reading thread
+        let r = ibwire::cmd::verify::read_files(std::slice::from_ref(&f)).unwrap();
+        assert_eq!(r.facts, u, "{} (read_files)", f.display());
+    }
+}

@@ -58,9 +58,7 @@ pub struct Args {
 
 /// `# ibwire-allreduce size=… busbw_gbps=380.5 world=8` from examples/allreduce.py.
 fn allreduce_line(l: &str) -> Option<(f64, usize)> {
-    if !l.contains('#') {
-        return None;
-    }
+    memchr::memchr(b'#', l.as_bytes())?;
     let r = l.split_once("# ibwire-allreduce ")?.1;
     let get = |k: &str| r.split_whitespace().find_map(|w| w.strip_prefix(k));
     Some((get("busbw_gbps=")?.parse().ok()?, get("world=")?.parse().ok()?))
@@ -80,9 +78,12 @@ fn reader() -> (log::Analyser, tests_output::Parser, Option<(f64, usize)>) {
     (log::Analyser::new(), tests_output::Parser::default(), None)
 }
 
-fn feed(st: &mut (log::Analyser, tests_output::Parser, Option<(f64, usize)>), l: &str) {
-    st.0.line(l);
-    st.1.line(l);
+fn feed(st: &mut (log::Analyser, tests_output::Parser, Option<(f64, usize)>), raw: &str) {
+    // Cleaned and unwrapped once for both readers.
+    let cleaned = crate::nccl::clean(raw);
+    let l = crate::nccl::unwrap_line(&cleaned);
+    st.0.line_unwrapped(l);
+    st.1.line_unwrapped(l);
     if let Some(r) = allreduce_line(l) {
         st.2 = Some(r);
     }
@@ -96,24 +97,114 @@ pub fn read_text(text: &str) -> Read {
     Read { facts: st.0.finish(), tests: st.1.finish(), allreduce: st.2 }
 }
 
-/// The files, streamed: memory stays bounded whatever their size (a 512-rank INFO log is
-/// gigabytes). `-` is stdin.
-pub fn read_files(files: &[PathBuf]) -> Result<Read> {
-    let mut st = reader();
-    for f in files {
-        let r: Box<dyn std::io::Read> = if f.as_os_str() == "-" {
-            Box::new(std::io::stdin().lock())
-        } else {
-            let file = std::fs::File::open(f).with_context(|| format!("cannot read {}", f.display()))?;
-            if file.metadata().map(|m| m.is_dir()).unwrap_or(false) {
-                bail!("cannot read {}: it is a directory", f.display());
-            }
-            Box::new(file)
-        };
-        crate::nccl::for_each_line(std::io::BufReader::with_capacity(1 << 16, r), MAX_LINE, |l| feed(&mut st, l))
-            .with_context(|| format!("cannot read {}", f.display()))?;
+/// Open one input: `-` is stdin; anything else must be a regular file (a FIFO would block the
+/// reader forever, `/dev/zero` would never end): opened without blocking, then checked.
+fn open_input(f: &std::path::Path) -> Result<Box<dyn std::io::Read + Send>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if f.as_os_str() == "-" {
+        return Ok(Box::new(std::io::stdin()));
     }
-    Ok(Read { facts: st.0.finish(), tests: st.1.finish(), allreduce: st.2 })
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(f)
+        .with_context(|| format!("cannot read {}", f.display()))?;
+    let m = file.metadata().with_context(|| format!("cannot read {}", f.display()))?;
+    if m.is_dir() {
+        bail!("cannot read {}: it is a directory (give the log files in it, e.g. {}/*.log)", f.display(), f.display());
+    }
+    if !m.is_file() {
+        bail!(
+            "cannot read {}: not a regular file (a FIFO or device); pipe it through stdin: --from-log - < FILE",
+            f.display()
+        );
+    }
+    Ok(Box::new(file))
+}
+
+/// Lines handed to the log reader's thread at a time: bounded (4 buffers of ~1 MiB in flight).
+const BATCH: usize = 1 << 20;
+/// No mask computed for the line: the log reader computes what it needs itself.
+const NO_MASK: u64 = u64::MAX;
+
+/// The files, streamed: memory stays bounded whatever their size (a 512-rank INFO log is
+/// gigabytes). `-` is stdin. Two threads: this one reads, cleans and unwraps each line and
+/// feeds nccl-tests' reader; the other runs NCCL's log reader on batches of those lines, in
+/// order. A progress line shows on a terminal for inputs over 64 MiB.
+pub fn read_files(files: &[PathBuf]) -> Result<Read> {
+    let inputs: Vec<(&PathBuf, Box<dyn std::io::Read + Send>)> =
+        files.iter().map(|f| open_input(f).map(|r| (f, r))).collect::<Result<_>>()?;
+    let total: u64 =
+        files.iter().filter_map(|f| std::fs::metadata(f).ok()).filter(|m| m.is_file()).map(|m| m.len()).sum();
+    let bar = (total > 64 << 20 && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
+        let b = indicatif::ProgressBar::new(total);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("reading {bytes}/{total_bytes} ({bytes_per_sec}, {eta})")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(move || {
+            let mut a = log::Analyser::new();
+            for batch in rx {
+                // [mask: 8 bytes][length: 4 bytes][line], each line whole `&str` (below)
+                let mut at = 0;
+                while at + 12 <= batch.len() {
+                    let m = u64::from_le_bytes(batch[at..at + 8].try_into().unwrap_or([0xff; 8]));
+                    let n = u32::from_le_bytes(batch[at + 8..at + 12].try_into().unwrap_or([0; 4])) as usize;
+                    let end = (at + 12 + n).min(batch.len());
+                    // SAFETY: the bytes of a `&str`, copied whole.
+                    let l = unsafe { std::str::from_utf8_unchecked(&batch[at + 12..end]) };
+                    a.line_with_mask(l, (m != NO_MASK).then_some(m));
+                    at = end;
+                }
+            }
+            a.finish()
+        });
+        let mut tests = tests_output::Parser::default();
+        let mut allreduce = None;
+        let mut out: Vec<u8> = Vec::with_capacity(BATCH + MAX_LINE);
+        let mut res = Ok(());
+        for (f, r) in inputs {
+            let read = crate::nccl::for_each_line(std::io::BufReader::with_capacity(1 << 20, r), MAX_LINE, |raw| {
+                let cleaned = crate::nccl::clean(raw);
+                let l = crate::nccl::unwrap_line(&cleaned);
+                if l.is_empty() {
+                    return;
+                }
+                tests.line_unwrapped(l);
+                if let Some(x) = allreduce_line(l) {
+                    allreduce = Some(x);
+                }
+                // The gate's pass over the line runs here, beside the log reader's thread.
+                out.extend_from_slice(&log::mask(l).unwrap_or(NO_MASK).to_le_bytes());
+                out.extend_from_slice(&(l.len() as u32).to_le_bytes());
+                out.extend_from_slice(l.as_bytes());
+                if out.len() >= BATCH {
+                    if let Some(b) = &bar {
+                        b.inc(out.len() as u64);
+                    }
+                    let _ = tx.send(std::mem::replace(&mut out, Vec::with_capacity(BATCH + MAX_LINE)));
+                }
+            });
+            if let Err(e) = read {
+                res = Err(anyhow::Error::new(e).context(format!("cannot read {}", f.display())));
+                break;
+            }
+        }
+        if !out.is_empty() {
+            let _ = tx.send(out);
+        }
+        drop(tx);
+        if let Some(b) = &bar {
+            b.finish_and_clear();
+        }
+        let facts = worker.join().map_err(|_| anyhow::anyhow!("the log reader failed"))?;
+        res?;
+        Ok(Read { facts, tests: tests.finish(), allreduce })
+    })
 }
 
 pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a: &Args) -> Report {

@@ -12,6 +12,45 @@ use super::{clean, unwrap_line};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
+/// A prebuilt searcher per literal, made once per call site (a `static`): the search itself is
+/// all that a call costs.
+macro_rules! finder {
+    ($pat:literal) => {{
+        static F: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
+        F.get_or_init(|| memchr::memmem::Finder::new($pat))
+    }};
+}
+
+/// The bit of a GATE literal in [`gate_mask`]'s mask (a literal not in GATE panics in the tests).
+macro_rules! gbit {
+    ($lit:literal) => {{
+        static B: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+        *B.get_or_init(|| 1u64 << GATE.iter().position(|g| *g == $lit).expect(concat!($lit, " is in GATE")))
+    }};
+}
+
+/// `find(l, "lit")` with the call site's own searcher.
+macro_rules! find {
+    ($l:expr, $pat:literal) => {
+        finder!($pat).find($l.as_bytes())
+    };
+}
+
+/// `has(l, "lit")`.
+macro_rules! has {
+    ($l:expr, $pat:literal) => {
+        find!($l, $pat).is_some()
+    };
+}
+
+/// `after(l, "lit")`: the text after the first `lit`.
+macro_rules! after {
+    ($l:expr, $pat:literal) => {{
+        let l: &str = $l;
+        find!(l, $pat).map(|i| &l[i + $pat.len()..])
+    }};
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct IbDev {
     pub index: u32,
@@ -251,7 +290,7 @@ impl LogFacts {
 }
 
 pub fn is_rdma_name(n: &str) -> bool {
-    n.starts_with("IB") || has(n, "Libfabric") || has(n, "OFI") || n.starts_with("NET/IB")
+    n.starts_with("IB") || has!(n, "Libfabric") || has!(n, "OFI") || n.starts_with("NET/IB")
 }
 
 /// `name:ip<port>` → `name`.
@@ -275,10 +314,6 @@ fn find(l: &str, pat: &'static str) -> Option<usize> {
     })
 }
 
-fn after<'a>(l: &'a str, pat: &'static str) -> Option<&'a str> {
-    find(l, pat).map(|i| &l[i + pat.len()..])
-}
-
 /// `l.contains(pat)` with a prebuilt searcher.
 #[inline]
 fn has(l: &str, pat: &'static str) -> bool {
@@ -296,22 +331,202 @@ pub fn line_host(raw: &str) -> Option<&str> {
 }
 
 fn host_of(l: &str) -> Option<&str> {
-    if !(has(l, " NCCL INFO") || has(l, " NCCL WARN")) {
+    if !(has!(l, " NCCL INFO") || has!(l, " NCCL WARN")) {
         return None;
     }
-    let head = &l[..find(l, " [")?];
-    let mut it = head.rsplitn(3, ':');
-    let (tid, pid, host) = (it.next()?, it.next()?, it.next()?);
-    let num = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
-    (num(tid) && num(pid) && !host.is_empty() && !host.contains(' ')).then_some(host)
+    host_in(l)
 }
 
-/// The CUDA device in `host:pid:tid [3] NCCL …`.
-fn cuda_dev(l: &str) -> Option<usize> {
-    let i = find(l, " [")?;
-    let rest = &l[i + 2..];
-    let end = rest.find(']')?;
-    rest[..end].parse().ok()
+/// The first ` [` in `l` (memchr for the rarer `[`).
+fn space_bracket(l: &str) -> Option<usize> {
+    let b = l.as_bytes();
+    let mut from = 0;
+    while let Some(i) = memchr::memchr(b'[', &b[from..]) {
+        let at = from + i;
+        if at > 0 && b[at - 1] == b' ' {
+            return Some(at - 1);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+/// The host of `host:pid:tid [dev] …` at the line's start.
+fn host_in(l: &str) -> Option<&str> {
+    host_head(&l[..find!(l, " [")?])
+}
+
+/// The host of `host:pid:tid`.
+fn host_head(head: &str) -> Option<&str> {
+    // From the end: digits (tid), ':', digits (pid), ':', then the host (itself maybe with ':').
+    let b = head.as_bytes();
+    let mut i = b.len();
+    for _ in 0..2 {
+        let digits = b[..i].iter().rev().take_while(|c| c.is_ascii_digit()).count();
+        if digits == 0 || i == digits || b[i - digits - 1] != b':' {
+            return None;
+        }
+        i -= digits + 1;
+    }
+    let host = &head[..i];
+    (!host.is_empty() && memchr::memchr(b' ', host.as_bytes()).is_none()).then_some(host)
+}
+
+/// `NCCL INFO`/`NCCL WARN` in the line: is it a WARN, and the message after the tag.
+fn nccl_tag(l: &str) -> Option<(bool, &str)> {
+    let b = l.as_bytes();
+    let mut from = 0;
+    while let Some(i) = find!(&l[from..], "NCCL ") {
+        let at = from + i;
+        let rest = &b[at + 5..];
+        if (at == 0 || b[at - 1] == b' ') && (rest.starts_with(b"INFO") || rest.starts_with(b"WARN")) {
+            let msg = l[at + 9..].trim_start();
+            return Some((rest.starts_with(b"WARN"), msg));
+        }
+        from = at + 5;
+    }
+    None
+}
+
+/// Every literal a reader of [`Analyser`] acts on, or a part of it: a line that holds none of
+/// them is passed over. `tests::the_gate_covers_every_literal_the_readers_use` holds this list
+/// to the literals in this file, and `gated_and_ungated_readings_agree` to the whole corpus.
+pub const GATE: &[&str] = &[
+    "NCCL version",
+    "NCCL_",
+    "Test NCCL",
+    "nccl",
+    "Using network",
+    "Bootstrap",
+    ": Using ",
+    "Plugin",
+    "set by environment",
+    " via ",
+    "GPU Direct",
+    "anks ",
+    " nNodes ",
+    "Init COMPLETE",
+    "Connected all",
+    " qpn ",
+    "libibverbs",
+    "not open",
+    "ailed",
+    "rror",
+    "Watchdog",
+    "Cuda failure",
+    "Duplicate GPU",
+    "same GPU",
+    "timing out",
+    "SHARP",
+    "CollNet",
+    "ocket",
+    "signal",
+    "Segmentation",
+    "fi_getinfo",
+    "No eligible",
+    "protocol that worked",
+    "address vector",
+    "GID",
+    "async",
+    "ncompatible",
+    "onnect to",
+    "Connection closed",
+    "ibv_",
+    "interface",
+    "evice found",
+    "userspace device",
+    "Got c",
+    "Got CQE",
+    "reset by peer",
+    "Broken pipe",
+    "remote process",
+    "Proxy Call",
+    "milliseconds",
+    "Attribute arch",
+    "WARN",
+    "ERROR",
+    "IBV_EVENT",
+];
+
+fn gate() -> &'static aho_corasick::AhoCorasick {
+    static G: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+    G.get_or_init(|| {
+        aho_corasick::AhoCorasick::builder()
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+            .build(GATE)
+            .expect("the gate's literals build")
+    })
+}
+
+/// The short paths of NCCL's INFO lines: the bulk of a large log, each with one thing to read.
+enum Short {
+    /// `Channel 00/0 : 0[0] -> 8[0] [receive] via NET/IB/0/GDRDMA`: ` via ` at the index.
+    Channel(usize),
+    /// `init.cc:670 -> 2`.
+    Trace,
+    /// A ring's or tree's order, thresholds.
+    Nothing,
+    /// `Connected all rings`/`trees`.
+    Connected,
+    /// `comm 0x… rank … nRanks … nNodes …`, `ncclCommInitRank … Init COMPLETE`.
+    Comm,
+}
+
+fn short(msg: &str) -> Option<Short> {
+    let b = msg.as_bytes();
+    match b.first()? {
+        b'C' if msg.starts_with("Channel ") => Some(find!(msg, " via ").map_or(Short::Nothing, Short::Channel)),
+        b'R' if msg.starts_with("Ring ") => Some(find!(msg, " via ").map_or(Short::Nothing, Short::Channel)),
+        b'T' if msg.starts_with("Tree ") => Some(find!(msg, " via ").map_or(Short::Nothing, Short::Channel)),
+        b'T' if msg.starts_with("Trees ") => Some(Short::Nothing),
+        b'C' if msg.starts_with("Connected all ") => Some(Short::Connected),
+        b't' if msg.starts_with("threadThresholds ") => Some(Short::Nothing),
+        b'c' | b'n' if (msg.starts_with("comm 0x") || msg.starts_with("ncclCommInit")) && !has!(msg, "rror") => {
+            Some(Short::Comm)
+        }
+        _ if is_trace(msg) => Some(Short::Trace),
+        _ => None,
+    }
+}
+
+/// The mask [`Analyser::line_with_mask`] takes: computed where the line is read, so the gate's
+/// pass runs beside the log reader rather than in it. `None` for a line that takes a short
+/// path (its mask is never looked at) or that the analyser reads whole anyway.
+pub fn mask(l: &str) -> Option<u64> {
+    match nccl_tag(l) {
+        Some((true, _)) => None,
+        Some((false, msg)) if short(msg).is_some() => None,
+        Some((false, msg)) => Some(gate_mask(msg)),
+        None => Some(gate_mask(l)),
+    }
+}
+
+/// Bit `i` set when GATE's `i`-th literal occurs in `l` (GATE has at most 64).
+///
+/// Each search starts one byte past the last match's start, so every occurrence is seen, those
+/// that overlap another included: no GATE literal contains another (the test checks), so at a
+/// given start at most one can match. Leftmost-first searches use the SIMD prefilter that an
+/// overlapping search cannot.
+fn gate_mask(l: &str) -> u64 {
+    let mut m = 0u64;
+    let mut at = 0;
+    while at < l.len() {
+        let Some(hit) = gate().find(aho_corasick::Input::new(l).span(at..l.len())) else { break };
+        m |= 1 << hit.pattern().as_usize();
+        at = hit.start() + 1;
+    }
+    m
+}
+
+/// `init.cc:670 -> 2`, `transport/net_ib.cc:123 -> 3 [Async thread]`: NCCL's return-code trace.
+fn is_trace(msg: &str) -> bool {
+    let Some(sp) = memchr::memchr(b' ', msg.as_bytes()) else { return false };
+    let loc = &msg[..sp];
+    msg[sp..].starts_with(" -> ")
+        && loc
+            .rsplit_once(':')
+            .is_some_and(|(f, n)| f.contains('.') && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// What one node's NCCL reported, in NCCL's words: `IB, GDRDMA, 8 HCAs` or `Socket`.
@@ -356,17 +571,17 @@ fn errno_of(text: &str) -> Option<i32> {
 
 fn first_int(s: &str) -> Option<i64> {
     let s = s.trim_start();
-    let n: String = s.chars().take_while(|c| c.is_ascii_digit()).collect();
-    n.parse().ok()
+    let n = s.bytes().take_while(u8::is_ascii_digit).count();
+    s[..n].parse().ok()
 }
 
 /// A failure line's kind and code, from NCCL's wordings old and new.
 pub fn classify(msg: &str) -> Option<(Failure, Option<i64>, Option<i64>)> {
     // ibv_modify_qp: ≥2.24 "failed with 22 Invalid argument, on dev …";
     // ≤2.23 "failed with error Invalid argument errno 22"; plugins "failed with error Network is unreachable".
-    if let Some(m) = after(msg, "ibv_modify_qp failed") {
+    if let Some(m) = after!(msg, "ibv_modify_qp failed") {
         let m = m.trim_start().trim_start_matches("with").trim_start();
-        let n = first_int(m).or_else(|| after(m, "errno ").and_then(first_int)).or_else(|| errno_of(m).map(i64::from));
+        let n = first_int(m).or_else(|| after!(m, "errno ").and_then(first_int)).or_else(|| errno_of(m).map(i64::from));
         let k = match n {
             Some(22) => Failure::QpInvalid,
             Some(101) | Some(113) => Failure::QpUnreachable,
@@ -381,15 +596,15 @@ pub fn classify(msg: &str) -> Option<(Failure, Option<i64>, Option<i64>)> {
     //   2.19+ "Got completion from peer <addr> with error 4, opcode …, len …, vendor err 81 (Send)"
     //   2.2x  "Got completion from peer <addr> with status=12 opcode=1 len=0 vendor err 129"
     //   2.28+ "Got completion from peer <addr> with status=IBV_WC_RETRY_EXC_ERR(12) … vendor_err=129"
-    if has(msg, "Got completion") {
-        let status = after(msg, " with error ")
+    if has!(msg, "Got completion") {
+        let status = after!(msg, " with error ")
             .and_then(first_int)
             .or_else(|| {
-                after(msg, "status=")
+                after!(msg, "status=")
                     .and_then(|s| first_int(s).or_else(|| s.find('(').and_then(|i| first_int(&s[i + 1..]))))
             })
-            .or_else(|| after(msg, "with status ").and_then(first_int));
-        let vendor = after(msg, "vendor err ").or_else(|| after(msg, "vendor_err=")).and_then(first_int);
+            .or_else(|| after!(msg, "with status ").and_then(first_int));
+        let vendor = after!(msg, "vendor err ").or_else(|| after!(msg, "vendor_err=")).and_then(first_int);
         let k = match status {
             Some(12) | Some(13) => Failure::RetryExceeded,
             Some(4) => Failure::LocalProtection,
@@ -397,73 +612,80 @@ pub fn classify(msg: &str) -> Option<(Failure, Option<i64>, Option<i64>)> {
         };
         return Some((k, status, vendor));
     }
-    if has(msg, "Got CQE with error") {
+    if has!(msg, "Got CQE with error") {
         return Some((Failure::CompletionError, None, None));
     }
-    let has = |p: &'static str| has(msg, p);
-    let k = if has("Failed to initialize any NET plugin") {
+    let k = if has!(msg, "Failed to initialize any NET plugin") {
         Failure::NoNetPlugin
-    } else if has("no socket interface found")
-        || has("No usable listening interface found")
-        || (has("no device found matching") && has("NCCL_"))
-        || (has("ncclSocketInit") && has("family"))
+    } else if has!(msg, "no socket interface found")
+        || has!(msg, "No usable listening interface found")
+        || (has!(msg, "no device found matching") && has!(msg, "NCCL_"))
+        || (has!(msg, "ncclSocketInit") && has!(msg, "family"))
     {
         Failure::NoSocketInterface
-    } else if has("NET/IB : No IP interface found") {
+    } else if has!(msg, "NET/IB : No IP interface found") {
         Failure::NoOobInterface
-    } else if has("async fatal event") {
+    } else if has!(msg, "async fatal event") {
         Failure::IbvFatalEvent
-    } else if has("incompatible devices") || has("device is incompatible") {
+    } else if has!(msg, "incompatible devices") || has!(msg, "device is incompatible") {
         Failure::IncompatibleDevices
-    } else if (has("Call to ibv_") || has("call to ibv_")) && has("failed") {
+    } else if (has!(msg, "Call to ibv_") || has!(msg, "call to ibv_")) && has!(msg, "failed") {
         Failure::IbvResource
-    } else if has("Connection closed by remote peer")
-        || has("Connection reset by peer")
-        || has("Broken pipe")
-        || has("remote process exited")
-        || has("ncclRemoteError")
-        || has("Socket recv failed")
-        || (has("Proxy Call to rank") && has("failed"))
+    } else if has!(msg, "Connection closed by remote peer")
+        || has!(msg, "Connection reset by peer")
+        || has!(msg, "Broken pipe")
+        || has!(msg, "remote process exited")
+        || has!(msg, "ncclRemoteError")
+        || has!(msg, "Socket recv failed")
+        || (has!(msg, "Proxy Call to rank") && has!(msg, "failed"))
     {
         Failure::RemoteExit
-    } else if (has("Connect to ") || has("connect to ")) && (has("failed") || has("exceeded") || has("returned"))
-        || has("socketStartConnect")
-        || has("socketPollConnect")
+    } else if (has!(msg, "Connect to ") || has!(msg, "connect to "))
+        && (has!(msg, "failed") || has!(msg, "exceeded") || has!(msg, "returned"))
+        || has!(msg, "socketStartConnect")
+        || has!(msg, "socketPollConnect")
     {
         Failure::SocketConnect
-    } else if has("async event : port error") || has("async event: port error") || has("IBV_EVENT_PORT_ERR") {
+    } else if has!(msg, "async event : port error")
+        || has!(msg, "async event: port error")
+        || has!(msg, "IBV_EVENT_PORT_ERR")
+    {
         Failure::PortError
-    } else if has("ncclIbRoceGetVersionNum") || has("ncclIbGetGidIndex") || (has("GID") && has("read failed")) {
+    } else if has!(msg, "ncclIbRoceGetVersionNum")
+        || has!(msg, "ncclIbGetGidIndex")
+        || (has!(msg, "GID") && has!(msg, "read failed"))
+    {
         Failure::RoceGid
-    } else if has("fi_getinfo")
-        || has("No eligible providers")
-        || has("Unable to find a protocol that worked")
-        || (has("NET/OFI") && has("Failed to initialize"))
+    } else if has!(msg, "fi_getinfo")
+        || has!(msg, "No eligible providers")
+        || has!(msg, "Unable to find a protocol that worked")
+        || (has!(msg, "NET/OFI") && has!(msg, "Failed to initialize"))
     {
         Failure::OfiNoDevice
-    } else if has("insert remote address into address vector")
-        || (has("NET/OFI") && (has("CQ error") || has("fi_cq_readerr") || has("completion error")))
+    } else if has!(msg, "insert remote address into address vector")
+        || (has!(msg, "NET/OFI")
+            && (has!(msg, "CQ error") || has!(msg, "fi_cq_readerr") || has!(msg, "completion error")))
     {
         Failure::OfiPeer
-    } else if has("SHARP coll init error")
-        || has("Cannot create SHARP job")
-        || has("Failed to lock SAT tree")
-        || has("sharp_coll_comm_init failed")
-        || has("Cannot initialize CollNet")
+    } else if has!(msg, "SHARP coll init error")
+        || has!(msg, "Cannot create SHARP job")
+        || has!(msg, "Failed to lock SAT tree")
+        || has!(msg, "sharp_coll_comm_init failed")
+        || has!(msg, "Cannot initialize CollNet")
     {
         Failure::CollNet
-    } else if has("Attribute arch of node cpu not found") || (has("NCCL_TOPO_FILE") && has("fail")) {
+    } else if has!(msg, "Attribute arch of node cpu not found") || (has!(msg, "NCCL_TOPO_FILE") && has!(msg, "fail")) {
         Failure::TopologyFile
-    } else if has("Caught signal 11") || has("Segmentation fault") || has("Caught signal 6") {
+    } else if has!(msg, "Caught signal 11") || has!(msg, "Segmentation fault") || has!(msg, "Caught signal 6") {
         Failure::Crash
-    } else if has("Socket creation failed") {
+    } else if has!(msg, "Socket creation failed") {
         Failure::NoSocketInterface
-    } else if has("Duplicate GPU detected") || has("using the same GPU") {
+    } else if has!(msg, "Duplicate GPU detected") || has!(msg, "using the same GPU") {
         Failure::DuplicateGpu
-    } else if has("Cuda failure") {
+    } else if has!(msg, "Cuda failure") {
         Failure::CudaFailure
-    } else if has("Watchdog caught collective operation timeout")
-        || (has("ran for") && has("milliseconds before timing out"))
+    } else if has!(msg, "Watchdog caught collective operation timeout")
+        || (has!(msg, "ran for") && has!(msg, "milliseconds before timing out"))
     {
         Failure::CollectiveTimeout
     } else {
@@ -475,6 +697,9 @@ pub fn classify(msg: &str) -> Option<(Failure, Option<i64>, Option<i64>)> {
 /// NCCL error results as frameworks relay them (`ncclInternalError: …`, `unhandled system
 /// error`, PyTorch's `NCCL error in: …`).
 fn nccl_error(l: &str) -> Option<&str> {
+    if !(has!(l, "ncc") || has!(l, "NCCL e") || has!(l, "unhandled system") || has!(l, "Test NCCL")) {
+        return None;
+    }
     for pat in [
         "ncclInternalError",
         "ncclSystemError",
@@ -498,7 +723,7 @@ fn nccl_error(l: &str) -> Option<&str> {
 /// `… WARN <msg>` without NCCL's tag, when `<msg>` is in NCCL's words (a subsystem such as
 /// `NET/IB`, a verbs call, NCCL's source files or variables).
 fn bare_warn(l: &str) -> Option<&str> {
-    let msg = l.strip_prefix("WARN ").or_else(|| after(l, " WARN "))?.trim();
+    let msg = l.strip_prefix("WARN ").or_else(|| after!(l, " WARN "))?.trim();
     let ncclish = ["NET/", "ibv_", "Bootstrap", "NCCL", "misc/", "transport/", "proxy", "socket", "Cuda failure"];
     ncclish.iter().any(|p| msg.contains(p)).then_some(msg)
 }
@@ -515,12 +740,19 @@ pub struct Analyser {
     f: LogFacts,
     networks: BTreeSet<String>,
     boot: BTreeSet<String>,
-    hosts: BTreeSet<String>,
+    hosts: rustc_hash::FxHashSet<String>,
     seen: HashSet<(u8, String)>,
     seen_dev: HashSet<(String, u32)>,
     gdr_disabled: bool,
     /// The previous line was a framework's `Last error:`: the next one is NCCL's warning.
     last_error_next: bool,
+    /// Every reader on every line, no gate and no short paths (the reference the gated
+    /// reading is tested against).
+    ungated: bool,
+    /// Per-host views in order of first sight, their index by host, the last one used.
+    views: Vec<(String, HostView)>,
+    view_idx: rustc_hash::FxHashMap<String, usize>,
+    last_view: Option<usize>,
     /// NCCL's return-code traces that reached set-up, and the first (a bootstrap one first).
     trace_failures: usize,
     trace_line: Option<String>,
@@ -530,6 +762,11 @@ pub struct Analyser {
 impl Analyser {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An analyser that runs every reader on every line: slower, and the same facts.
+    pub fn ungated() -> Self {
+        Self { ungated: true, ..Self::default() }
     }
 
     fn fail(&mut self, k: Failure, code: Option<i64>, vendor: Option<i64>, line: &str) {
@@ -574,13 +811,13 @@ impl Analyser {
                 }
             }
             if matches!(k, Failure::RetryExceeded | Failure::LocalProtection | Failure::CompletionError)
-                && has(msg, "from peer")
+                && has!(msg, "from peer")
             {
                 self.f.remote_peer = true;
             }
             self.fail(k, code, vendor, msg);
         }
-        if has(msg, "libibverbs") && (has(msg, "Failed to open") || has(msg, "ould not open")) {
+        if has!(msg, "libibverbs") && (has!(msg, "Failed to open") || has!(msg, "ould not open")) {
             self.f.ibverbs_missing = true;
         }
         let m = clip(msg, 300);
@@ -599,7 +836,23 @@ impl Analyser {
     /// names libibverbs) is read by both, in this order.
     pub fn line(&mut self, raw: &str) {
         let cleaned = clean(raw);
-        let l = unwrap_line(&cleaned);
+        self.line_unwrapped(unwrap_line(&cleaned));
+    }
+
+    /// One line already cleaned and unwrapped ([`clean`], [`unwrap_line`]).
+    ///
+    /// Most lines of a large log say nothing verify uses (topology dumps, thresholds, the
+    /// job's own output): one pass of [`gate`] over the line finds whether it holds any literal
+    /// a reader below acts on, and a line that holds none costs only that pass (and, for NCCL's
+    /// lines, the host of its prefix). Channel lines, the bulk of a large job's INFO log, take
+    /// their own short path.
+    pub fn line_unwrapped(&mut self, l: &str) {
+        self.line_with_mask(l, None);
+    }
+
+    /// As [`Analyser::line_unwrapped`], with the line's [`mask`] computed already (by another
+    /// thread).
+    pub fn line_with_mask(&mut self, l: &str, mask: Option<u64>) {
         if l.is_empty() {
             return;
         }
@@ -611,47 +864,139 @@ impl Analyser {
             self.error(l);
             return;
         }
-        let is_nccl =
-            has(l, " NCCL INFO") || has(l, " NCCL WARN") || l.starts_with("NCCL INFO") || l.starts_with("NCCL WARN");
+        let tag = nccl_tag(l);
+        let is_nccl = tag.is_some();
         let host = self.prefix(l, is_nccl);
-        self.network_choice(l, host.as_deref());
-        self.env_line(l);
-        self.channel_line(l, is_nccl, host.as_deref());
-        self.gdr_disabled_line(l, host.as_deref());
-        self.counts(l);
-        self.verbs_and_plugin(l, is_nccl);
-        self.warnings_and_errors(l, is_nccl);
+        if let Some((false, msg)) = tag.filter(|_| !self.ungated) {
+            match short(msg) {
+                Some(Short::Channel(i)) => {
+                    let v = &msg[i + 5..];
+                    let t =
+                        if v.starts_with("NET/") { v.trim_end() } else { v.split_whitespace().next().unwrap_or("") };
+                    let recv = msg[..i].ends_with("[receive]");
+                    self.channel(t, recv, true, true, host);
+                    return;
+                }
+                Some(Short::Trace) => {
+                    self.error_trace(l);
+                    return;
+                }
+                // a ring's or tree's order, thresholds: nothing to read
+                Some(Short::Nothing) => return,
+                Some(Short::Connected) => {
+                    self.f.init_complete += 1;
+                    return;
+                }
+                Some(Short::Comm) => {
+                    // `comm 0x… rank 3 nRanks 16 nNodes 2 localRanks 8 …`, `… Init COMPLETE`
+                    self.counts(l);
+                    return;
+                }
+                None => {}
+            }
+        }
+        // Which of the gate's literals the line holds: each reader runs only where one of its
+        // own is there (all of them, ungated). The reader thread of `verify` computes it.
+        let m = match tag {
+            _ if self.ungated => u64::MAX,
+            _ if mask.is_some() => mask.unwrap_or(u64::MAX),
+            Some((true, _)) => u64::MAX,
+            Some((false, msg)) => gate_mask(msg),
+            None => gate_mask(l),
+        };
+        if m == 0 {
+            return;
+        }
+        let any = |lits: &[u64]| lits.iter().any(|b| m & b != 0);
+        if any(&[
+            gbit!("NCCL version"),
+            gbit!("Using network"),
+            gbit!("Bootstrap"),
+            gbit!("evice found"),
+            gbit!(": Using "),
+        ]) {
+            self.network_choice(l, host);
+        }
+        if any(&[gbit!("set by environment"), gbit!("NCCL_")]) {
+            self.env_line(l);
+        }
+        if any(&[gbit!(" via ")]) {
+            self.channel_line(l, is_nccl, host);
+        }
+        if any(&[gbit!("GPU Direct")]) {
+            self.gdr_disabled_line(l, host);
+        }
+        if any(&[gbit!("anks "), gbit!(" nNodes "), gbit!("Init COMPLETE"), gbit!("Connected all"), gbit!(" qpn ")]) {
+            self.counts(l);
+        }
+        if any(&[gbit!("libibverbs"), gbit!("not open"), gbit!("Plugin")]) {
+            self.verbs_and_plugin(l, is_nccl);
+        }
+        let warnish = [
+            gbit!("WARN"),
+            gbit!("rror"),
+            gbit!("Test NCCL"),
+            gbit!("nccl"),
+            gbit!("Watchdog"),
+            gbit!("userspace device"),
+        ];
+        if !is_nccl || any(&warnish) || (self.ungated && has!(l, " -> ")) {
+            self.warnings_and_errors(l, is_nccl);
+        }
     }
 
     /// The `host:pid:tid` prefix: counts the line as NCCL's, records the host and CUDA device,
     /// and gives the host whose per-host view this line may update (hosts past the bound are
     /// counted in the totals only).
-    fn prefix(&mut self, l: &str, is_nccl: bool) -> Option<String> {
-        let host = host_of(l);
+    fn prefix<'a>(&mut self, l: &'a str, is_nccl: bool) -> Option<&'a str> {
+        // The tag is there (is_nccl), but only a ` NCCL` after the prefix makes a host.
+        // `host:pid:tid [dev] …`: one search for ` [` gives both.
+        let bracket = if is_nccl { space_bracket(l) } else { None };
+        let host = bracket.and_then(|i| host_head(&l[..i]));
         if is_nccl {
             self.f.nccl_lines += 1;
             if let Some(h) = host {
-                if self.hosts.len() < MAX_HOSTS {
+                let same = self.last_view.is_some_and(|i| self.views[i].0 == h);
+                if !same && self.hosts.len() < MAX_HOSTS && !self.hosts.contains(h) {
                     self.hosts.insert(h.to_string());
                 }
-                if let Some(d) = cuda_dev(l) {
+                let rest = &l[bracket.unwrap_or(0) + 2..];
+                if let Some(d) = memchr::memchr(b']', rest.as_bytes()).and_then(|e| rest[..e].parse::<usize>().ok()) {
                     if d < 4096 {
                         self.f.cuda_devs = self.f.cuda_devs.max(d + 1);
                     }
                 }
             }
         }
-        host.filter(|h| self.f.per_host.contains_key(*h) || self.f.per_host.len() < MAX_HOSTS).map(|h| h.to_string())
+        host.filter(|h| self.views.len() < MAX_HOSTS || self.view_idx.contains_key(*h))
     }
 
+    /// The per-host view of `host`: the last host's at the cost of one comparison (a rank's
+    /// lines come in runs), any other's by one hash lookup.
     fn view(&mut self, host: Option<&str>) -> Option<&mut HostView> {
-        host.map(|h| self.f.per_host.entry(h.to_string()).or_default())
+        let h = host?;
+        let i = match self.last_view {
+            Some(i) if self.views[i].0 == h => i,
+            _ => {
+                let i = match self.view_idx.get(h) {
+                    Some(i) => *i,
+                    None => {
+                        self.views.push((h.to_string(), HostView::default()));
+                        self.view_idx.insert(h.to_string(), self.views.len() - 1);
+                        self.views.len() - 1
+                    }
+                };
+                self.last_view = Some(i);
+                i
+            }
+        };
+        Some(&mut self.views[i].1)
     }
 
     /// What NCCL chose: its version, `Using network`, the bootstrap interface, the IB devices and
     /// OOB interface (`NET/IB : Using`), "No device found", and the socket interfaces.
     fn network_choice(&mut self, l: &str, host: Option<&str>) {
-        if let Some(v) = after(l, "NCCL version ") {
+        if let Some(v) = after!(l, "NCCL version ") {
             let v = v.split_whitespace().next().unwrap_or("").trim_end_matches(',');
             // `NCCL version 2.28.9+cuda13.0`: NCCL's banner (NCCL_DEBUG=WARN prints it alone).
             if v.starts_with(|c: char| c.is_ascii_digit()) && v.contains('.') {
@@ -661,7 +1006,7 @@ impl Analyser {
                 self.f.version.get_or_insert_with(|| v.to_string());
             }
         }
-        if let Some(v) = after(l, "Using network ") {
+        if let Some(v) = after!(l, "Using network ") {
             let n = v.trim().to_string();
             if let Some(h) = self.view(host) {
                 if h.networks.len() < 8 {
@@ -672,7 +1017,7 @@ impl Analyser {
                 self.networks.insert(n);
             }
         }
-        if let Some(v) = after(l, "Bootstrap : Using ").or_else(|| after(l, "Bootstrap: Using ")) {
+        if let Some(v) = after!(l, "Bootstrap : Using ").or_else(|| after!(l, "Bootstrap: Using ")) {
             let v = v.trim_start_matches("[0]").trim();
             if self.boot.len() < MAX_SMALL {
                 self.boot.insert(if_name(v));
@@ -685,16 +1030,16 @@ impl Analyser {
                 }
             }
         }
-        if has(l, "NET/IB : No device found") {
+        if has!(l, "NET/IB : No device found") {
             self.f.ib_no_device = true;
             if let Some(h) = self.view(host) {
                 h.no_device = true;
             }
         }
-        if let Some(v) = after(l, "NET/IB : Using ") {
+        if let Some(v) = after!(l, "NET/IB : Using ") {
             self.ib_devices(v, host);
         }
-        if let Some(v) = after(l, "NET/Socket : Using ") {
+        if let Some(v) = after!(l, "NET/Socket : Using ") {
             for tok in v.split_whitespace() {
                 if let Some((_, body)) = tok.strip_prefix('[').and_then(|r| r.split_once(']')) {
                     let n = if_name(body);
@@ -738,7 +1083,7 @@ impl Analyser {
 
     /// `NCCL_X set by environment to V` (and the older `NCCL_IB_HCA set to V`).
     fn env_line(&mut self, l: &str) {
-        if let Some(v) = after(l, " set by environment to ") {
+        if let Some(v) = after!(l, " set by environment to ") {
             let name = l[..l.find(" set by environment to ").unwrap_or(0)].rsplit(' ').next().unwrap_or("").to_string();
             let val = v.trim().trim_end_matches('.').to_string();
             if name.starts_with("NCCL_")
@@ -747,7 +1092,7 @@ impl Analyser {
             {
                 self.f.env_set.push((name, val));
             }
-        } else if let Some(v) = after(l, "NCCL_IB_HCA set to ") {
+        } else if let Some(v) = after!(l, "NCCL_IB_HCA set to ") {
             if self.f.env("NCCL_IB_HCA").is_none() {
                 self.f.env_set.push(("NCCL_IB_HCA".into(), v.trim().to_string()));
             }
@@ -757,12 +1102,16 @@ impl Analyser {
     /// A channel connection (`Channel 00/0 : 0[0] -> 1[1] [receive] via NET/IB/0/GDRDMA`): its
     /// transport, GPUDirect, and per host the receives with and without GPUDirect.
     fn channel_line(&mut self, l: &str, is_nccl: bool, host: Option<&str>) {
-        let Some(v) = after(l, " via ") else { return };
+        let Some(v) = after!(l, " via ") else { return };
         // `NET/<name>/<dev>[/GDRDMA][/Shared]`: a plugin's name may hold spaces
         // (`NET/AWS Libfabric/0/GDRDMA`), so a NET transport runs to the end of the line.
         let t = if v.starts_with("NET/") { v.trim_end() } else { v.split_whitespace().next().unwrap_or("") };
-        let recv = has(l, "[receive]");
-        let is_channel = has(l, " -> ") || has(l, "Channel") || has(l, "Ring") || has(l, "Tree");
+        let recv = has!(l, "[receive]");
+        let is_channel = has!(l, " -> ") || has!(l, "Channel") || has!(l, "Ring") || has!(l, "Tree");
+        self.channel(t, recv, is_channel, is_nccl, host);
+    }
+
+    fn channel(&mut self, t: &str, recv: bool, is_channel: bool, is_nccl: bool, host: Option<&str>) {
         if !is_channel || t.is_empty() {
             return;
         }
@@ -770,7 +1119,7 @@ impl Analyser {
             // A pasted channel line without its prefix is NCCL's all the same.
             self.f.nccl_lines += 1;
         }
-        let gdr = has(t, "/GDRDMA");
+        let gdr = has!(t, "/GDRDMA");
         let c = &mut self.f.channels;
         let net = if t.starts_with("NET/IB") {
             c.net_ib += 1;
@@ -817,23 +1166,17 @@ impl Analyser {
                 }
             }
         }
-        if let Some(h) = self.view(host) {
-            let name = t.split('/').take(2).collect::<Vec<_>>().join("/");
-            let word = match name.as_str() {
-                "NET/IB" => "IB".to_string(),
-                "NET/Socket" => "Socket".to_string(),
-                other => other.trim_start_matches("NET/").to_string(),
-            };
-            if h.networks.is_empty() {
-                h.networks.insert(word);
-            }
+        if let Some(h) = self.view(host).filter(|h| h.networks.is_empty()) {
+            // `NET/IB/0/GDRDMA` → `IB`, `NET/AWS Libfabric/1` → `AWS Libfabric`
+            let word = t.strip_prefix("NET/").unwrap_or(t).split('/').next().unwrap_or("");
+            h.networks.insert(word.to_string());
         }
     }
 
     /// `GPU Direct RDMA Disabled for HCA 0 'mlx5_0'`.
     fn gdr_disabled_line(&mut self, l: &str, host: Option<&str>) {
-        let Some(v) = after(l, "GPU Direct RDMA Disabled for HCA") else { return };
-        if has(l, "NET/Socket") {
+        let Some(v) = after!(l, "GPU Direct RDMA Disabled for HCA") else { return };
+        if has!(l, "NET/Socket") {
             return;
         }
         self.gdr_disabled = true;
@@ -849,22 +1192,20 @@ impl Analyser {
     /// The job's shape in NCCL's words (`nranks`, `nNodes`, `localRanks`), and a queue pair set
     /// up towards a peer (NET subsystem): the job crosses a network.
     fn counts(&mut self, l: &str) {
-        for key in [" nranks ", " nRanks "] {
-            if let Some(n) = after(l, key).and_then(first_int) {
-                let n = n as usize;
-                self.f.nranks = Some(self.f.nranks.map_or(n, |m| m.max(n)));
-            }
+        for n in [after!(l, " nranks "), after!(l, " nRanks ")].into_iter().flatten().filter_map(first_int) {
+            let n = n as usize;
+            self.f.nranks = Some(self.f.nranks.map_or(n, |m| m.max(n)));
         }
-        if let Some(n) = after(l, " nNodes ").and_then(first_int) {
+        if let Some(n) = after!(l, " nNodes ").and_then(first_int) {
             self.f.nnodes = Some(self.f.nnodes.map_or(n as usize, |m| m.max(n as usize)));
         }
-        if let Some(n) = after(l, " localRanks ").and_then(first_int) {
+        if let Some(n) = after!(l, " localRanks ").and_then(first_int) {
             self.f.local_ranks = Some(self.f.local_ranks.map_or(n as usize, |m| m.max(n as usize)));
         }
-        if has(l, "Init COMPLETE") || has(l, "Connected all rings") || has(l, "Connected all trees") {
+        if has!(l, "Init COMPLETE") || has!(l, "Connected all rings") || has!(l, "Connected all trees") {
             self.f.init_complete += 1;
         }
-        if (has(l, "NET/IB: ") || has(l, "NET/IB : ")) && has(l, " qpn ") {
+        if (has!(l, "NET/IB: ") || has!(l, "NET/IB : ")) && has!(l, " qpn ") {
             self.f.remote_peer = true;
         }
     }
@@ -872,22 +1213,22 @@ impl Analyser {
     /// libibverbs that cannot be opened, a verbs provider that is missing, a named net plugin
     /// that is absent.
     fn verbs_and_plugin(&mut self, l: &str, is_nccl: bool) {
-        if has(l, "Failed to open libibverbs")
-            || (has(l, "ould not open") && has(l, "libibverbs"))
-            || has(l, "Count not open libibverbs")
+        if has!(l, "Failed to open libibverbs")
+            || (has!(l, "ould not open") && has!(l, "libibverbs"))
+            || has!(l, "Count not open libibverbs")
         {
             self.f.ibverbs_missing = true;
             if !is_nccl {
                 self.f.nccl_lines += 1;
             }
         }
-        if let Some(v) = after(l, "libibverbs: Warning: couldn't load driver '") {
+        if let Some(v) = after!(l, "libibverbs: Warning: couldn't load driver '") {
             let d = v.split('\'').next().unwrap_or("").to_string();
             if self.f.provider_missing.len() < 64 && !self.f.provider_missing.contains(&d) {
                 self.f.provider_missing.push(d);
             }
         }
-        if (has(l, "NET/Plugin") && (has(l, "Could not find:") || has(l, "Plugin load")))
+        if (has!(l, "NET/Plugin") && (has!(l, "Could not find:") || has!(l, "Plugin load")))
             && self.f.env("NCCL_NET_PLUGIN").is_some_and(|p| !p.is_empty() && p != "none")
         {
             self.f.plugin_missing = true;
@@ -897,13 +1238,13 @@ impl Analyser {
     /// Warnings (NCCL's WARN, a framework's relay of it, or NCCL's words without a prefix), NCCL's
     /// error results, and the watchdog's timeout.
     fn warnings_and_errors(&mut self, l: &str, is_nccl: bool) {
-        if let Some(i) = find(l, "NCCL WARN ") {
+        if let Some(i) = find!(l, "NCCL WARN ") {
             let msg = l[i + "NCCL WARN ".len()..].to_string();
             self.warning(&msg);
         } else if l.starts_with("Last error:") || l.ends_with("Last error:") {
             self.last_error_next = true;
             self.f.nccl_lines += 1;
-        } else if let Some(v) = after(l, "Last NCCL warning(error):") {
+        } else if let Some(v) = after!(l, "Last NCCL warning(error):") {
             // PyTorch ≥ 2.2: Last NCCL warning(error): 'Bootstrap : no socket interface found'
             self.f.nccl_lines += 1;
             let v = v.trim().trim_matches('\'').trim_matches('"').to_string();
@@ -916,7 +1257,7 @@ impl Analyser {
         } else if !is_nccl {
             // A warning pasted without NCCL's prefix still has NCCL's words.
             if let Some((k, c, ve)) = classify(l) {
-                if !matches!(k, Failure::CudaFailure) || has(l, "NCCL") {
+                if !matches!(k, Failure::CudaFailure) || has!(l, "NCCL") {
                     self.f.nccl_lines += 1;
                     self.fail(k, c, ve, l);
                 }
@@ -928,19 +1269,19 @@ impl Analyser {
             }
             let e = e.to_string();
             self.error(&e);
-            if has(&e, "ncclRemoteError") || has(&e, "remote process exited") {
+            if has!(&e, "ncclRemoteError") || has!(&e, "remote process exited") {
                 self.fail(Failure::RemoteExit, None, None, &e);
-            } else if has(&e, "ncclSocketInit") && has(&e, "family") {
+            } else if has!(&e, "ncclSocketInit") && has!(&e, "family") {
                 self.fail(Failure::NoSocketInterface, None, None, &e);
             }
         }
-        if has(l, "Watchdog caught collective operation timeout") {
+        if has!(l, "Watchdog caught collective operation timeout") {
             self.fail(Failure::CollectiveTimeout, None, None, l);
         }
         if is_nccl {
             self.error_trace(l);
         }
-        if let Some(v) = after(l, "no userspace device-specific driver found for ") {
+        if let Some(v) = after!(l, "no userspace device-specific driver found for ") {
             // libibverbs without the provider for a device (libmlx5 for mlx5).
             let d = v.trim().rsplit('/').next().unwrap_or("").to_string();
             if self.f.provider_missing.len() < 64 && !self.f.provider_missing.contains(&d) {
@@ -958,7 +1299,7 @@ impl Analyser {
     /// inside a plugin's property query (`include/net.h`) alone is NCCL trying the next
     /// device, and is not.
     fn error_trace(&mut self, l: &str) {
-        let Some(rest) = after(l, "NCCL INFO ") else { return };
+        let Some(rest) = after!(l, "NCCL INFO ") else { return };
         let Some((loc, code)) = rest.split_once(" -> ") else { return };
         let Some((file, line)) = loc.rsplit_once(':') else { return };
         let code = first_int(code).unwrap_or(0);
@@ -982,6 +1323,7 @@ impl Analyser {
 
     pub fn finish(mut self) -> LogFacts {
         let mut f = std::mem::take(&mut self.f);
+        f.per_host = std::mem::take(&mut self.views).into_iter().collect();
         f.modify_qp_errnos.sort_unstable();
         f.modify_qp_errnos.dedup();
         f.networks_seen = self.networks.iter().cloned().collect();
@@ -992,6 +1334,7 @@ impl Analyser {
         };
         f.bootstrap_ifs = self.boot.into_iter().collect();
         f.hosts = self.hosts.into_iter().collect();
+        f.hosts.sort_unstable();
         let net_channels = f.channels.net_ib + f.channels.net_other;
         // Channels with /GDRDMA are GPUDirect in use (where some ranks lack it, `gdr_partial`
         // says so); none, with network channels or an HCA's "Disabled", is no GPUDirect.
@@ -1192,6 +1535,83 @@ mod tests {
         let f =
             analyse("h:1:1 [0] NCCL INFO Channel 01 : 9[101d0] -> 0[101c0] [send] via NET/AWS Libfabric/0/GDRDMA\n");
         assert_eq!((f.observed().as_deref(), f.gdr), (Some("AWS Libfabric"), Some(true)));
+    }
+
+    #[test]
+    fn the_gate_fits_its_mask() {
+        assert!(GATE.len() <= 64, "{} literals: gate_mask's u64 holds 64", GATE.len());
+        for a in GATE {
+            for b in GATE.iter().filter(|b| *b != a) {
+                assert!(!a.contains(b), "{a:?} contains {b:?}: gate_mask could miss {b:?}");
+            }
+        }
+        // overlapping occurrences are each seen
+        assert_eq!(gate_mask("a Cuda failureset by peer"), gbit!("Cuda failure") | gbit!("reset by peer"));
+        assert_eq!(gate_mask("Cuda failure reset by peer"), gbit!("Cuda failure") | gbit!("reset by peer"));
+        assert_eq!(gate_mask("Duplicate GPU Direct"), gbit!("Duplicate GPU") | gbit!("GPU Direct"));
+        assert_eq!(gate_mask("x Using network IB via NET/IB/0"), gbit!("Using network") | gbit!(" via "));
+    }
+
+    #[test]
+    fn the_gate_covers_every_literal_the_readers_use() {
+        // A reader acts on a line only when it holds one of the literals it searches for; the
+        // gate passes a line that holds any part listed in GATE. So every literal searched for
+        // after the gate must contain a GATE entry. Literals of the short paths before the gate
+        // (the tag, the prefix, channel lines) are the exceptions, by name.
+        let src = include_str!("log.rs");
+        let code = &src[..src.find("#[cfg(test)]\nmod tests").unwrap()];
+        let before_gate = ["NCCL ", " via ", "[receive]", "/GDRDMA", "ncc", "NCCL e", "unhandled system", "Test NCCL"];
+        // Searched for only once a gated literal matched in the same condition: a channel's
+        // kind after " via ", codes after "Got completion"/"ibv_", "exceeded"/"returned" with
+        // "onnect to", "family" with "ncclSocketInit", plugin words after "NET/", "fail" with
+        // "NCCL_TOPO_FILE", "NCCL" with "Cuda failure"; the NCCL tag on NCCL's own lines; and
+        // the network names of `is_rdma_name`, which reads no line.
+        let secondary = [
+            "Channel",
+            "Ring",
+            "Tree",
+            "errno ",
+            "status=",
+            "with status ",
+            "vendor err ",
+            "vendor_err=",
+            "from peer",
+            "exceeded",
+            "returned",
+            "family",
+            "Could not find:",
+            "Plugin load",
+            "fi_cq_readerr",
+            "fail",
+            "NCCL",
+            " NCCL INFO",
+            "NCCL INFO ",
+            "Libfabric",
+            "OFI",
+            "ran for",
+            " -> ",
+            "NET/OFI",
+            "NET/IB: ",
+            "NET/IB : ",
+        ];
+        let mut missing = Vec::new();
+        for mac in ["has!(", "after!(", "find!("] {
+            for (i, _) in code.match_indices(mac) {
+                let rest = &code[i..];
+                let Some(q) = rest.find('"') else { continue };
+                if rest[..q].contains(')') {
+                    continue; // the macro's own definition
+                }
+                let lit = &rest[q + 1..q + 1 + rest[q + 1..].find('"').unwrap()];
+                if before_gate.contains(&lit) || secondary.contains(&lit) || lit.len() < 3 {
+                    continue;
+                }
+                if !GATE.iter().any(|g| lit.contains(g)) {
+                    missing.push(lit.to_string());
+                }
+            }
+        }
+        assert!(missing.is_empty(), "literals no GATE entry covers: {missing:?}");
     }
 
     #[test]

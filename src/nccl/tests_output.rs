@@ -73,9 +73,13 @@ const MAX_ROWS: usize = 100_000;
 
 impl Parser {
     pub fn line(&mut self, raw: &str) {
-        let (seen, t) = (&mut self.seen, &mut self.t);
         let cleaned = super::clean(raw);
-        let l = unwrap_line(&cleaned);
+        self.line_unwrapped(unwrap_line(&cleaned));
+    }
+
+    /// One line already cleaned and unwrapped.
+    pub fn line_unwrapped(&mut self, l: &str) {
+        let (seen, t) = (&mut self.seen, &mut self.t);
         if let Some(rest) = l.strip_prefix("#  Rank").or_else(|| l.strip_prefix("# Rank")) {
             t.ranks += 1;
             let w: Vec<&str> = rest.split_whitespace().collect();
