@@ -225,3 +225,29 @@ fn gated_and_ungated_readings_agree() {
         assert_eq!(r.facts, u, "{} (read_files)", f.display());
     }
 }
+
+/// docs/troubleshooting.md's coverage of NCCL's own WARN messages, per release.
+fn coverage_table() -> String {
+    let mut s = String::from(
+        "| NCCL release | WARN formats in its sources | with a class (a rule, a class's cause and fix, or harmless) | share |\n|---|---|---|---|\n",
+    );
+    for (rel, n, known) in ibwire::nccl::warns::coverage() {
+        s.push_str(&format!("| {rel} | {n} | {known} | {:.0} % |\n", known as f64 * 100.0 / n.max(1) as f64));
+    }
+    s
+}
+
+#[test]
+fn troubleshooting_coverage_is_the_warn_table() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/troubleshooting.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let (a, b) = ("<!-- warn-coverage:begin (generated from src/nccl/warns.tsv; IBWIRE_BLESS=1 cargo test --test verify_corpus rewrites it) -->\n", "<!-- warn-coverage:end -->");
+    let start = doc.find(a).expect("docs/troubleshooting.md has the warn-coverage markers") + a.len();
+    let end = doc[start..].find(b).unwrap() + start;
+    let want = coverage_table();
+    if std::env::var_os("IBWIRE_BLESS").is_some() && doc[start..end] != want {
+        std::fs::write(&path, format!("{}{}{}", &doc[..start], want, &doc[end..])).unwrap();
+        return;
+    }
+    assert_eq!(doc[start..end], want, "docs/troubleshooting.md's coverage drifted from src/nccl/warns.tsv");
+}

@@ -135,6 +135,9 @@ pub enum Failure {
     Crash,
     /// NCCL returned an error with no more specific line in the log.
     NcclError,
+    /// A WARN of NCCL's that no specific reader knows but NCCL's sources classify
+    /// (`warns.tsv`): its class says what it means.
+    NcclWarning,
     /// A WARN of NCCL's that no rule knows (neither a failure nor known to be harmless).
     UnknownWarning,
 }
@@ -151,6 +154,10 @@ pub struct FailureSeen {
     pub code: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vendor_err: Option<i64>,
+    /// For a WARN known from NCCL's sources only (`NcclWarning`, `UnknownWarning`): its class
+    /// in `warns.tsv` and the releases that print it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
 }
 
 /// One node's view, for a log that several nodes wrote.
@@ -694,6 +701,35 @@ pub fn classify(msg: &str) -> Option<(Failure, Option<i64>, Option<i64>)> {
     Some((k, None, None))
 }
 
+/// What a class of `warns.tsv` is to the readers: `Some(None)` harmless, `Some(Some(k))` a
+/// failure a specific rule explains, `None` the table's own class (or unclassified).
+fn table_kind(class: &str) -> Option<Option<Failure>> {
+    Some(Some(match class {
+        "harmless" => return Some(None),
+        "socket-connect-failed" => Failure::SocketConnect,
+        "no-socket-interface" => Failure::NoSocketInterface,
+        "remote-exit" | "proxy-connection-lost" => Failure::RemoteExit,
+        "ib-completion-error" => Failure::CompletionError,
+        "qp-modify-failed" => Failure::QpOther,
+        "ibv-call-failed"
+        | "ibv-reg-mr-failed"
+        | "ibv-resource-alloc-failed"
+        | "dmabuf-reg-failed"
+        | "ibv-post-failed" => Failure::IbvResource,
+        "ib-device-fatal" | "ib-qp-fatal" | "ib-cq-fatal" | "ib-fatal-propagated" => Failure::IbvFatalEvent,
+        "ib-async-event" => Failure::PortError,
+        "ib-mixed-link-layer" => Failure::IncompatibleDevices,
+        "ofi-av-insert" | "ofi-cq-error" | "ofi-security-group" => Failure::OfiPeer,
+        "ofi-no-device" | "ofi-init-failed" | "ofi-endpoint-failed" => Failure::OfiNoDevice,
+        "sharp-job-failed" | "sharp-op-failed" | "collnet-unavailable" => Failure::CollNet,
+        "topo-xml" => Failure::TopologyFile,
+        "roce-gid-type-unreadable" | "gid-change" => Failure::RoceGid,
+        "duplicate-gpu" => Failure::DuplicateGpu,
+        "cuda-error" | "cuda-oom" => Failure::CudaFailure,
+        _ => return None,
+    }))
+}
+
 /// NCCL error results as frameworks relay them (`ncclInternalError: …`, `unhandled system
 /// error`, PyTorch's `NCCL error in: …`).
 fn nccl_error(l: &str) -> Option<&str> {
@@ -749,6 +785,8 @@ pub struct Analyser {
     /// Every reader on every line, no gate and no short paths (the reference the gated
     /// reading is tested against).
     ungated: bool,
+    /// WARN texts looked up in `warns.tsv`, and what they matched (bounded).
+    table_seen: rustc_hash::FxHashMap<String, Option<&'static super::warns::Row>>,
     /// Per-host views in order of first sight, their index by host, the last one used.
     views: Vec<(String, HostView)>,
     view_idx: rustc_hash::FxHashMap<String, usize>,
@@ -778,7 +816,64 @@ impl Analyser {
             return;
         }
         if self.f.failures.len() < MAX_FAILURES {
-            self.f.failures.push(FailureSeen { kind: k, line: clip(line, 300), count: 1, code, vendor_err: vendor });
+            self.f.failures.push(FailureSeen {
+                kind: k,
+                line: clip(line, 300),
+                count: 1,
+                code,
+                vendor_err: vendor,
+                class: None,
+            });
+        }
+    }
+
+    /// A WARN no specific reader knows, by NCCL's sources (`warns.tsv`): harmless, a failure of
+    /// a kind the readers know, one of the table's classes, or one no rule knows.
+    fn by_table(&mut self, msg: &str) {
+        let row = match self.table_seen.get(msg) {
+            Some(r) => *r,
+            None => {
+                let r = super::warns::lookup(msg);
+                if self.table_seen.len() < 4096 {
+                    self.table_seen.insert(msg.to_string(), r);
+                }
+                r
+            }
+        };
+        let Some(row) = row else {
+            self.fail_class(Failure::UnknownWarning, msg, None);
+            return;
+        };
+        match table_kind(row.class) {
+            Some(None) => {}
+            Some(Some(k)) => self.fail(k, None, None, msg),
+            None if row.class == "unclassified" => {
+                let note = format!(
+                    "NCCL prints it in {} (unclassified)",
+                    if row.releases.is_empty() { row.source } else { row.releases }
+                );
+                self.fail_class(Failure::UnknownWarning, msg, Some(note));
+            }
+            None => self.fail_class(Failure::NcclWarning, msg, Some(row.class.to_string())),
+        }
+    }
+
+    /// As `fail`, one entry per class.
+    fn fail_class(&mut self, k: Failure, line: &str, class: Option<String>) {
+        let same = |x: &FailureSeen| x.kind == k && (k == Failure::UnknownWarning || x.class == class);
+        if let Some(x) = self.f.failures.iter_mut().find(|x| same(x)) {
+            x.count += 1;
+            return;
+        }
+        if self.f.failures.len() < MAX_FAILURES {
+            self.f.failures.push(FailureSeen {
+                kind: k,
+                line: clip(line, 300),
+                count: 1,
+                code: None,
+                vendor_err: None,
+                class,
+            });
         }
     }
 
@@ -816,6 +911,8 @@ impl Analyser {
                 self.f.remote_peer = true;
             }
             self.fail(k, code, vendor, msg);
+        } else {
+            self.by_table(msg);
         }
         if has!(msg, "libibverbs") && (has!(msg, "Failed to open") || has!(msg, "ould not open")) {
             self.f.ibverbs_missing = true;
@@ -1356,13 +1453,21 @@ impl Analyser {
                     count: self.trace_failures,
                     code: None,
                     vendor_err: None,
+                    class: None,
                 });
             }
         }
         // NCCL's error result alone (no WARN classified): still a failure.
-        if f.failures.is_empty() && !f.errors.is_empty() {
+        if f.failures.iter().all(|x| x.kind == Failure::UnknownWarning) && !f.errors.is_empty() {
             let e = f.errors[0].clone();
-            f.failures.push(FailureSeen { kind: Failure::NcclError, line: e, count: 1, code: None, vendor_err: None });
+            f.failures.push(FailureSeen {
+                kind: Failure::NcclError,
+                line: e,
+                count: 1,
+                code: None,
+                vendor_err: None,
+                class: None,
+            });
         }
         f.failures.sort_by_key(|x| x.kind);
         f

@@ -7,6 +7,7 @@
 pub mod filter;
 pub mod log;
 pub mod tests_output;
+pub mod warns;
 
 use std::borrow::Cow;
 

@@ -326,6 +326,12 @@ pub const RULES: &[Rule] = &[
         fix: "set NCCL_SOCKET_IFNAME to the interface that reaches the other nodes (`ibwire env` on a node of the job), the same on every node",
     },
     Rule {
+        id: "nccl-warning",
+        message: "a WARN of NCCL's that its sources classify (src/nccl/warns.tsv) and no specific rule names",
+        meaning: "NCCL warned about a failure of the class named; the cause is the class's",
+        fix: "the class's fix; read the lines before the warning on the same rank",
+    },
+    Rule {
         id: "unknown-warning",
         message: "any NCCL WARN that no rule knows",
         meaning: "NCCL warned about something ibwire has no rule for; it is not known to be harmless",
@@ -638,9 +644,31 @@ fn failure_findings(node: &Node, plan: &Plan, log: &LogFacts, same_node: bool, l
                 &mut findings,
                 "unknown-warning",
                 "an NCCL warning no rule knows",
-                (fs.count > 1).then(|| format!("{} such warnings", fs.count)),
+                Some(
+                    [fs.class.clone(), (fs.count > 1).then(|| format!("{} such warnings", fs.count))]
+                        .into_iter()
+                        .flatten()
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                ),
                 ev,
             ),
+            F::NcclWarning => {
+                // One finding per class, in the words of the class (warn-classes.tsv).
+                let class = fs.class.clone().unwrap_or_default();
+                let (cause, fix) = crate::nccl::warns::class(&class).unwrap_or(("", ""));
+                let problem = format!("NCCL warned: {class}");
+                if !findings.iter().any(|f| f.problem == problem) {
+                    let r = rule("nccl-warning");
+                    findings.push(Finding {
+                        id: r.id,
+                        problem,
+                        cause: if cause.is_empty() { r.meaning.to_string() } else { cause.to_string() },
+                        fix: if fix.is_empty() { r.fix.to_string() } else { fix.to_string() },
+                        evidence: ev,
+                    });
+                }
+            }
         }
     }
 
@@ -1183,6 +1211,7 @@ fn rank(findings: &mut [Finding]) {
         // connections that fail, the fallbacks, the timeouts.
         "bootstrap-interface" => 0,
         "unknown-warning" => 3,
+        "nccl-warning" => 2,
         "remote-exit" | "collective-timeout" | "nccl-error" | "completion-error" | "slow" | "crash" => 2,
         "socket-between-nodes"
         | "no-gdr"
@@ -1220,6 +1249,18 @@ fn outcome(log: &LogFacts, s: &Scope, c: &Ceilings, findings: &[Finding]) -> (Ou
         _ => String::new(),
     };
     let enable = "run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET";
+    if !findings.is_empty() && findings.iter().all(|f| f.id == "unknown-warning") {
+        // Not ok is a claim; a warning nobody has classified is not evidence of one. Never ok.
+        let f = &findings[0];
+        return (
+            Outcome::Inconclusive,
+            format!(
+                "INCONCLUSIVE: NCCL warned and no rule knows the warning ({}); otherwise {}",
+                f.evidence.as_deref().unwrap_or("?"),
+                observed.as_deref().map(|o| format!("NCCL chose {o}")).unwrap_or_else(|| "no transport shown".into())
+            ),
+        );
+    }
     if !findings.is_empty() {
         return (
             Outcome::NotOk,

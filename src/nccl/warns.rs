@@ -1,0 +1,255 @@
+//! NCCL's WARN messages as its sources write them (`warns.tsv`: every distinct format string of
+//! NCCL 2.18–2.31, aws-ofi-nccl and the SHARP plugin, with the releases that print it and a
+//! class), and what each class means (`warn-classes.tsv`). A WARN that the specific readers of
+//! `log.rs` do not know is looked up here: a harmless one is passed over, a classified one is a
+//! finding with its class's cause and fix, and one that NCCL prints but no one has classified is
+//! "a warning no rule knows" — never silence (issue 38).
+
+use std::sync::OnceLock;
+
+const TABLE: &str = include_str!("warns.tsv");
+const CLASSES: &str = include_str!("warn-classes.tsv");
+
+/// One format string of the producer's source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    pub format: &'static str,
+    /// `harmless`, `unclassified`, or a class of `warn-classes.tsv`.
+    pub class: &'static str,
+    /// `nccl`, `ofi` (aws-ofi-nccl) or `sharp` (nccl-rdma-sharp-plugins).
+    pub source: &'static str,
+    pub first: &'static str,
+    pub last: &'static str,
+    /// NCCL: the releases scanned that print it (`2.24.3..2.31.0-dev`).
+    pub releases: &'static str,
+    pieces: Vec<&'static str>,
+    anchored: bool,
+}
+
+/// The literal text between a format's conversions (`%s`, `%d`, `%lu`, `%.*s`, `{name}`…).
+fn pieces(format: &str) -> (Vec<&str>, bool, bool) {
+    let b = format.as_bytes();
+    let (mut out, mut start, mut i) = (Vec::new(), 0, 0);
+    while i < b.len() {
+        let conv_end = match b[i] {
+            b'%' if b.get(i + 1) == Some(&b'%') => None,
+            b'%' => {
+                let mut j = i + 1;
+                while j < b.len() && b"-+ #0123456789.*hlzjtLqI".contains(&b[j]) {
+                    j += 1;
+                }
+                (j < b.len()).then_some(j + 1)
+            }
+            b'{' => format[i..].find('}').filter(|e| *e < 40 && !format[i + 1..i + e].contains(' ')).map(|e| i + e + 1),
+            _ => None,
+        };
+        match conv_end {
+            Some(e) => {
+                out.push(&format[start..i]);
+                start = e;
+                i = e;
+            }
+            None if b[i] == b'%' => i += 2,
+            None => i += 1,
+        }
+    }
+    out.push(&format[start.min(format.len())..]);
+    let anchored = !out[0].is_empty();
+    let trailing = out.len() > 1 && out.last().is_some_and(|p| p.is_empty());
+    (out.into_iter().filter(|p| !p.is_empty()).collect(), anchored, trailing)
+}
+
+pub fn rows() -> &'static [Row] {
+    static ROWS: OnceLock<Vec<Row>> = OnceLock::new();
+    ROWS.get_or_init(|| {
+        TABLE
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            .filter_map(|l| {
+                let mut c = l.split('\t');
+                let format = c.next()?;
+                // A format of several lines (`\n` in the table) prints its first as the WARN line.
+                let (pieces, anchored, _) = pieces(format.split("\\n").next().unwrap_or(format));
+                Some(Row {
+                    format,
+                    class: c.next()?,
+                    source: c.next()?,
+                    first: c.next().unwrap_or(""),
+                    last: c.next().unwrap_or(""),
+                    releases: c.next().unwrap_or(""),
+                    pieces,
+                    anchored,
+                })
+            })
+            .collect()
+    })
+}
+
+/// A class's cause and fix.
+pub fn class(name: &str) -> Option<(&'static str, &'static str)> {
+    CLASSES.lines().filter(|l| !l.starts_with('#')).find_map(|l| {
+        let mut c = l.split('\t');
+        (c.next()? == name).then(|| (c.next().unwrap_or(""), c.next().unwrap_or("")))
+    })
+}
+
+/// How much of `msg` the row's literal text explains, when `msg` is an instance of it.
+fn score(r: &Row, msg: &str) -> Option<usize> {
+    let mut at = 0;
+    let mut n = 0;
+    for (k, p) in r.pieces.iter().enumerate() {
+        if k == 0 && r.anchored {
+            if !msg.starts_with(p) {
+                return None;
+            }
+            at = p.len();
+        } else {
+            at += msg[at..].find(p)? + p.len();
+        }
+        n += p.len();
+    }
+    // Too little literal text to tell one message from another (`%s:%d -> %d`).
+    (n >= 8).then_some(n)
+}
+
+/// The row `msg` (a WARN's text after `NCCL WARN `, its `file:line` gone) is an instance of:
+/// the one whose literal text explains most of it.
+pub fn lookup(msg: &str) -> Option<&'static Row> {
+    let msg = msg.trim();
+    rows().iter().filter_map(|r| score(r, msg).map(|s| (s, r))).max_by_key(|(s, _)| *s).map(|(_, r)| r)
+}
+
+/// A message an instance of `format` would be, for tests: each conversion given a value.
+pub fn instance(format: &str) -> String {
+    let (p, anchored, trailing) = pieces(format);
+    let mut s = String::new();
+    if !anchored {
+        s.push_str("x7");
+    }
+    s.push_str(&p.join("x7"));
+    if trailing {
+        s.push_str("x7");
+    }
+    s.replace("%%", "%")
+}
+
+/// Per release of NCCL: the WARN formats it prints, and how many of them have a class (a
+/// specific reader, a class with cause and fix, or known harmless). From `releases`.
+pub fn coverage() -> Vec<(String, usize, usize)> {
+    const RELEASES: [&str; 14] = [
+        "2.18.6",
+        "2.19.4",
+        "2.20.5",
+        "2.21.5",
+        "2.22.3",
+        "2.23.4",
+        "2.24.3",
+        "2.25.1",
+        "2.26.6",
+        "2.27.7",
+        "2.28.9",
+        "2.29.7",
+        "2.30.7",
+        "2.31.0-dev",
+    ];
+    let idx = |r: &str| RELEASES.iter().position(|x| *x == r);
+    RELEASES
+        .iter()
+        .map(|rel| {
+            let me = idx(rel).unwrap_or(0);
+            let present: Vec<&Row> = rows()
+                .iter()
+                .filter(|r| r.source == "nccl")
+                .filter(|r| {
+                    r.releases.split(',').any(|span| {
+                        let (a, b) = span.split_once("..").unwrap_or((span, span));
+                        matches!((idx(a.trim()), idx(b.trim())), (Some(a), Some(b)) if a <= me && me <= b)
+                    })
+                })
+                .collect();
+            let known = present.iter().filter(|r| r.class != "unclassified").count();
+            (rel.to_string(), present.len(), known)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_split_into_their_literal_text() {
+        let f = "Call to ibv_modify_qp failed with %d %s, on dev %s:%d, curr state %s";
+        assert_eq!(pieces(f).0, ["Call to ibv_modify_qp failed with ", " ", ", on dev ", ":", ", curr state "]);
+        assert_eq!(pieces("%s:%d -> %d").0, [":", " -> "]);
+        assert!(!pieces("%s:%d -> %d").1);
+        assert_eq!(pieces("Call to {name} failed: %s").0, ["Call to ", " failed: "]);
+        assert_eq!(pieces("100%% done %lu").0, ["100%% done "]);
+    }
+
+    #[test]
+    fn the_table_reads_and_every_class_has_its_text() {
+        assert!(rows().len() > 1500, "{}", rows().len());
+        for r in rows() {
+            assert!(["nccl", "ofi", "sharp"].contains(&r.source), "{r:?}");
+            if r.class != "harmless" && r.class != "unclassified" {
+                assert!(class(r.class).is_some(), "class {} of {:?} has no cause/fix row", r.class, r.format);
+            }
+        }
+    }
+
+    #[test]
+    fn a_message_finds_its_own_format() {
+        let r = lookup("NET/IB: Got completion from peer 10.0.0.2<1234> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) reqSize=0 vendor_err=129 req_type=Send localGid ::ffff:10.0.0.1 remoteGids ::ffff:10.0.0.2 hca mlx5_0");
+        assert!(r.is_some_and(|r| r.format.contains("Got completion from peer")), "{r:?}");
+        assert!(lookup("something NCCL never said at all").is_none());
+    }
+
+    #[test]
+    fn coverage_counts_each_release() {
+        let c = coverage();
+        assert_eq!(c.len(), 14);
+        for (rel, n, known) in &c {
+            assert!(*n > 200 && known <= n, "{rel}: {known}/{n}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod rows {
+    use super::*;
+    use crate::nccl::log::{analyse, classify};
+
+    /// One check per row of the table, each built from the row's own format string: an instance
+    /// of it finds its row (or one of the same text), and the log reader makes of it what the
+    /// class says: nothing for a harmless one unless a specific reader knows better, a failure
+    /// for every other one (never silence).
+    #[test]
+    fn every_row_is_read_as_its_class() {
+        let (mut bad, mut checked) = (Vec::new(), 0);
+        let first = |f: &'static str| f.split("\\n").next().unwrap_or(f);
+        for r in rows() {
+            if r.pieces.iter().map(|p| p.len()).sum::<usize>() < 8 {
+                continue; // too little literal text to be told apart (`%s:%d -> %d`)
+            }
+            checked += 1;
+            let msg = instance(first(r.format));
+            let Some(found) = lookup(&msg) else {
+                bad.push(format!("{:?}: its instance {msg:?} finds no row", r.format));
+                continue;
+            };
+            if found.class != r.class && instance(first(found.format)) != msg && found.pieces.len() <= r.pieces.len() {
+                bad.push(format!("{:?} ({}) is read as {:?} ({})", r.format, r.class, found.format, found.class));
+            }
+            let f = analyse(&format!("h:1:2 [0] f.cc:1 NCCL WARN {msg}\n"));
+            if found.class == "harmless" && classify(&msg).is_none() && !f.failures.is_empty() {
+                bad.push(format!("harmless {:?} made {:?}", r.format, f.failures[0].kind));
+            }
+            if found.class != "harmless" && f.failures.is_empty() {
+                bad.push(format!("{:?} ({}) made no finding", r.format, found.class));
+            }
+        }
+        assert!(checked > 1500, "{checked} rows checked");
+        assert!(bad.is_empty(), "{} of {checked} rows:\n{}", bad.len(), bad.join("\n"));
+    }
+}
