@@ -240,6 +240,14 @@ pub struct LogFacts {
     /// `NCCL_NET_PLUGIN` could not be loaded (an external plugin named but absent).
     #[serde(default)]
     pub plugin_missing: bool,
+    /// A net plugin NCCL loaded and rejected (`External network plugin … is unsupported`).
+    #[serde(default)]
+    pub plugin_rejected: bool,
+    /// NCCL initialised its Socket transport, and whether it tried an RDMA one at all.
+    #[serde(default)]
+    pub socket_initialized: bool,
+    #[serde(default)]
+    pub rdma_tried: bool,
     /// Lines that show NCCL finished setting a communicator up (`Init COMPLETE`, `Connected
     /// all rings`/`trees`): without one an excerpt of channel lines proves the path, not the job.
     #[serde(default)]
@@ -407,6 +415,7 @@ pub const GATE: &[&str] = &[
     "Bootstrap",
     ": Using ",
     "Plugin",
+    "plugin",
     "set by environment",
     " via ",
     "GPU Direct",
@@ -528,12 +537,28 @@ fn gate_mask(l: &str) -> u64 {
 
 /// `init.cc:670 -> 2`, `transport/net_ib.cc:123 -> 3 [Async thread]`: NCCL's return-code trace.
 fn is_trace(msg: &str) -> bool {
-    let Some(sp) = memchr::memchr(b' ', msg.as_bytes()) else { return false };
-    let loc = &msg[..sp];
-    msg[sp..].starts_with(" -> ")
-        && loc
-            .rsplit_once(':')
-            .is_some_and(|(f, n)| f.contains('.') && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    trace_parts(msg).is_some()
+}
+
+/// `file:line -> result`, and since 2.30 `file:line (function) -> result`: the file's base name
+/// and the result.
+fn trace_parts(msg: &str) -> Option<(&str, i64)> {
+    let sp = memchr::memchr(b' ', msg.as_bytes())?;
+    let (loc, mut rest) = (&msg[..sp], &msg[sp..]);
+    if let Some(r) = rest.strip_prefix(" (") {
+        // `(sendProxyProgress)`: a function name
+        let e = r.find(')')?;
+        if r[..e].contains(' ') {
+            return None;
+        }
+        rest = &r[e + 1..];
+    }
+    let code = first_int(rest.strip_prefix(" -> ")?)?;
+    let (file, line) = loc.rsplit_once(':')?;
+    let ok = [".cc", ".c", ".h", ".cu", ".cpp"].iter().any(|x| file.ends_with(x))
+        && !line.is_empty()
+        && line.bytes().all(|b| b.is_ascii_digit());
+    ok.then(|| (file.rsplit('/').next().unwrap_or(file), code))
 }
 
 /// What one node's NCCL reported, in NCCL's words: `IB, GDRDMA, 8 HCAs` or `Socket`.
@@ -653,10 +678,7 @@ pub fn classify(msg: &str) -> Option<(Failure, Option<i64>, Option<i64>)> {
         || has!(msg, "socketPollConnect")
     {
         Failure::SocketConnect
-    } else if has!(msg, "async event : port error")
-        || has!(msg, "async event: port error")
-        || has!(msg, "IBV_EVENT_PORT_ERR")
-    {
+    } else if (has!(msg, "async") && has!(msg, "port error")) || has!(msg, "IBV_EVENT_PORT_ERR") {
         Failure::PortError
     } else if has!(msg, "ncclIbRoceGetVersionNum")
         || has!(msg, "ncclIbGetGidIndex")
@@ -1026,7 +1048,14 @@ impl Analyser {
         if any(&[gbit!("anks "), gbit!(" nNodes "), gbit!("Init COMPLETE"), gbit!("Connected all"), gbit!(" qpn ")]) {
             self.counts(l);
         }
-        if any(&[gbit!("libibverbs"), gbit!("not open"), gbit!("Plugin")]) {
+        if any(&[
+            gbit!("libibverbs"),
+            gbit!("not open"),
+            gbit!("Plugin"),
+            gbit!("plugin"),
+            gbit!("evice found"),
+            gbit!(": Using "),
+        ]) {
             self.verbs_and_plugin(l, is_nccl);
         }
         let warnish = [
@@ -1312,7 +1341,9 @@ impl Analyser {
     fn verbs_and_plugin(&mut self, l: &str, is_nccl: bool) {
         if has!(l, "Failed to open libibverbs")
             || (has!(l, "ould not open") && has!(l, "libibverbs"))
-            || has!(l, "Count not open libibverbs")
+            // 2.30 prints `Count not open <name>` for every name it tries (NCCL_IBVERBS_LIB,
+            // libibverbs.so, libibverbs.so.1): only the last one failing is libibverbs missing.
+            || has!(l, "Count not open libibverbs.so.1")
         {
             self.f.ibverbs_missing = true;
             if !is_nccl {
@@ -1329,6 +1360,23 @@ impl Analyser {
             && self.f.env("NCCL_NET_PLUGIN").is_some_and(|p| !p.is_empty() && p != "none")
         {
             self.f.plugin_missing = true;
+        }
+        // 2.28+: `External network plugin <lib> is unsupported` (not a net plugin, or of a
+        // version this NCCL does not take): NCCL goes on without it.
+        if has!(l, "network plugin") && has!(l, "is unsupported") {
+            self.f.plugin_rejected = true;
+        }
+        // Which NET transports NCCL tried (2.28+: `Initialized NET plugin Socket`, `Failed to
+        // initialize NET plugin IB`): only Socket tried is NCCL_NET=Socket, which 2.28 does not echo.
+        if let Some(v) = after!(l, "Initialized NET plugin ") {
+            if v.trim() == "Socket" {
+                self.f.socket_initialized = true;
+            } else {
+                self.f.rdma_tried = true;
+            }
+        }
+        if has!(l, "initialize NET plugin IB") || has!(l, "NET/IB : No device found") || has!(l, "NET/IB : Using") {
+            self.f.rdma_tried = true;
         }
     }
 
@@ -1397,16 +1445,10 @@ impl Analyser {
     /// device, and is not.
     fn error_trace(&mut self, l: &str) {
         let Some(rest) = after!(l, "NCCL INFO ") else { return };
-        let Some((loc, code)) = rest.split_once(" -> ") else { return };
-        let Some((file, line)) = loc.rsplit_once(':') else { return };
-        let code = first_int(code).unwrap_or(0);
-        let file_ok = !file.is_empty()
-            && !file.contains(' ')
-            && [".cc", ".c", ".h", ".cu", ".cpp"].iter().any(|x| file.ends_with(x));
-        if !file_ok || code == 0 || line.is_empty() || !line.bytes().all(|b| b.is_ascii_digit()) {
+        let Some((base, code)) = trace_parts(rest.trim_start()) else { return };
+        if code == 0 {
             return;
         }
-        let base = file.rsplit('/').next().unwrap_or(file);
         let top = ["init.cc", "group.cc", "transport.cc", "proxy.cc", "bootstrap.cc", "enqueue.cc", "collectives.cc"];
         if !top.contains(&base) {
             return;
@@ -1631,6 +1673,28 @@ mod tests {
     }
 
     #[test]
+    fn nccl_2_30_wordings() {
+        // the function name in traces, `Count not open` for each name tried, async event forms
+        let f = analyse("h:1:2 [0] NCCL INFO transport.cc:197 (ncclTransportP2pSetup) -> 6\n");
+        assert_eq!(f.failures[0].kind, Failure::NcclError);
+        assert!(!analyse("h:1:2 [0] NCCL INFO Count not open libibverbs.so\n").ibverbs_missing);
+        assert!(analyse("h:1:2 [0] NCCL INFO Count not open libibverbs.so\nh:1:2 [0] NCCL INFO Count not open libibverbs.so.1\n").ibverbs_missing);
+        for l in [
+            "NET/IB : mlx5_0:1 Got async error event: port error",
+            "NET/IB : mlx5_0:1 Got non-fatal async event: port error(10)",
+            "NET/IB : Got async event : port error",
+        ] {
+            assert_eq!(
+                analyse(&format!("h:1:2 [0] x.cc:1 NCCL WARN {l}\n")).failures[0].kind,
+                Failure::PortError,
+                "{l}"
+            );
+        }
+        let f = analyse("[2026-12-02 06:30:00] h:1:2 [0] transport/net_ib.cc:1 (ncclIbConnect) NCCL WARN NET/IB : Got async event : port error\n");
+        assert_eq!((f.failures[0].kind, f.hosts.as_slice()), (Failure::PortError, ["h".to_string()].as_slice()));
+    }
+
+    #[test]
     fn bootstrap_address_and_plugin_channel_names() {
         let f = analyse("gh1:1:1 [0] NCCL INFO Bootstrap : Using ib0:fe80::a288:c203:d2:aaf2%ib0<0>\n");
         assert_eq!(
@@ -1698,6 +1762,8 @@ mod tests {
             "NET/OFI",
             "NET/IB: ",
             "NET/IB : ",
+            "is unsupported",
+            "NET/IB : Using",
         ];
         let mut missing = Vec::new();
         for mac in ["has!(", "after!(", "find!("] {

@@ -218,6 +218,12 @@ pub const RULES: &[Rule] = &[
         fix: "unset NCCL_NET, or NCCL_NET=IB",
     },
     Rule {
+        id: "net-plugin-rejected",
+        message: "External network plugin <lib> is unsupported",
+        meaning: "NCCL_NET_PLUGIN names a library that is not an NCCL net plugin, or one of an interface version this NCCL does not take; NCCL goes on without it (on its own IB transport or sockets)",
+        fix: "point NCCL_NET_PLUGIN at the plugin built for this NCCL (libnccl-net-<name>.so of a matching version), or unset it",
+    },
+    Rule {
         id: "socket-between-nodes",
         message: "Using network Socket / via NET/Socket/0 in a job over several nodes",
         meaning: "NCCL moves data between nodes over TCP sockets (10–100× slower than RDMA)",
@@ -891,6 +897,23 @@ fn socket_causes(node: &Node, log: &LogFacts, same_node: bool, findings: &mut Ve
     }
     if let Some(v) = log.env("NCCL_NET") {
         push(findings, "net-forced", format!("NCCL_NET={v}"), None, None);
+    } else if log.socket_initialized && !log.rdma_tried && log.env("NCCL_IB_DISABLE").is_none() {
+        push(
+            findings,
+            "net-forced",
+            "NCCL tried no RDMA transport",
+            Some("NCCL initialised only its Socket transport: NCCL_NET=Socket in the job's environment (NCCL 2.28+ does not echo it)".into()),
+            Some("Initialized NET plugin Socket".into()),
+        );
+    }
+    if log.plugin_rejected {
+        push(
+            findings,
+            "net-plugin-rejected",
+            "NCCL rejected the net plugin",
+            log.env("NCCL_NET_PLUGIN").map(|p| format!("NCCL_NET_PLUGIN={p}")),
+            Some("External network plugin … is unsupported".into()),
+        );
     }
     if log.ib_no_device && !log.ibverbs_missing {
         if let Some(v) = log.env("NCCL_IB_HCA") {
@@ -1223,6 +1246,7 @@ fn rank(findings: &mut [Finding]) {
         | "hca-filter"
         | "ib-disabled"
         | "net-forced"
+        | "net-plugin-rejected"
         | "collnet"
         | "wrong-fabric" => 1,
         _ => 0,
