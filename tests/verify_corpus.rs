@@ -14,19 +14,27 @@ fn corpus() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/verify-corpus")
 }
 
+/// Every log is read as a user reads it after the job: `verify --from-log LOG`, no flag, on
+/// whatever machine runs the tests (it has no say). `outcome` is the verdict the thread (or the
+/// run) supports; where verify gives another one today, `verify` records it and `miss` says why,
+/// so the test holds both the wins and the known misses, and the score per set is printed.
 #[test]
 fn every_real_log_gets_its_verdict_and_cause() {
-    let t = tempfile::tempdir().unwrap();
-    ibwire_fixture::plain(t.path());
     let list: Value = serde_json::from_str(&std::fs::read_to_string(corpus().join("corpus.json")).unwrap()).unwrap();
     let mut failures = Vec::new();
     let (mut n, mut ok, mut not_ok, mut inconclusive) = (0, 0, 0, 0);
+    let mut sets: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
     for e in list.as_array().unwrap() {
         let file = corpus().join(e["file"].as_str().unwrap());
-        let o =
-            ibwire(&["verify", "--root", t.path().to_str().unwrap(), "--from-log", file.to_str().unwrap(), "--json"]);
+        let o = Command::new(bin())
+            .args(["verify", "--from-log", file.to_str().unwrap(), "--json"])
+            .env_remove("IBWIRE_ROOT")
+            .output()
+            .unwrap();
         let v: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
-        let want = e["outcome"].as_str().unwrap();
+        let thread = e["outcome"].as_str().unwrap();
+        let want = e["verify"].as_str().unwrap_or(thread);
+        assert!(e["verify"].is_null() || e["miss"].is_string(), "{}: a recorded miss needs its reason", e["file"]);
         let code = match want {
             "ok" => 0,
             "not_ok" => 1,
@@ -35,8 +43,9 @@ fn every_real_log_gets_its_verdict_and_cause() {
         let ids: Vec<&str> =
             v["findings"].as_array().map(|a| a.iter().filter_map(|f| f["id"].as_str()).collect()).unwrap_or_default();
         let mut bad = Vec::new();
-        if v["outcome"] != want || o.status.code() != Some(code) {
-            bad.push(format!("outcome {} (exit {:?}), want {want}", v["outcome"], o.status.code()));
+        let got = v["outcome"].as_str().unwrap_or(if o.status.code() == Some(2) { "error" } else { "?" });
+        if got != want || o.status.code() != Some(code) {
+            bad.push(format!("outcome {got} (exit {:?}), want {want}", o.status.code()));
         }
         if let Some(top) = e["top"].as_str() {
             if ids.first() != Some(&top) {
@@ -48,21 +57,27 @@ fn every_real_log_gets_its_verdict_and_cause() {
                 bad.push(format!("causes {ids:?} lack {also}"));
             }
         }
-        if want != "ok" && v["ok"] == true {
+        if thread != "ok" && v["ok"] == true && e["verify"].is_null() {
             bad.push("ok: true".into());
         }
         if !bad.is_empty() {
             failures.push(format!("{}: {} ({})", e["file"], bad.join("; "), stderr(&o).trim()));
         }
+        let set = sets.entry(e["set"].as_str().unwrap_or("earlier").to_string()).or_default();
+        set.0 += usize::from(got == thread);
+        set.1 += 1;
         n += 1;
-        match want {
+        match thread {
             "ok" => ok += 1,
             "not_ok" => not_ok += 1,
             _ => inconclusive += 1,
         }
     }
+    for (set, (right, all)) in &sets {
+        println!("verify corpus, set {set}: {right} of {all} logs get the thread's verdict");
+    }
     assert!(failures.is_empty(), "{} of {n} misjudged:\n{}", failures.len(), failures.join("\n"));
-    assert!(n >= 30 && ok >= 2 && not_ok >= 20 && inconclusive >= 2, "{n} {ok} {not_ok} {inconclusive}");
+    assert!(n >= 100 && ok >= 10 && not_ok >= 60 && inconclusive >= 5, "{n} {ok} {not_ok} {inconclusive}");
 }
 
 #[test]

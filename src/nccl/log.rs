@@ -714,6 +714,7 @@ pub fn classify(msg: &str) -> Option<(Failure, Option<i64>, Option<i64>)> {
     } else if has!(msg, "Cuda failure") {
         Failure::CudaFailure
     } else if has!(msg, "Watchdog caught collective operation timeout")
+        || has!(msg, "Some NCCL operations have failed or timed out")
         || (has!(msg, "ran for") && has!(msg, "milliseconds before timing out"))
     {
         Failure::CollectiveTimeout
@@ -766,8 +767,7 @@ fn nccl_error(l: &str) -> Option<&str> {
         "ncclInvalidArgument",
         "ncclUnhandledCudaError",
         "unhandled system error",
-        "NCCL error in:",
-        "NCCL error:",
+        "NCCL error",
         "ncclSocketInit:",
         "Test NCCL failure",
     ] {

@@ -89,6 +89,17 @@ fn looks_like_nccl_prefix(tok: &str) -> bool {
 /// `[tag]:`, pdsh's `host: ` before an NCCL line, a leftover colour code (`[0m `),
 /// indentation, and e-mail quoting (`> `).
 pub fn unwrap_line(l: &str) -> &str {
+    // Ray's relay: `(RayWorkerWrapper pid=123, ip=10.0.0.2) <line> [repeated 7x across cluster]`.
+    let l = match l.as_bytes().last() {
+        Some(b']') if l.ends_with(" across cluster]") => l.rfind(" [repeated ").map_or(l, |i| &l[..i]),
+        _ => l,
+    };
+    let l = match l.strip_prefix('(') {
+        Some(r) if r.find(") ").is_some_and(|e| r[..e].contains(" pid=")) => {
+            r[r.find(") ").unwrap_or(0) + 2..].trim_start()
+        }
+        _ => l,
+    };
     // The common case first: `host:pid:tid …` (a letter or digit, then ':' and a digit) has
     // none of the wrappers below (they start with space, '>', '[', `N: ` or `host: `).
     let b = l.as_bytes();

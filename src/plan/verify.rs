@@ -1028,6 +1028,29 @@ fn transport_findings(
             None,
             Some("Failed to open libibverbs.so[.1]".into()),
         );
+    } else if s.nodes.is_none() && log.ib_no_device && ib_intended(log).is_some() {
+        // The node count is not shown, but the job asked for InfiniBand and NCCL found none.
+        let why = ib_intended(log).unwrap_or_default();
+        push(
+            findings,
+            "no-dev-infiniband",
+            format!("NET/IB found no device although the job asks for it ({why})"),
+            Some("most often /dev/infiniband missing inside the container".into()),
+            Some("NET/IB : No device found.".into()),
+        );
+    } else if s.nodes.is_none() && !log.gdr_disabled_hcas.is_empty() && log.gdr != Some(true) {
+        // NCCL says GPUDirect is off for its HCAs; that matters for any job across nodes.
+        push(
+            findings,
+            "no-gdr",
+            format!(
+                "GPU Direct RDMA Disabled for {} (pass --nodes 1 if the job runs on one node)",
+                log.gdr_disabled_hcas.join(", ")
+            ),
+            version_le(log.version.as_deref(), (2, 22, 3))
+                .then(|| "NCCL ≤ 2.22.3 does not see nvidia_peermem".to_string()),
+            Some("GPU Direct RDMA Disabled for HCA …".into()),
+        );
     }
     if s.multi {
         if let Some(why) = unreachable_bootstrap(log) {
@@ -1049,6 +1072,18 @@ fn transport_findings(
             }
         }
     }
+}
+
+/// The job's own variables ask for NCCL's IB transport (`NCCL_IB_DISABLE=0`, `NCCL_NET=IB`,
+/// `NCCL_IB_HCA`): which one.
+fn ib_intended(log: &LogFacts) -> Option<String> {
+    if log.env("NCCL_IB_DISABLE") == Some("0") {
+        return Some("NCCL_IB_DISABLE=0".into());
+    }
+    if let Some(n) = log.env("NCCL_NET").filter(|n| n.eq_ignore_ascii_case("IB")) {
+        return Some(format!("NCCL_NET={n}"));
+    }
+    log.env("NCCL_IB_HCA").map(|h| format!("NCCL_IB_HCA={h}"))
 }
 
 /// An interface (or address) NCCL bootstrapped on that other nodes cannot reach: loopback, a
