@@ -496,7 +496,10 @@ fn short(msg: &str) -> Option<Short> {
         b'R' if msg.starts_with("Ring ") => Some(find!(msg, " via ").map_or(Short::Nothing, Short::Channel)),
         b'T' if msg.starts_with("Tree ") => Some(find!(msg, " via ").map_or(Short::Nothing, Short::Channel)),
         b'T' if msg.starts_with("Trees ") => Some(Short::Nothing),
-        b'C' if msg.starts_with("Connected all ") => Some(Short::Connected),
+        b'C' if msg.starts_with("Connected all rings") || msg.starts_with("Connected all trees") => {
+            Some(Short::Connected)
+        }
+        b'C' if msg.starts_with("Connected all ") => Some(Short::Nothing),
         b't' if msg.starts_with("threadThresholds ") => Some(Short::Nothing),
         b'c' | b'n' if (msg.starts_with("comm 0x") || msg.starts_with("ncclCommInit")) && !has!(msg, "rror") => {
             Some(Short::Comm)
