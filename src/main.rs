@@ -21,7 +21,8 @@ use std::process::ExitCode;
 /// that the job runs on InfiniBand with GPUDirect RDMA.
 ///
 /// Exit codes: 0 success; 1 a check failed (doctor found an error, verify saw the wrong
-/// transport, launch preflight refused); 2 bad usage or input (flags, config, snapshot).
+/// transport, launch preflight refused); 2 bad usage or input (flags, config, snapshot);
+/// 3 verify could not tell (inconclusive).
 #[derive(Parser)]
 #[command(name = "ibwire", version, max_term_width = 100)]
 struct Cli {
@@ -183,11 +184,15 @@ enum Cmd {
     /// node, else examples/allreduce.py via torchrun) with NCCL_DEBUG=INFO, reads NCCL's log,
     /// and compares the transport with what this node should give and the bus bandwidth with
     /// the ceiling (NVLink in one node; healthy HCAs × link rate across nodes, and that
-    /// × 2(n−1)/n for hierarchical algorithms). Exit 1 when not on the expected transport.
+    /// × 2(n−1)/n for hierarchical algorithms). A log read with --from-log is judged by its
+    /// own evidence, never by the machine that reads it: across nodes RDMA is expected unless
+    /// --expect says otherwise, or --root/--snapshot gives the job's node.
+    /// Exit 0 ok, 1 not ok, 2 bad usage or input, 3 inconclusive.
     ///
     /// Examples:
     ///   srun --ntasks-per-node=1 ibwire verify
     ///   ibwire verify --from-log nccl.log all_reduce_perf.out --json
+    ///   ibwire verify --from-log slurm-1234.out --expect efa
     #[command(verbatim_doc_comment)]
     Verify {
         #[command(flatten)]
