@@ -1098,3 +1098,31 @@ fn readme_quick_starts_run_as_written() {
         .unwrap();
     assert_eq!(stdout(&o), block, "README's story output drifted from what ibwire env prints");
 }
+
+#[test]
+fn verify_reads_regular_files_and_directories_of_them_only() {
+    // hostile round 4 #9: a FIFO blocked verify forever, /dev/zero was read forever.
+    let t = tempfile::tempdir().unwrap();
+    let fifo = t.path().join("nccl.fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    for f in [fifo.as_path(), Path::new("/dev/zero")] {
+        let o = ibwire(&["verify", "--from-log", f.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("not a regular file"), "{}", stderr(&o));
+    }
+    // A directory is the files in it (NCCL_DEBUG_FILE's per rank), links and FIFOs passed over.
+    let d = t.path().join("logs");
+    fs::create_dir(&d).unwrap();
+    fs::write(d.join("nccl.a.1.log"), "a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0\na:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/Socket/0\n").unwrap();
+    fs::write(d.join("nccl.b.2.log"), "b:2:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/Socket/0\n")
+        .unwrap();
+    nix::unistd::mkfifo(&d.join("stuck.fifo"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", d.join("zero.log")).unwrap();
+    let o = ibwire(&["verify", "--from-log", d.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(1), "{v}");
+    assert_eq!(v["log"]["hosts"], serde_json::json!(["a", "b"]));
+    let empty = t.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    assert!(stderr(&ibwire(&["verify", "--from-log", empty.to_str().unwrap()])).contains("holds no log file"));
+}

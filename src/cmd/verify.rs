@@ -16,7 +16,8 @@ const ALLREDUCE_PY: &str = include_str!("../../examples/allreduce.py");
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
-    /// Analyse existing NCCL_DEBUG=INFO logs and/or nccl-tests output instead of running.
+    /// Analyse existing NCCL_DEBUG=INFO logs and/or nccl-tests output instead of running
+    /// (`-` is stdin; a directory stands for the files in it, e.g. NCCL_DEBUG_FILE's per rank).
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub from_log: Vec<PathBuf>,
     /// Print the verdict as JSON: network, gdr, hcas, bootstrap_if, busbw_gbps,
@@ -111,7 +112,7 @@ fn open_input(f: &std::path::Path) -> Result<Box<dyn std::io::Read + Send>> {
         .with_context(|| format!("cannot read {}", f.display()))?;
     let m = file.metadata().with_context(|| format!("cannot read {}", f.display()))?;
     if m.is_dir() {
-        bail!("cannot read {}: it is a directory (give the log files in it, e.g. {}/*.log)", f.display(), f.display());
+        bail!("cannot read {}: it is a directory", f.display());
     }
     if !m.is_file() {
         bail!(
@@ -120,6 +121,32 @@ fn open_input(f: &std::path::Path) -> Result<Box<dyn std::io::Read + Send>> {
         );
     }
     Ok(Box::new(file))
+}
+
+/// A directory stands for the regular files directly in it, by name (NCCL_DEBUG_FILE's one
+/// file per rank, `launch`'s kept logs); links and subdirectories in it are passed over.
+fn expand_dirs(files: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for f in files {
+        let is_dir = f.as_os_str() != "-" && std::fs::symlink_metadata(f).map(|m| m.is_dir()).unwrap_or(false);
+        if !is_dir {
+            out.push(f.clone());
+            continue;
+        }
+        let mut inside: Vec<PathBuf> = std::fs::read_dir(f)
+            .with_context(|| format!("cannot read {}", f.display()))?
+            .flatten()
+            .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false))
+            .map(|e| e.path())
+            .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+            .collect();
+        if inside.is_empty() {
+            bail!("cannot read {}: the directory holds no log file", f.display());
+        }
+        inside.sort();
+        out.extend(inside);
+    }
+    Ok(out)
 }
 
 /// Lines handed to the log reader's thread at a time: bounded (4 buffers of ~1 MiB in flight).
@@ -132,6 +159,8 @@ const NO_MASK: u64 = u64::MAX;
 /// feeds nccl-tests' reader; the other runs NCCL's log reader on batches of those lines, in
 /// order. A progress line shows on a terminal for inputs over 64 MiB.
 pub fn read_files(files: &[PathBuf]) -> Result<Read> {
+    let files = expand_dirs(files)?;
+    let files = &files[..];
     let inputs: Vec<(&PathBuf, Box<dyn std::io::Read + Send>)> =
         files.iter().map(|f| open_input(f).map(|r| (f, r))).collect::<Result<_>>()?;
     let total: u64 =

@@ -110,12 +110,17 @@ pub fn unwrap_line(l: &str) -> &str {
             }
         }
     }
+    // Each wrapper is short: its end is looked for in the next WINDOW bytes only, and at most
+    // MAX_WRAPPERS are taken off, so a line of repeated prefixes costs linear time.
+    const WINDOW: usize = 160;
+    const MAX_WRAPPERS: usize = 64;
+    let head = |s: &str| -> usize { s.len().min(WINDOW) };
     let mut s = l.trim_start();
-    loop {
+    for _ in 0..MAX_WRAPPERS {
         let before = s;
         s = s.trim_start_matches('>').trim_start();
         if let Some(rest) = s.strip_prefix('[') {
-            if let Some(end) = rest.find("] ") {
+            if let Some(end) = memchr::memmem::find(&rest.as_bytes()[..head(rest)], b"] ") {
                 let inner = &rest[..end];
                 if inner.len() >= 19 && inner.as_bytes()[4] == b'-' && inner.as_bytes()[13] == b':' {
                     s = rest[end + 2..].trim_start();
@@ -130,7 +135,7 @@ pub fn unwrap_line(l: &str) -> &str {
             }
         }
         if let Some(rest) = s.strip_prefix('[') {
-            if let Some(end) = rest.find(']') {
+            if let Some(end) = memchr::memchr(b']', &rest.as_bytes()[..head(rest)]) {
                 let inner = &rest[..end];
                 let after = &rest[end + 1..];
                 let tight = !inner.is_empty() && !inner.contains(char::is_whitespace);
@@ -155,7 +160,8 @@ pub fn unwrap_line(l: &str) -> &str {
             s = s[digits + 2..].trim_start();
         }
         // pdsh/clush: `node07: node07:1234:1240 [0] NCCL INFO …`
-        if let Some((first, rest)) = s.split_once(':').filter(|(_, r)| r.starts_with(' ')) {
+        let colon = memchr::memchr(b':', &s.as_bytes()[..head(s)]);
+        if let Some((first, rest)) = colon.map(|i| (&s[..i], &s[i + 1..])).filter(|(_, r)| r.starts_with(' ')) {
             if !first.is_empty()
                 && !first.contains(char::is_whitespace)
                 && rest.split_whitespace().next().is_some_and(looks_like_nccl_prefix)
@@ -163,10 +169,11 @@ pub fn unwrap_line(l: &str) -> &str {
                 s = rest.trim_start();
             }
         }
-        if s == before {
+        if s.len() == before.len() {
             return s;
         }
     }
+    s
 }
 
 /// Read `r` one line at a time (bytes, lossily decoded; a line longer than `max_line` is cut
@@ -268,6 +275,20 @@ mod tests {
         // C1 controls (U+009B is CSI on some terminals) go; other non-ASCII text stays.
         assert_eq!(clean("a\u{9b}31mb\u{85}c é ü"), "a31mbc é ü");
         assert_eq!(clean("Grüße ±"), "Grüße ±");
+    }
+
+    #[test]
+    fn repeated_wrappers_cost_linear_time() {
+        // At most 64 wrappers come off (a real line has a handful), each found within its
+        // window: 16 000 colour prefixes no longer cost 16 000 scans of the line (hostile #10).
+        let l = format!("{}h:1:2 [0] NCCL INFO x", "[0m ".repeat(100));
+        assert_eq!(unwrap_line(&l), format!("{}h:1:2 [0] NCCL INFO x", "[0m ".repeat(36)));
+        let far = format!("[{}] h:1:2 [0] NCCL INFO x", "9".repeat(400));
+        assert_eq!(unwrap_line(&far), far, "a ']' past the window is no wrapper");
+        assert_eq!(
+            unwrap_line("[2026-12-02 06:30:00] node07: node07:1:2 [0] NCCL INFO x"),
+            "node07:1:2 [0] NCCL INFO x"
+        );
     }
 
     #[test]
