@@ -67,6 +67,7 @@ fn launch(j: &Job, log: Option<&Path>, extra: &[&str], vars: &[(&str, &str)]) ->
         .env("PATH", format!("{}:/usr/bin:/bin", j.bin.display()))
         .env("HOME", j.root.parent().unwrap())
         .env("TMPDIR", j.root.parent().unwrap())
+        .current_dir(j.root.parent().unwrap())
         .env("STANDIN_MARK", &j.mark)
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
@@ -170,6 +171,14 @@ fn an_ib_job_with_gpudirect_runs_and_keeps_its_status() {
     let (rc, err, _) = finish(c);
     assert_eq!(rc, 7, "torchrun's status: {err}");
     assert!(!err.contains("error"), "{err}");
+    // One verdict at the end, and the kept log named: `verify --from-log` of the job's output
+    // (here, launch's stderr as a Slurm job's output file holds it) reads that log (issue 39).
+    assert!(err.contains("gpu-001: verdict on this node's 1 NCCL log(s): OK: IB with GPUDirect RDMA"), "{err}");
+    let out = j.root.parent().unwrap().join("slurm-1234.out");
+    fs::write(&out, format!("step 1 loss 2.3\n{err}")).unwrap();
+    let o = ibwire(&["verify", "--from-log", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).starts_with("OK: IB with GPUDirect RDMA"), "{}", stdout(&o));
 }
 
 #[test]
@@ -249,7 +258,9 @@ fn interrupt_hangup_and_terminate_end_the_job_with_its_status() {
         assert_eq!(fs::read_to_string(&j.mark).unwrap().trim(), mark);
         let pgid: i32 = fs::read_to_string(j.mark.with_extension("pid")).unwrap().trim().parse().unwrap();
         assert!(group_gone(pgid), "{sig}: processes of the job outlived launch");
-        assert!(scratch_dirs(&j).is_empty(), "{sig}: the watch's scratch directory is left: {:?}", scratch_dirs(&j));
+        // NCCL's log is kept for `verify`, in one directory the job's output names (issue 39).
+        assert_eq!(scratch_dirs(&j).len(), 1, "{sig}: {:?}", scratch_dirs(&j));
+        assert!(err.contains("ibwire launch: NCCL's log: "), "{sig}: {err}");
     }
 }
 
@@ -266,7 +277,7 @@ fn a_torchrun_that_ignores_sigterm_is_killed_after_the_grace() {
     assert!(fs::read_to_string(&j.mark).unwrap().contains("TERM-ignored"));
     let pgid: i32 = fs::read_to_string(j.mark.with_extension("pid")).unwrap().trim().parse().unwrap();
     assert!(group_gone(pgid), "the deaf worker outlived launch");
-    assert!(scratch_dirs(&j).is_empty(), "{:?}", scratch_dirs(&j));
+    assert_eq!(scratch_dirs(&j).len(), 1, "{:?}", scratch_dirs(&j));
 }
 
 #[test]

@@ -272,12 +272,64 @@ pub fn prepare(
     Ok(Prepared { plan: p, launch: built, nnodes, expect_rdma, watch_off, pin, allow_fallback: allow })
 }
 
+/// Where NCCL's log of this job is kept: `ibwire-nccl-<job id>` in the job's submit directory
+/// (`$SLURM_SUBMIT_DIR`, else the working directory), one file per rank and node
+/// (`nccl.<host>.<pid>.log`), left there when the job ends so that `ibwire verify --from-log`
+/// (of that directory, or of the job's output, which names it) can judge the job. Every node
+/// of a job writes into the same directory on a shared file system.
+pub fn kept_dir_path(env: &std::collections::BTreeMap<String, String>) -> PathBuf {
+    let base = env
+        .get("SLURM_SUBMIT_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_dir())
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(std::env::temp_dir);
+    // A job id names a directory: digits, letters, '_' and '-' only (a hostile value is ignored).
+    let word = |v: &String| {
+        !v.is_empty() && v.len() <= 32 && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    };
+    let id = match (env.get("SLURM_JOB_ID"), env.get("SLURM_STEP_ID")) {
+        (Some(j), Some(s)) if word(j) && word(s) => format!("{j}.{s}"),
+        (Some(j), _) if word(j) => j.clone(),
+        _ => format!(
+            "{}-{}",
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+            std::process::id()
+        ),
+    };
+    base.join(format!("ibwire-nccl-{id}"))
+}
+
+/// Make (or, for the other nodes of the job, find) the kept directory: a real directory, not a
+/// link, owned by this user. Where the submit directory cannot take it, a private one in TMPDIR.
+fn kept_dir(env: &std::collections::BTreeMap<String, String>) -> Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let p = kept_dir_path(env);
+    let made = std::fs::DirBuilder::new().mode(0o755).create(&p);
+    let ok = |p: &Path| {
+        std::fs::symlink_metadata(p).map(|m| m.is_dir() && m.uid() == nix::unistd::geteuid().as_raw()).unwrap_or(false)
+    };
+    match made {
+        Ok(()) => Ok(p),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && ok(&p) => Ok(p),
+        Err(e) => {
+            let t = crate::input::Scratch::new("ibwire-nccl")?.keep();
+            eprintln!(
+                "ibwire launch: warning: cannot keep NCCL's log in {} ({e}); it goes to {}",
+                p.display(),
+                t.display()
+            );
+            Ok(t)
+        }
+    }
+}
+
 pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
-    // The watch's directory: made now (private, 0700), shown as a pattern in a dry run.
+    // The watch's directory, kept after the job: made now, shown as its path in a dry run.
     let watched = a.expect_net != plan::netguard::ExpectNet::Socket;
-    let scratch = if watched && !a.dry_run { Some(crate::input::Scratch::new("ibwire-nccl")?) } else { None };
-    let placeholder = std::env::temp_dir().join("ibwire-nccl-XXXXXX");
-    let dir = scratch.as_ref().map(|s| s.path().to_path_buf()).or_else(|| watched.then_some(placeholder));
+    let env = super::job_env();
+    let kept = if watched && !a.dry_run { Some(kept_dir(&env)?) } else { None };
+    let dir = kept.clone().or_else(|| watched.then(|| kept_dir_path(&env)));
     let prepared = prepare(node, a, super::job_env(), dir.as_deref())?;
     let l = match &prepared.launch {
         Ok(l) => l.clone(),
@@ -310,7 +362,7 @@ pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
         cmd.envs(l.env.iter().map(|(k, v)| (k, v)));
     }
     let watch = (prepared.expect_rdma || a.require_gdr) && prepared.watch_off.is_none();
-    if let (true, Some(dir)) = (watch, scratch) {
+    if let (true, Some(dir)) = (watch, kept) {
         return super::watch::run(
             cmd,
             super::watch::Watch {

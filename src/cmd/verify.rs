@@ -161,8 +161,10 @@ const NO_MASK: u64 = u64::MAX;
 pub fn read_files(files: &[PathBuf]) -> Result<Read> {
     let files = expand_dirs(files)?;
     let files = &files[..];
-    let inputs: Vec<(&PathBuf, Box<dyn std::io::Read + Send>)> =
-        files.iter().map(|f| open_input(f).map(|r| (f, r))).collect::<Result<_>>()?;
+    let mut inputs: std::collections::VecDeque<(PathBuf, Box<dyn std::io::Read + Send>)> =
+        files.iter().map(|f| open_input(f).map(|r| (f.clone(), r))).collect::<Result<_>>()?;
+    // `ibwire launch: NCCL's log: DIR` in a job's output: the log it kept is read too.
+    let mut seen: std::collections::BTreeSet<PathBuf> = files.iter().cloned().collect();
     let total: u64 =
         files.iter().filter_map(|f| std::fs::metadata(f).ok()).filter(|m| m.is_file()).map(|m| m.len()).sum();
     let bar = (total > 64 << 20 && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
@@ -196,12 +198,18 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
         let mut allreduce = None;
         let mut out: Vec<u8> = Vec::with_capacity(BATCH + MAX_LINE);
         let mut res = Ok(());
-        for (f, r) in inputs {
+        while let Some((f, r)) = inputs.pop_front() {
+            let mut pointed: Vec<PathBuf> = Vec::new();
             let read = crate::nccl::for_each_line(std::io::BufReader::with_capacity(1 << 20, r), MAX_LINE, |raw| {
                 let cleaned = crate::nccl::clean(raw);
                 let l = crate::nccl::unwrap_line(&cleaned);
                 if l.is_empty() {
                     return;
+                }
+                if let Some(d) = l.strip_prefix(super::watch::KEPT) {
+                    if pointed.len() < 64 {
+                        pointed.push(PathBuf::from(d.trim()));
+                    }
                 }
                 tests.line_unwrapped(l);
                 if let Some(x) = allreduce_line(l) {
@@ -221,6 +229,22 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
             if let Err(e) = read {
                 res = Err(anyhow::Error::new(e).context(format!("cannot read {}", f.display())));
                 break;
+            }
+            for d in pointed {
+                // A directory that is gone (another machine's /tmp) is said, not fatal.
+                match expand_dirs(std::slice::from_ref(&d)).ok().filter(|_| d.is_dir()) {
+                    Some(more) => {
+                        for m in more.into_iter().filter(|m| seen.insert(m.clone())) {
+                            if let Ok(r) = open_input(&m) {
+                                inputs.push_back((m, r));
+                            }
+                        }
+                    }
+                    None if seen.insert(d.clone()) => {
+                        eprintln!("ibwire: the job's output names NCCL's log in {}, which is not here", d.display())
+                    }
+                    None => {}
+                }
             }
         }
         if !out.is_empty() {

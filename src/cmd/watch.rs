@@ -6,7 +6,6 @@
 //! to torchrun, and ibwire exits with torchrun's status.
 
 use super::say;
-use crate::input::Scratch;
 use crate::nccl::log;
 use crate::plan::netguard::{self, Verdict};
 use crate::plan::Plan;
@@ -42,7 +41,8 @@ const FORWARDED: [Signal; 7] = [
 pub struct Watch<'a> {
     pub node: &'a Node,
     pub plan: &'a Plan,
-    pub dir: Scratch,
+    /// Where NCCL writes its log (kept after the job: `launch::kept_dir_path`).
+    pub dir: PathBuf,
     pub nnodes: usize,
     pub expect_rdma: bool,
     pub require_gdr: bool,
@@ -154,7 +154,7 @@ pub fn run(mut cmd: Command, w: Watch) -> Result<ExitCode> {
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
             Err(e) => anyhow::bail!("waiting for torchrun: {e}"),
         }
-        let written = if decided { None } else { read_new(w.dir.path(), &mut logs) };
+        let written = if decided { None } else { read_new(&w.dir, &mut logs) };
         if let Some(written) = written {
             let lag = written.elapsed().unwrap_or_default().as_secs_f64();
             let text: String = logs.values().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join("\n");
@@ -184,9 +184,9 @@ pub fn run(mut cmd: Command, w: Watch) -> Result<ExitCode> {
                     say(&format!(
                         "ibwire launch: error: {host}: {m}; job stopped {:.1}s after start, {lag:.2}s after NCCL logged it (NCCL's logs: {}). Fix the cause, or pass --allow-socket-fallback to run anyway, or --expect-net socket if sockets are intended",
                         started.elapsed().as_secs_f64(),
-                        w.dir.path().display()
+                        w.dir.display()
                     ));
-                    let _ = w.dir.keep();
+                    say(&kept_line(&w.dir));
                     stop(&exited, pid, w.grace);
                     return Ok(ExitCode::from(1));
                 }
@@ -197,10 +197,60 @@ pub fn run(mut cmd: Command, w: Watch) -> Result<ExitCode> {
         // The job was told to end: workers that outlived torchrun go with it, none orphaned.
         let _ = killpg(pid, Signal::SIGKILL);
     }
-    if keep_logs {
-        say(&format!("ibwire launch: NCCL's logs kept in {}", w.dir.keep().display()));
-    }
+    let _ = keep_logs;
+    // One verdict at the end of every job: verify's judgement of this node's ranks' log.
+    say(&final_verdict(&w, &host, started));
+    say(&kept_line(&w.dir));
     Ok(exit_code(status))
+}
+
+/// The line that names the kept log; `verify --from-log` of the job's output follows it.
+pub fn kept_line(dir: &Path) -> String {
+    format!("{KEPT}{}", dir.display())
+}
+
+/// The start of [`kept_line`].
+pub const KEPT: &str = "ibwire launch: NCCL's log: ";
+
+/// verify's verdict on what this node's ranks logged (files `nccl.<host>.<pid>.log` written
+/// since the job started), in one line with what to run for the whole job.
+fn final_verdict(w: &Watch, host: &str, started: Instant) -> String {
+    let short = host.split('.').next().unwrap_or(host);
+    let since = std::time::SystemTime::now() - started.elapsed() - Duration::from_secs(2);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&w.dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false))
+                .filter(|e| e.metadata().and_then(|m| m.modified()).map(|m| m >= since).unwrap_or(false))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mine: Vec<PathBuf> = files
+        .iter()
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(&format!("nccl.{short}."))))
+        .cloned()
+        .collect();
+    if !mine.is_empty() {
+        files = mine;
+    }
+    files.sort();
+    if files.is_empty() {
+        return format!("ibwire launch: {host}: no verdict: NCCL wrote no log in {}", w.dir.display());
+    }
+    let read = match super::verify::read_files(&files) {
+        Ok(r) => r,
+        Err(e) => return format!("ibwire launch: {host}: no verdict: {e:#}"),
+    };
+    let ci = crate::plan::verify::CeilingInputs {
+        nodes: Some(w.nnodes.max(1)),
+        node_known: true,
+        expect: if w.expect_rdma { crate::plan::verify::Expect::Auto } else { crate::plan::verify::Expect::Any },
+        ..Default::default()
+    };
+    let r = crate::plan::verify::judge(w.node, w.plan, &read.facts, None, &ci);
+    let verdict = crate::text::clip_to(&r.verdict, 220);
+    format!("ibwire launch: {host}: verdict on this node's {} NCCL log(s): {verdict}", files.len())
 }
 
 /// SIGTERM to torchrun's group (torchrun stops its workers), SIGKILL after the grace period.
