@@ -362,6 +362,10 @@ pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
         cmd.envs(l.env.iter().map(|(k, v)| (k, v)));
     }
     let watch = (prepared.expect_rdma || a.require_gdr) && prepared.watch_off.is_none();
+    if let (false, Some(d)) = (watch, &kept) {
+        // No watch, no log kept: the directory made for it goes (only if still empty).
+        let _ = std::fs::remove_dir(d);
+    }
     if let (true, Some(dir)) = (watch, kept) {
         return super::watch::run(
             cmd,
