@@ -338,6 +338,9 @@ pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
                 "{}",
                 crate::text::for_terminal(&format!("ibwire: launch refused: {}; fix: {}", r.reason, r.fix))
             );
+            if let Some(d) = &kept {
+                let _ = std::fs::remove_dir(d); // nothing ran: nothing to keep (only if empty)
+            }
             return Ok(ExitCode::from(1));
         }
     };
