@@ -23,65 +23,105 @@ pub struct Captured {
 /// bounded whatever the child prints.
 const KEEP: usize = 4 << 20;
 
-fn drain(r: &mut impl Read) -> Vec<u8> {
-    let (mut head, mut tail, mut skipped) = (Vec::new(), Vec::new(), 0usize);
-    let mut buf = [0u8; 64 << 10];
-    loop {
-        let n = match r.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        };
-        let mut chunk = &buf[..n];
-        if head.len() < KEEP {
-            let k = chunk.len().min(KEEP - head.len());
-            head.extend_from_slice(&chunk[..k]);
+/// What a stream gave so far: its first `KEEP` bytes, its last ones, and how many between
+/// were dropped. Shared with the thread that reads the stream, so that a reader still blocked
+/// (a detached grandchild holds the pipe open) does not hold the output back.
+#[derive(Default)]
+struct Kept {
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    skipped: usize,
+}
+
+impl Kept {
+    fn add(&mut self, mut chunk: &[u8]) {
+        if self.head.len() < KEEP {
+            let k = chunk.len().min(KEEP - self.head.len());
+            self.head.extend_from_slice(&chunk[..k]);
             chunk = &chunk[k..];
         }
-        tail.extend_from_slice(chunk);
-        if tail.len() > 2 * KEEP {
-            let cut = tail.len() - KEEP;
-            skipped += cut;
-            tail.drain(..cut);
+        self.tail.extend_from_slice(chunk);
+        if self.tail.len() > 2 * KEEP {
+            let cut = self.tail.len() - KEEP;
+            self.skipped += cut;
+            self.tail.drain(..cut);
         }
     }
-    if tail.len() > KEEP {
-        skipped += tail.len() - KEEP;
-        tail.drain(..tail.len() - KEEP);
+
+    fn text(&self) -> String {
+        let mut out = self.head.clone();
+        let (mut skipped, mut tail) = (self.skipped, &self.tail[..]);
+        if tail.len() > KEEP {
+            skipped += tail.len() - KEEP;
+            tail = &tail[tail.len() - KEEP..];
+        }
+        if skipped > 0 {
+            out.extend_from_slice(format!("\n[ibwire: {skipped} bytes of output not kept]\n").as_bytes());
+        }
+        out.extend_from_slice(tail);
+        String::from_utf8_lossy(&out).into_owned()
     }
-    if skipped > 0 {
-        head.extend_from_slice(format!("\n[ibwire: {skipped} bytes of output not kept]\n").as_bytes());
-    }
-    head.extend_from_slice(&tail);
-    head
 }
+
+type Shared = std::sync::Arc<std::sync::Mutex<Kept>>;
+
+/// Read `r` into `kept` until end of file; `done` is sent then.
+fn drain(mut r: impl Read + Send + 'static, kept: Shared, done: std::sync::mpsc::Sender<()>) {
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 64 << 10];
+        loop {
+            match r.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => kept.lock().unwrap_or_else(|p| p.into_inner()).add(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            }
+        }
+        let _ = done.send(());
+    });
+}
+
+/// After the child exits, how long its output may take to reach end of file: a grandchild that
+/// left the process group and holds the pipes open is not waited for beyond this.
+const AFTER_EXIT: Duration = Duration::from_millis(500);
 
 pub fn run(mut cmd: Command, limit: Duration) -> Result<Captured> {
     let prog = format!("{:?}", cmd.get_program());
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     let mut child = cmd.spawn().with_context(|| format!("cannot start {prog}"))?;
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    // Drain the pipes on threads so a chatty child never blocks on a full pipe.
-    let t_out = std::thread::spawn(move || drain(&mut out));
-    let t_err = std::thread::spawn(move || drain(&mut err));
+    let (out, err): (Shared, Shared) = Default::default();
+    let (tx, rx) = std::sync::mpsc::channel();
+    // Drained on threads so a chatty child never blocks on a full pipe.
+    if let Some(o) = child.stdout.take() {
+        drain(o, out.clone(), tx.clone());
+    }
+    if let Some(e) = child.stderr.take() {
+        drain(e, err.clone(), tx);
+    }
     let start = Instant::now();
+    let pgid = nix::unistd::Pid::from_raw(child.id() as i32);
     let status = loop {
         if let Some(st) = child.try_wait()? {
             break st;
         }
         if start.elapsed() >= limit {
-            let pgid = nix::unistd::Pid::from_raw(child.id() as i32);
             let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
             let _ = child.wait();
             bail!("{prog} did not finish within {:.1}s and was killed", limit.as_secs_f64());
         }
         std::thread::sleep(Duration::from_millis(5));
     };
-    let stdout = String::from_utf8_lossy(&t_out.join().unwrap_or_default()).into_owned();
-    let stderr = String::from_utf8_lossy(&t_err.join().unwrap_or_default()).into_owned();
-    Ok(Captured { status: status.code(), stdout, stderr })
+    // What the child left behind in its group goes with it; a reader still blocked after that
+    // (a grandchild that left the group) is waited for AFTER_EXIT at most.
+    let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
+    let until = Instant::now() + AFTER_EXIT;
+    for _ in 0..2 {
+        if rx.recv_timeout(until.saturating_duration_since(Instant::now())).is_err() {
+            break;
+        }
+    }
+    let text = |k: &Shared| k.lock().unwrap_or_else(|p| p.into_inner()).text();
+    Ok(Captured { status: status.code(), stdout: text(&out), stderr: text(&err) })
 }
 
 #[cfg(test)]
@@ -106,6 +146,18 @@ mod tests {
         assert!(r.stdout.len() < 2 * KEEP + 100, "{}", r.stdout.len());
         assert!(r.stdout.starts_with("first\n") && r.stdout.ends_with("last\n"));
         assert!(r.stdout.contains("bytes of output not kept"));
+    }
+
+    #[test]
+    fn a_detached_grandchild_holding_the_pipes_is_not_waited_for() {
+        // hostile round 4 #11: the child exits at once, a grandchild in its own session keeps
+        // stdout open for 30 s; run returned after 30 s.
+        let mut c = Command::new("sh");
+        c.args(["-c", "echo hi; setsid sleep 30 & exit 0"]);
+        let t = Instant::now();
+        let r = run(c, Duration::from_secs(3)).unwrap();
+        assert_eq!((r.status, r.stdout.as_str()), (Some(0), "hi\n"));
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     }
 
     #[test]

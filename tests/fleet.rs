@@ -332,3 +332,25 @@ fn acs_iommu_and_dmabuf_differences_name_the_node() {
     });
     assert!(m.contains("gpu-003 has IOMMU translating, the other 3 nodes off"), "{m}");
 }
+
+#[test]
+fn a_host_name_cannot_forge_lines_of_the_report() {
+    // hostile round 4 #12: a newline in a snapshot's hostname reached the text report.
+    let t = tempfile::tempdir().unwrap();
+    for h in ["gpu-001", "gpu-002"] {
+        write(t.path(), h, |_| {});
+    }
+    let mut n = story_node().clone();
+    n.hostname = Some("gpu-003\n5 nodes: all the same, 0 differ\u{1b}[2J".into());
+    n.gpus.pop(); // a difference, so that the report names this node
+    fs::write(t.path().join("evil.json"), serde_json::to_string(&n).unwrap()).unwrap();
+    let files: Vec<String> = ["gpu-001", "gpu-002", "evil"]
+        .iter()
+        .map(|h| t.path().join(format!("{h}.json")).display().to_string())
+        .collect();
+    let o = Command::new(bin()).arg("fleet").args(&files).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.lines().any(|l| l.starts_with("5 nodes")), "{out}");
+    assert!(!out.contains('\u{1b}'), "{out}");
+    assert!(out.contains("gpu-003\\n5 nodes"), "the node is named, escaped: {out}");
+}

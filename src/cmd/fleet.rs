@@ -102,7 +102,9 @@ fn host_of(n: &crate::probe::model::Node, origin: &str) -> String {
     let h = n.hostname.clone().filter(|h| !h.is_empty()).unwrap_or_else(|| {
         Path::new(origin).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| origin.to_string())
     });
-    h.chars().take(255).collect()
+    // A snapshot is someone else's file: its host name reaches the text report, where a line
+    // break could forge a line ("3 nodes: … 0 differ"). Control characters are shown escaped.
+    crate::text::printable(&h, 255)
 }
 
 type Parsed = std::result::Result<(String, NodeFacts), String>;
