@@ -421,10 +421,15 @@ fn the_jobs_prefix_nccl_ib_hca_taking_the_bond_is_named() {
     // The exact healthy list is fine.
     let r = hook(&root, t.path(), true, &[("NCCL_IB_HCA", HCA)], "");
     assert!(r.stderr.is_empty(), "{}", r.stderr);
-    // Strict: the start fails, nothing is written, the problem is said once.
-    let r = hook(&root, t.path(), true, &[("NCCL_IB_HCA", "mlx5"), ("IBWIRE_STRICT", "1")], "");
+    // Strict, a job over nodes: the start fails, nothing is written, the problem is said once.
+    let vars = [("NCCL_IB_HCA", "mlx5"), ("IBWIRE_STRICT", "1"), ("SLURM_JOB_NUM_NODES", "2")];
+    let r = hook(&root, t.path(), true, &vars, "");
     assert_eq!((r.rc, r.fstab.as_str(), r.environ.as_str()), (1, "", ""), "{}", r.stderr);
     assert_eq!(r.stderr.matches("mlx5_bond_0").count(), 1, "{}", r.stderr);
+    // One node: nothing connects over the bond, so strict warns and the start goes on.
+    let r = hook(&root, t.path(), true, &vars[..2], "");
+    assert_eq!(r.rc, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("warning: the job's NCCL_IB_HCA=mlx5 takes mlx5_bond_0:1"), "{}", r.stderr);
 }
 
 #[test]
@@ -552,5 +557,25 @@ fn each_job_gets_its_own_ras_address() {
     for id in [0u64, 1, 8999, 9000, u64::MAX] {
         let p = ibwire::slurm::ras_port_for_job(id);
         assert!((11000..20000).contains(&p), "{id} → {p}");
+    }
+}
+
+#[test]
+fn strict_fails_a_start_only_for_what_breaks_that_job() {
+    // Under real pyxis + enroot, strict failed every one-node job whose image lacks libibverbs
+    // (hostile round 4): a one-node job needs no verbs. Two nodes still fail.
+    let (t, root) = story();
+    let rootfs = t.path().join("rootfs");
+    fs::create_dir_all(&rootfs).unwrap();
+    fs::write(rootfs.join(".bare"), "").unwrap();
+    let r = hook(&root, t.path(), true, &[("IBWIRE_STRICT", "1")], "");
+    assert_eq!(r.rc, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("warning: the image has no libibverbs.so.1"), "{}", r.stderr);
+    assert!(has_var(&r.environ, "NCCL_IB_HCA"), "the start's settings are written: {}", r.environ);
+    for nodes in [("SLURM_JOB_NUM_NODES", "2"), ("SLURM_NNODES", "4")] {
+        let r = hook(&root, t.path(), true, &[("IBWIRE_STRICT", "1"), nodes], "");
+        assert_eq!(r.rc, 1, "{nodes:?}: {}", r.stderr);
+        assert!(r.stderr.contains("error: the image has no libibverbs.so.1"), "{}", r.stderr);
+        assert!(r.stderr.contains("the container does not start"), "{}", r.stderr);
     }
 }

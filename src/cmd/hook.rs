@@ -33,6 +33,9 @@ pub struct Outcome {
     /// decided before anything is written.
     pub problems: Vec<(hook::Problem, String)>,
     pub devices: Vec<String>,
+    /// Nodes in the job (SLURM_JOB_NUM_NODES in the job's or the image's environment; 1 when
+    /// unset): which problems break it in strict mode.
+    pub nnodes: usize,
     /// Where the lines go, and what the environ file held (to see whether it ends open).
     mounts_path: PathBuf,
     environ_path: PathBuf,
@@ -391,10 +394,14 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
         return ExitCode::from(gave_up(deadline_ms, strict));
     }
     let mut said = Said { bytes: 0, left_out: 0 };
-    // Strict: decided before anything is written, each problem reported once.
-    if strict && !o.problems.is_empty() {
-        for (_, p) in &o.problems {
-            said.say(&format!("ibwire-hook: error: {}", printable(p, 2000)));
+    // Strict: decided before anything is written, each problem reported once. Only what
+    // breaks this job's shape fails its start (a one-node job needs no verbs, no HCA).
+    // An outcome that never got that far (a crash, an unreadable config): the job's own count.
+    let nnodes = if o.nnodes > 0 { o.nnodes } else { crate::slurm::num_nodes(|k| env.get(k).cloned()) };
+    if strict && o.problems.iter().any(|(k, _)| k.breaks(nnodes)) {
+        for (k, p) in &o.problems {
+            let level = if k.breaks(nnodes) { "error" } else { "warning" };
+            said.say(&format!("ibwire-hook: {level}: {}", printable(p, 2000)));
         }
         said.finish();
         say("ibwire-hook: error: strict mode (IBWIRE_STRICT or hook.strict): the container does not start");
@@ -567,6 +574,7 @@ pub fn decide(node: &Node, env: &BTreeMap<String, String>, cfg: &Config, root: &
         }
     }
     out.devices = d.devices;
+    out.nnodes = crate::slurm::num_nodes(var);
     out.warnings.extend(d.warnings);
     out.problems.extend(d.problems);
     for b in &d.binds {

@@ -31,6 +31,25 @@ pub enum Problem {
     Internal,
 }
 
+impl Problem {
+    /// Does this problem break a job of `nnodes` nodes (and so fail its start in strict mode)?
+    /// What only matters for traffic between nodes — the HCAs, their selection, the bootstrap
+    /// interface, the job's NCCL_IB_HCA, verbs in the image — breaks a multi-node job only: a
+    /// one-node job needs none of it (docs/admin.md, "What strict mode refuses"). The
+    /// administrator's configuration unread, or the hook failing, breaks any job: its settings
+    /// are what strict mode promises.
+    pub fn breaks(self, nnodes: usize) -> bool {
+        match self {
+            Problem::Config | Problem::Internal => true,
+            Problem::NoHealthyPort
+            | Problem::SelectionEmpty
+            | Problem::Bootstrap
+            | Problem::JobHcaExcluded
+            | Problem::ImageNoVerbs => nnodes > 1,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Decision {
     /// Host device nodes to bind at the same path: `/dev/infiniband/uverbs3`, …
