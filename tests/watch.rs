@@ -303,3 +303,60 @@ fn sockets_declared_or_a_plugin_present_change_what_is_done() {
     let (_, err, _) = finish(launch(&j, None, &["--dry-run"], &[("NCCL_DEBUG", "WARN"), ("NCCL_NET_PLUGIN", "ofi")]));
     assert!(err.contains("NCCL_DEBUG=WARN is set") && err.contains("would go unnoticed"), "{err}");
 }
+
+#[test]
+fn a_hung_job_is_named_by_ncclss_ras() {
+    // A stand-in for NCCL's RAS on an ephemeral port, answering VERBOSE STATUS with what a real
+    // 2-rank hang on NCCL 2.28.9 answered (tests/fixtures/nccl-ras/): rank 1 stopped at
+    // operation 1 while rank 0 reached 4. Asked every second, named once, after two answers.
+    use std::io::{BufRead, BufReader, Write};
+    let answer = fs::read_to_string(fixture("nccl-ras/hang-2.28.9-verbose-status.txt")).unwrap();
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = asked.clone();
+    std::thread::spawn(move || {
+        for c in l.incoming().flatten() {
+            let mut r = BufReader::new(c.try_clone().unwrap());
+            let mut line = String::new();
+            while r.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
+                if line.contains("VERBOSE STATUS") {
+                    counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let _ = (&c).write_all(answer.as_bytes());
+                    break;
+                }
+                line.clear();
+            }
+        }
+    });
+    let j = job();
+    let c = launch(
+        &j,
+        Some(&fixture("real/nccl-logs/h100-roce-2node-tpgds-aihub0008-aws-ofi-plugin-fallback-to-ib.log")),
+        &["--ras-every", "1"],
+        &[("STANDIN_RUN", "4"), ("NCCL_RAS_ADDR", &addr)],
+    );
+    let (rc, err, _) = finish(c);
+    assert_eq!(rc, 0, "{err}");
+    assert!(asked.load(std::sync::atomic::Ordering::SeqCst) >= 2, "RAS asked fewer than twice: {err}");
+    assert_eq!(err.matches("the job is hung").count(), 1, "{err}");
+    assert!(
+        err.contains("gpu-001: the job is hung, NCCL's RAS says: rank 1 on 192.0.2.2 (GPU 0, process 930) stopped at operation 1 while other ranks reached 4"),
+        "{err}"
+    );
+    let kept: Vec<_> = scratch_dirs(&j);
+    let ras = j.root.parent().unwrap().join(&kept[0]).join("ras.gpu-001.txt");
+    assert!(fs::read_to_string(&ras).unwrap().contains("MISMATCH"), "{}", ras.display());
+    // Off: never asked.
+    let before = asked.load(std::sync::atomic::Ordering::SeqCst);
+    let j = job();
+    let c = launch(
+        &j,
+        Some(&fixture("real/nccl-logs/h100-roce-2node-tpgds-aihub0008-aws-ofi-plugin-fallback-to-ib.log")),
+        &["--ras-every", "0"],
+        &[("STANDIN_RUN", "2"), ("NCCL_RAS_ADDR", &addr)],
+    );
+    let (_, err, _) = finish(c);
+    assert!(!err.contains("hung"), "{err}");
+    assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), before);
+}

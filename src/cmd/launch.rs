@@ -66,6 +66,10 @@ pub struct Args {
     /// process group is killed. Keep it under Slurm's KillWait (30 s by default).
     #[arg(long, value_name = "SECONDS", default_value_t = 15)]
     pub stop_grace: u64,
+    /// Ask NCCL's RAS every SECS whether the job is hung; the same ranks stopped at the same
+    /// operation twice in a row are named, with their node (NCCL ≥ 2.24). 0: never.
+    #[arg(long, value_name = "SECS", default_value_t = 20)]
+    pub ras_every: u64,
     /// Print the one command line that would run, and exit 0. The line is for bash: it is also
     /// POSIX sh unless an argument holds a control character (a newline), which only bash's
     /// `$'…'` can write on one line.
@@ -381,6 +385,16 @@ pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
                 require_gdr: a.require_gdr,
                 allow_fallback: prepared.allow_fallback,
                 grace: std::time::Duration::from_secs(a.stop_grace),
+                ras: (a.ras_every > 0).then(|| {
+                    let addr = l
+                        .env
+                        .iter()
+                        .find(|(k, _)| k == "NCCL_RAS_ADDR")
+                        .map(|(_, v)| v.clone())
+                        .or_else(|| std::env::var("NCCL_RAS_ADDR").ok())
+                        .unwrap_or_else(|| "127.0.0.1:28028".into());
+                    (addr, std::time::Duration::from_secs(a.ras_every))
+                }),
             },
         )
         .map_err(|e| anyhow::anyhow!("{e:#}{}", not_found_fix(a)));

@@ -450,6 +450,7 @@ fn benchmark(node: &Node, a: &Args, env: std::collections::BTreeMap<String, Stri
         expect_net: crate::plan::netguard::ExpectNet::Socket,
         require_gdr: false,
         stop_grace: 15,
+        ras_every: 0,
         dry_run: false,
         explain: false,
         config: a.config.clone(),

@@ -50,6 +50,70 @@ pub struct Watch<'a> {
     pub allow_fallback: bool,
     /// How long torchrun gets to stop its workers after SIGTERM before its group is killed.
     pub grace: Duration,
+    /// NCCL's RAS address and how often to ask it whether the job is hung (None: never).
+    pub ras: Option<(String, Duration)>,
+}
+
+/// One `VERBOSE STATUS` from NCCL's RAS at `addr` (`host:port`, numeric or localhost), in
+/// `limit` at most and 1 MiB at most. The text protocol of NCCL 2.24+: `CLIENT PROTOCOL 2`,
+/// `TIMEOUT 5`, `VERBOSE STATUS`, then the answer until the server closes.
+pub fn ras_status(addr: &str, limit: Duration) -> Result<String> {
+    use std::io::Write;
+    let (host, port) = addr.rsplit_once(':').context("NCCL_RAS_ADDR has no port")?;
+    let host = if host == "localhost" { "127.0.0.1" } else { host.trim_matches(['[', ']']) };
+    let ip: std::net::IpAddr = host.parse().with_context(|| format!("NCCL_RAS_ADDR {addr}: not an address"))?;
+    let sa = std::net::SocketAddr::new(ip, port.parse().context("NCCL_RAS_ADDR: bad port")?);
+    let deadline = Instant::now() + limit;
+    let mut s = std::net::TcpStream::connect_timeout(&sa, limit.min(Duration::from_secs(2)))
+        .with_context(|| format!("NCCL's RAS at {sa}"))?;
+    s.set_write_timeout(Some(Duration::from_secs(1)))?;
+    s.write_all(b"CLIENT PROTOCOL 2\nTIMEOUT 5\nVERBOSE STATUS\n")?;
+    let mut out = Vec::new();
+    let mut buf = [0u8; 16 << 10];
+    while Instant::now() < deadline && out.len() < 1 << 20 {
+        s.set_read_timeout(Some(deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(10))))?;
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+    }
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// What RAS said the last time, to tell a hang (the same ranks stopped at the same operation
+/// twice in a row) from a moment's difference, and what was reported already.
+#[derive(Default)]
+struct RasWatch {
+    last: Vec<String>,
+    told: std::collections::BTreeSet<String>,
+}
+
+impl RasWatch {
+    /// Ask RAS; a hang seen twice in a row is said once, and its answer kept beside NCCL's log.
+    fn ask(&mut self, w: &Watch, host: &str) {
+        let Some((addr, every)) = &w.ras else { return };
+        let Ok(text) = ras_status(addr, (*every / 2).clamp(Duration::from_millis(500), Duration::from_secs(10))) else {
+            return;
+        };
+        let now: Vec<(String, String)> = crate::nccl::ras::mismatches(&text)
+            .iter()
+            .map(|m| {
+                let key = m.lagging().iter().map(|r| format!("{}@{}", r.rank, r.op)).collect::<Vec<_>>().join(",");
+                (format!("{}:{key}", m.comm), crate::nccl::ras::describe(m))
+            })
+            .collect();
+        for (key, what) in &now {
+            if self.last.contains(key) && self.told.insert(key.clone()) {
+                say(&format!("ibwire launch: {host}: the job is hung, NCCL's RAS says: {what}"));
+                let f = w.dir.join(format!("ras.{}.txt", host.split('.').next().unwrap_or(host)));
+                let _ = std::fs::write(&f, &text);
+                say(&format!("  RAS's answer: {} (turn this off with --ras-every 0)", f.display()));
+            }
+        }
+        self.last = now.into_iter().map(|(k, _)| k).collect();
+    }
 }
 
 /// Signals that ask the job to end: torchrun gets them, then `grace`, then SIGKILL to its
@@ -148,11 +212,21 @@ pub fn run(mut cmd: Command, w: Watch) -> Result<ExitCode> {
     let mut decided = false;
     let mut keep_logs = false;
     let started = Instant::now();
+    let mut ras = RasWatch::default();
+    let mut ras_due = w.ras.as_ref().map(|(_, every)| Instant::now() + *every);
     let status = loop {
-        match exited.recv_timeout(if decided { Duration::from_secs(3600) } else { POLL }) {
+        let wait = if decided { Duration::from_secs(3600) } else { POLL };
+        let wait = ras_due.map_or(wait, |d| wait.min(d.saturating_duration_since(Instant::now())));
+        match exited.recv_timeout(wait) {
             Ok(st) => break st.context("waiting for torchrun")?,
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
             Err(e) => anyhow::bail!("waiting for torchrun: {e}"),
+        }
+        if let (Some(due), Some((_, every))) = (ras_due, &w.ras) {
+            if Instant::now() >= due {
+                ras.ask(&w, &host);
+                ras_due = Some(Instant::now() + *every);
+            }
         }
         let written = if decided { None } else { read_new(&w.dir, &mut logs) };
         if let Some(written) = written {

@@ -6,6 +6,7 @@
 
 pub mod filter;
 pub mod log;
+pub mod ras;
 pub mod tests_output;
 pub mod warns;
 
