@@ -344,6 +344,10 @@ fn a_hung_job_is_named_by_ncclss_ras() {
         err.contains("gpu-001: the job is hung, NCCL's RAS says: rank 1 on 192.0.2.2 (GPU 0, process 930) stopped at operation 1 while other ranks reached 4"),
         "{err}"
     );
+    assert!(
+        err.contains("gpu-001: NOT OK: the job hung (rank 1 on 192.0.2.2"),
+        "the verdict at the end says so: {err}"
+    );
     let kept: Vec<_> = scratch_dirs(&j);
     let ras = j.root.parent().unwrap().join(&kept[0]).join("ras.gpu-001.txt");
     assert!(fs::read_to_string(&ras).unwrap().contains("MISMATCH"), "{}", ras.display());

@@ -88,6 +88,8 @@ pub fn ras_status(addr: &str, limit: Duration) -> Result<String> {
 struct RasWatch {
     last: Vec<String>,
     told: std::collections::BTreeSet<String>,
+    /// The first hang said, for the verdict at the end.
+    hung: Option<String>,
 }
 
 impl RasWatch {
@@ -107,6 +109,7 @@ impl RasWatch {
         for (key, what) in &now {
             if self.last.contains(key) && self.told.insert(key.clone()) {
                 say(&format!("ibwire launch: {host}: the job is hung, NCCL's RAS says: {what}"));
+                self.hung.get_or_insert_with(|| crate::text::clip_to(what, 160));
                 let f = w.dir.join(format!("ras.{}.txt", host.split('.').next().unwrap_or(host)));
                 let _ = std::fs::write(&f, &text);
                 say(&format!("  RAS's answer: {} (turn this off with --ras-every 0)", f.display()));
@@ -272,8 +275,9 @@ pub fn run(mut cmd: Command, w: Watch) -> Result<ExitCode> {
         let _ = killpg(pid, Signal::SIGKILL);
     }
     let _ = keep_logs;
-    // One verdict at the end of every job: verify's judgement of this node's ranks' log.
-    say(&final_verdict(&w, &host, started));
+    // One verdict at the end of every job: verify's judgement of this node's ranks' log, and
+    // the hang RAS named, if any.
+    say(&final_verdict(&w, &host, started, ras.hung.as_deref()));
     say(&kept_line(&w.dir));
     Ok(exit_code(status))
 }
@@ -288,7 +292,17 @@ pub const KEPT: &str = "ibwire launch: NCCL's log: ";
 
 /// verify's verdict on what this node's ranks logged (files `nccl.<host>.<pid>.log` written
 /// since the job started), in one line with what to run for the whole job.
-fn final_verdict(w: &Watch, host: &str, started: Instant) -> String {
+fn final_verdict(w: &Watch, host: &str, started: Instant, hung: Option<&str>) -> String {
+    let v = transport_verdict(w, host, started);
+    match hung {
+        Some(h) => {
+            format!("ibwire launch: {host}: NOT OK: the job hung ({h}); {}", v.trim_start_matches("ibwire launch: "))
+        }
+        None => v,
+    }
+}
+
+fn transport_verdict(w: &Watch, host: &str, started: Instant) -> String {
     let short = host.split('.').next().unwrap_or(host);
     let since = std::time::SystemTime::now() - started.elapsed() - Duration::from_secs(2);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&w.dir)

@@ -118,10 +118,18 @@ mod tests {
         let m = mismatches(include_str!("../../tests/fixtures/nccl-ras/hang-2.28.9-verbose-status.txt"));
         assert_eq!(m.len(), 1);
         let lag = m[0].lagging();
-        assert_eq!((lag.len(), lag[0].rank, lag[0].op, lag[0].pid, lag[0].node.as_str()), (1, 1, 1, Some(930), "192.0.2.2"));
+        assert_eq!(
+            (lag.len(), lag[0].rank, lag[0].op, lag[0].pid, lag[0].node.as_str()),
+            (1, 1, 1, Some(930), "192.0.2.2")
+        );
         assert_eq!(m[0].ahead(), 4);
         let d = describe(&m[0]);
-        assert!(d.starts_with("rank 1 on 192.0.2.2 (GPU 0, process 930) stopped at operation 1 while other ranks reached 4"), "{d}");
+        assert!(
+            d.starts_with(
+                "rank 1 on 192.0.2.2 (GPU 0, process 930) stopped at operation 1 while other ranks reached 4"
+            ),
+            "{d}"
+        );
         assert!(d.contains("different AllReduce operation counts"), "{d}");
     }
 
