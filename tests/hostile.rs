@@ -174,14 +174,20 @@ fn strict_fails_when_the_hook_cannot_do_its_job() {
     for d in fs::read_dir(root.join("sys/class/infiniband")).unwrap().flatten() {
         fs::write(d.path().join("ports/1/state"), "1: DOWN\n").unwrap();
     }
-    let o = hook_cmd(&root, t.path(), b"").env("IBWIRE_STRICT", "1").output().unwrap();
+    // A job over nodes: fails (docs/admin.md, "What strict mode refuses").
+    let o = hook_cmd(&root, t.path(), b"").env("IBWIRE_STRICT", "1").env("SLURM_JOB_NUM_NODES", "2").output().unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("no healthy HCA port"), "{}", stderr(&o));
+    // One node needs no HCA: a warning, and the start goes on.
+    let o = hook_cmd(&root, t.path(), b"").env("IBWIRE_STRICT", "1").output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("warning: no healthy HCA port"), "{}", stderr(&o));
     let (t, root) = story();
     fs::write(t.path().join("c.yaml"), "bootstrap_interface: eth9\n").unwrap();
     fs::set_permissions(t.path().join("c.yaml"), fs::Permissions::from_mode(0o600)).unwrap();
     let o = hook_cmd(&root, t.path(), b"")
         .env("IBWIRE_STRICT", "1")
+        .env("SLURM_JOB_NUM_NODES", "2")
         .env("IBWIRE_CONFIG", t.path().join("c.yaml"))
         .output()
         .unwrap();
