@@ -8,6 +8,7 @@ use ibwire::probe::{self, Node, ProbeOptions};
 use ibwire_fixture::{self as fixture, under_root_port, NetDev, Port, Tree};
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::process::Command;
 
 fn node(build: impl FnOnce(&Path)) -> (tempfile::TempDir, Node) {
     let t = tree_dir();
@@ -399,4 +400,28 @@ fn cli_config_errors_are_one_line() {
     let e = stderr(&o);
     assert_eq!(e.lines().count(), 1, "{e}");
     assert!(e.contains("bad.yaml:2:3"), "{e}");
+}
+
+#[test]
+fn a_loopback_master_is_a_one_node_job_and_refused_across_nodes() {
+    // issue 39: `--master-addr 127.0.0.1` gave "lo has no IPv4 address that is not link-local,
+    // but it is the route to the master" although lo has 127.0.0.1/8.
+    let t = tree_dir();
+    fixture::story(t.path());
+    let root = t.path().to_str().unwrap();
+    let o = ibwire(&["env", "--root", root, "--master-addr", "127.0.0.1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("NCCL_SOCKET_IFNAME='=lo'"), "{}", stdout(&o));
+    let o = ibwire(&["launch", "--root", root, "--dry-run", "--master-addr", "127.0.0.1", "--", "x.py"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Two nodes and a loopback master (outside Slurm the default): refused, with the fix.
+    let o = Command::new(bin())
+        .args(["launch", "--root", root, "--dry-run", "--nnodes", "2", "--", "x.py"])
+        .env_remove("SLURM_JOB_NODELIST")
+        .env_remove("SLURM_JOB_ID")
+        .env_remove("MASTER_ADDR")
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("a loopback address no other node can reach; give --master-addr"), "{}", stderr(&o));
 }

@@ -174,6 +174,12 @@ pub fn prepare(
         Some(o) => bail!("config launch.rdzv: {o:?} is not static or c10d"),
     });
     let allow = a.allow_socket_fallback || cfg.launch.allow_socket_fallback.unwrap_or(false);
+    if nnodes > 1 && ip.is_loopback() {
+        // Outside Slurm the master defaults to this node's loopback, which no other node reaches.
+        bail!(
+            "a job over {nnodes} nodes with the master at {master_name} ({ip}), a loopback address no other node can reach; give --master-addr with the routable address of node rank 0 (or run inside a Slurm allocation)"
+        );
+    }
     // One node talking to itself over loopback needs no routed bootstrap interface.
     let master = if nnodes == 1 && ip.is_loopback() { None } else { Some(Master { name: master_name.clone(), ip }) };
     let intent = Intent { master, config: cfg, env: env.clone() };

@@ -101,6 +101,23 @@ pub fn choose(node: &Node, master: Option<&Master>, configured: Option<&str>) ->
                 "give the master's routable IP (--master-addr or MASTER_ADDR), or make its name resolve to that IP on every node (fix /etc/hosts)",
             );
         }
+        // A loopback master given as such (127.0.0.1, ::1): a one-node job, bootstrapped on
+        // loopback. Other nodes cannot reach it; launch refuses it for a job over nodes.
+        if m.ip.is_loopback() && configured.is_none() {
+            if let Some(lo) = node.net.iter().find(|i| i.addrs.iter().any(|a| a.contains(&m.ip))) {
+                if let Some(addr) = lo.addrs.iter().find(|a| a.contains(&m.ip)).copied() {
+                    return Ok(Choice {
+                        iface: lo.name.clone(),
+                        addr,
+                        reason: format!(
+                            "the master {} is this node's loopback ({}, address {addr}): a one-node job; a job over nodes needs the master's routable address (--master-addr)",
+                            m.name, lo.name
+                        ),
+                        warning: None,
+                    });
+                }
+            }
+        }
         let Some((ifname, why)) = route_to(node, m.ip) else {
             return fail(
                 format!("no interface routes to the master {} ({})", m.name, m.ip),
