@@ -102,19 +102,29 @@ fn table() -> String {
     s
 }
 
-#[test]
-fn troubleshooting_table_is_the_rule_table() {
+/// docs/troubleshooting.md's block between `begin` and its end marker must be `want`
+/// (IBWIRE_BLESS=1 rewrites it).
+fn generated_block(begin: &str, end_marker: &str, want: &str, what: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/troubleshooting.md");
-    let readme = std::fs::read_to_string(&path).unwrap();
-    let (a, b) = ("<!-- troubleshooting:begin (generated from src/plan/verify.rs RULES; IBWIRE_BLESS=1 cargo test --test verify_corpus rewrites it) -->\n", "<!-- troubleshooting:end -->");
-    let start = readme.find(a).expect("docs/troubleshooting.md has the troubleshooting markers") + a.len();
-    let end = readme[start..].find(b).unwrap() + start;
-    let want = table();
-    if std::env::var_os("IBWIRE_BLESS").is_some() && readme[start..end] != want {
-        std::fs::write(&path, format!("{}{}{}", &readme[..start], want, &readme[end..])).unwrap();
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let start =
+        doc.find(begin).unwrap_or_else(|| panic!("docs/troubleshooting.md has the {what} markers")) + begin.len();
+    let end = doc[start..].find(end_marker).unwrap() + start;
+    if std::env::var_os("IBWIRE_BLESS").is_some() && doc[start..end] != *want {
+        std::fs::write(&path, format!("{}{}{}", &doc[..start], want, &doc[end..])).unwrap();
         return;
     }
-    assert_eq!(readme[start..end], want, "docs/troubleshooting.md's table drifted from RULES");
+    assert_eq!(doc[start..end], *want, "docs/troubleshooting.md's {what} drifted from its source");
+}
+
+#[test]
+fn troubleshooting_table_is_the_rule_table() {
+    generated_block(
+        "<!-- troubleshooting:begin (generated from src/plan/verify.rs RULES; IBWIRE_BLESS=1 cargo test --test verify_corpus rewrites it) -->\n",
+        "<!-- troubleshooting:end -->",
+        &table(),
+        "rule table",
+    );
 }
 
 #[test]
@@ -254,15 +264,10 @@ fn coverage_table() -> String {
 
 #[test]
 fn troubleshooting_coverage_is_the_warn_table() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/troubleshooting.md");
-    let doc = std::fs::read_to_string(&path).unwrap();
-    let (a, b) = ("<!-- warn-coverage:begin (generated from src/nccl/warns.tsv; IBWIRE_BLESS=1 cargo test --test verify_corpus rewrites it) -->\n", "<!-- warn-coverage:end -->");
-    let start = doc.find(a).expect("docs/troubleshooting.md has the warn-coverage markers") + a.len();
-    let end = doc[start..].find(b).unwrap() + start;
-    let want = coverage_table();
-    if std::env::var_os("IBWIRE_BLESS").is_some() && doc[start..end] != want {
-        std::fs::write(&path, format!("{}{}{}", &doc[..start], want, &doc[end..])).unwrap();
-        return;
-    }
-    assert_eq!(doc[start..end], want, "docs/troubleshooting.md's coverage drifted from src/nccl/warns.tsv");
+    generated_block(
+        "<!-- warn-coverage:begin (generated from src/nccl/warns.tsv; IBWIRE_BLESS=1 cargo test --test verify_corpus rewrites it) -->\n",
+        "<!-- warn-coverage:end -->",
+        &coverage_table(),
+        "warn coverage",
+    );
 }

@@ -840,15 +840,13 @@ impl Analyser {
             }
             return;
         }
+        self.record(FailureSeen { kind: k, line: clip(line, 300), count: 1, code, vendor_err: vendor, class: None });
+    }
+
+    /// A new failure, while the bound allows.
+    fn record(&mut self, f: FailureSeen) {
         if self.f.failures.len() < MAX_FAILURES {
-            self.f.failures.push(FailureSeen {
-                kind: k,
-                line: clip(line, 300),
-                count: 1,
-                code,
-                vendor_err: vendor,
-                class: None,
-            });
+            self.f.failures.push(f);
         }
     }
 
@@ -890,16 +888,7 @@ impl Analyser {
             x.count += 1;
             return;
         }
-        if self.f.failures.len() < MAX_FAILURES {
-            self.f.failures.push(FailureSeen {
-                kind: k,
-                line: clip(line, 300),
-                count: 1,
-                code: None,
-                vendor_err: None,
-                class,
-            });
-        }
+        self.record(FailureSeen { kind: k, line: clip(line, 300), count: 1, code: None, vendor_err: None, class });
     }
 
     fn error(&mut self, msg: &str) {
