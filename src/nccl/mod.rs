@@ -39,41 +39,80 @@ pub fn clean(l: &str) -> Cow<'_, str> {
     if !maybe_control(l.as_bytes()) {
         return Cow::Borrowed(l);
     }
-    let mut out = String::with_capacity(l.len());
-    let mut it = l.chars().peekable();
-    while let Some(c) = it.next() {
+    // Byte by byte (what goes is ASCII, or a C1 control's two bytes, or the bytes of a whole
+    // character after ESC), so the rest stays valid UTF-8; `tests::clean_matches_its_reference`
+    // holds it to the character-by-character reading it replaced.
+    let b = l.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
         match c {
-            '\u{1b}' => match it.next() {
-                Some('[') => {
-                    // parameters and intermediates, then one final byte in @..~
-                    for d in it.by_ref() {
-                        if ('@'..='~').contains(&d) {
-                            break;
-                        }
-                    }
-                }
-                Some(']') | Some('P') | Some('_') | Some('^') => {
-                    // string until BEL or ST (ESC \)
-                    while let Some(d) = it.next() {
-                        if d == '\u{7}' {
-                            break;
-                        }
-                        if d == '\u{1b}' {
-                            if it.peek() == Some(&'\\') {
-                                it.next();
+            0x1b => {
+                i += 1;
+                match b.get(i) {
+                    None => {}
+                    Some(b'[') => {
+                        // parameters and intermediates, then one final byte in @..~
+                        i += 1;
+                        while i < b.len() {
+                            let d = b[i];
+                            i += 1;
+                            if (b'@'..=b'~').contains(&d) {
+                                break;
                             }
-                            break;
                         }
                     }
+                    Some(b']' | b'P' | b'_' | b'^') => {
+                        // string until BEL or ST (ESC \)
+                        i += 1;
+                        while i < b.len() {
+                            let d = b[i];
+                            i += 1;
+                            if d == 0x07 {
+                                break;
+                            }
+                            if d == 0x1b {
+                                if b.get(i) == Some(&b'\\') {
+                                    i += 1;
+                                }
+                                break;
+                            }
+                        }
+                    }
+                    // any other character after ESC goes with it, all its bytes
+                    Some(&n) => i += utf8_len(n),
                 }
-                _ => {}
-            },
-            '\t' => out.push('\t'),
-            c if c.is_control() => {}
-            c => out.push(c),
+            }
+            b'\t' => {
+                out.push(c);
+                i += 1;
+            }
+            0..=0x1f | 0x7f => i += 1,
+            0xc2 if b.get(i + 1).is_some_and(|d| (0x80..=0x9f).contains(d)) => i += 2,
+            _ => {
+                // a run of ordinary bytes, copied at once
+                let start = i;
+                i += 1;
+                while i < b.len() && !matches!(b[i], 0..=0x1f | 0x7f | 0xc2) {
+                    i += 1;
+                }
+                out.extend_from_slice(&b[start..i]);
+            }
         }
     }
-    Cow::Owned(out)
+    Cow::Owned(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
+/// Bytes of the UTF-8 character that starts with `lead`.
+fn utf8_len(lead: u8) -> usize {
+    match lead {
+        0..=0x7f => 1,
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xff => 4,
+        _ => 1,
+    }
 }
 
 /// `host:pid:tid` as NCCL prefixes its lines (the host may itself contain ':' only in odd
@@ -276,6 +315,87 @@ mod tests {
         // C1 controls (U+009B is CSI on some terminals) go; other non-ASCII text stays.
         assert_eq!(clean("a\u{9b}31mb\u{85}c é ü"), "a31mbc é ü");
         assert_eq!(clean("Grüße ±"), "Grüße ±");
+    }
+
+    fn clean_reference(l: &str) -> Cow<'_, str> {
+        // C1 controls are 0xC2 0x80..=0x9F in UTF-8: any 0xC2 byte takes the slow path.
+        // Without an early exit the loop vectorises: most lines are clean and read whole anyway.
+        if !maybe_control(l.as_bytes()) {
+            return Cow::Borrowed(l);
+        }
+        let mut out = String::with_capacity(l.len());
+        let mut it = l.chars().peekable();
+        while let Some(c) = it.next() {
+            match c {
+                '\u{1b}' => match it.next() {
+                    Some('[') => {
+                        // parameters and intermediates, then one final byte in @..~
+                        for d in it.by_ref() {
+                            if ('@'..='~').contains(&d) {
+                                break;
+                            }
+                        }
+                    }
+                    Some(']') | Some('P') | Some('_') | Some('^') => {
+                        // string until BEL or ST (ESC \)
+                        while let Some(d) = it.next() {
+                            if d == '\u{7}' {
+                                break;
+                            }
+                            if d == '\u{1b}' {
+                                if it.peek() == Some(&'\\') {
+                                    it.next();
+                                }
+                                break;
+                            }
+                        }
+                    }
+                    _ => {}
+                },
+                '\t' => out.push('\t'),
+                c if c.is_control() => {}
+                c => out.push(c),
+            }
+        }
+        Cow::Owned(out)
+    }
+
+    #[test]
+    fn clean_matches_its_reference() {
+        // The byte-wise cleaner against the character-wise one it replaced, on lines of escape
+        // sequences, C1 controls, multi-byte characters and truncated sequences, mixed.
+        let parts = [
+            "a",
+            "é",
+            "\u{1b}[31m",
+            "\u{1b}]8;;x\u{7}",
+            "\u{1b}]0;t\u{1b}\\",
+            "\u{1b}",
+            "\u{1b}é",
+            "\u{9b}",
+            "\u{85}",
+            "\t",
+            "\r",
+            "\u{7f}",
+            "\u{1b}[",
+            "\u{1b}]",
+            "ü",
+            "日本",
+            "\u{0}",
+            "[0m ",
+        ];
+        let mut x: u64 = 0x9e3779b97f4a7c15;
+        for _ in 0..20_000 {
+            let mut l = String::new();
+            for _ in 0..(x % 9) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                l.push_str(parts[(x % parts.len() as u64) as usize]);
+            }
+            assert_eq!(clean(&l), clean_reference(&l), "{l:?}");
+            x = x.wrapping_add(1);
+        }
     }
 
     #[test]
