@@ -335,3 +335,36 @@ fn verify_checks_this_nodes_acs_on_completion_error_4() {
     tree.config_space_4k("0000:17:01.0", Some(0x0004));
     assert!(run().contains("here ACS redirects at 0000:17:01.0 (0x0004)"), "{}", run());
 }
+
+#[test]
+fn a_trees_nccl_conf_link_out_of_the_tree_is_not_followed() {
+    // hostile round 4 #7: `doctor --root TREE` followed TREE/etc/nccl.conf out of the tree and
+    // printed the outside file's KEY=VALUE lines.
+    let t = tree_dir();
+    ibwire_fixture::story(t.path());
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.conf"), "NCCL_SOCKET_IFNAME=hunter2\n").unwrap();
+    std::fs::create_dir_all(t.path().join("etc")).unwrap();
+    let conf = t.path().join("etc/nccl.conf");
+    let _ = std::fs::remove_file(&conf);
+    std::os::unix::fs::symlink(outside.path().join("secret.conf"), &conf).unwrap();
+    let o = Command::new(bin())
+        .args(["doctor", "--root"])
+        .arg(t.path())
+        .env_clear()
+        .env("HOME", t.path())
+        .output()
+        .unwrap();
+    assert!(!stdout(&o).contains("hunter2") && !stderr(&o).contains("hunter2"), "{}{}", stdout(&o), stderr(&o));
+    // The tree's own file is read.
+    std::fs::remove_file(&conf).unwrap();
+    std::fs::write(&conf, "NCCL_IB_DISABLE=1\n").unwrap();
+    let o = Command::new(bin())
+        .args(["doctor", "--root"])
+        .arg(t.path())
+        .env_clear()
+        .env("HOME", t.path())
+        .output()
+        .unwrap();
+    assert!(stdout(&o).contains("NCCL_IB_DISABLE"), "{}", stdout(&o));
+}

@@ -23,7 +23,17 @@ pub fn parse_conf(text: &str) -> Vec<(String, String)> {
 pub fn gather(env: &BTreeMap<String, String>, root: &Path) -> (BTreeMap<String, Var>, Vec<Finding>) {
     let mut vars: BTreeMap<String, Var> = BTreeMap::new();
     let mut notes = Vec::new();
-    let mut files: Vec<PathBuf> = vec![root.join("etc/nccl.conf")];
+    // A `--root` tree's own /etc/nccl.conf, read by the confined reader: a link that leaves
+    // the tree is not followed (hostile round 4 #7). The live system's is a plain file.
+    let mut files: Vec<PathBuf> = Vec::new();
+    if root == Path::new("/") {
+        files.push(root.join("etc/nccl.conf"));
+    } else if let Some(text) = crate::probe::sysroot::SysRoot::new(root).read(Path::new("etc/nccl.conf")) {
+        let origin = root.join("etc/nccl.conf").display().to_string();
+        for (k, v) in parse_conf(&text) {
+            vars.insert(k, Var { value: v, origin: origin.clone() });
+        }
+    }
     match env.get("NCCL_CONF_FILE") {
         Some(f) => files.push(PathBuf::from(f)),
         None => {
