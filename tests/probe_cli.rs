@@ -262,3 +262,37 @@ fn pci_ids_from_uevent_agree_with_the_attribute_files() {
         assert_eq!((p.vendor, p.device, p.class), (Some(0x15b3), Some(0x1021), Some(0x020700)), "{uevent:?}");
     }
 }
+
+#[test]
+fn capture_copies_nothing_from_outside_the_tree() {
+    // hostile round 4 #8: `proc/sys` a link out of the tree: outside files landed in the capture.
+    let t = tree_dir();
+    ibwire_fixture::story(t.path());
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(outside.path().join("kernel")).unwrap();
+    std::fs::write(outside.path().join("kernel/hostname"), "outside-secret-host\n").unwrap();
+    std::fs::write(outside.path().join("kernel/osrelease"), "outside-secret-release\n").unwrap();
+    let _ = std::fs::remove_dir_all(t.path().join("proc/sys"));
+    std::fs::create_dir_all(t.path().join("proc")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), t.path().join("proc/sys")).unwrap();
+    let cap = tempfile::tempdir().unwrap().keep().join("cap");
+    let o = ibwire(&["probe", "--root", t.path().to_str().unwrap(), "--capture", cap.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mut found = Vec::new();
+    fn walk(d: &std::path::Path, found: &mut Vec<String>) {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_symlink() {
+                continue;
+            }
+            if p.is_dir() {
+                walk(&p, found);
+            } else if std::fs::read_to_string(&p).unwrap_or_default().contains("outside-secret") {
+                found.push(p.display().to_string());
+            }
+        }
+    }
+    walk(&cap, &mut found);
+    assert!(found.is_empty(), "outside files copied: {found:?}");
+    let _ = std::fs::remove_dir_all(cap.parent().unwrap());
+}

@@ -37,12 +37,20 @@ pub fn capture(opts: &ProbeOptions, dest: &Path) -> Result<usize> {
     }
     let mut links: Vec<(PathBuf, PathBuf)> = Vec::new();
     let mut count = 0;
+    let live = sys.is_live();
     for rel in sys.recorded() {
-        let src = sys.abs(&rel);
+        // In a `--root` tree, where a path's parent leads is resolved inside the tree; one
+        // that leaves it (a link such as proc/sys → /somewhere) is not copied (hostile round 4
+        // #8). Live, the node's own links are the node.
+        let real = match real_location(&sys, &rel) {
+            Some(r) => r,
+            None if live => rel.clone(),
+            None => continue,
+        };
+        let src = if live { sys.abs(&rel) } else { sys.abs(&real) };
         let Ok(meta) = fs::symlink_metadata(&src) else {
             continue;
         };
-        let real = real_location(&sys, &rel);
         if meta.file_type().is_symlink() {
             if let Ok(t) = fs::read_link(&src) {
                 links.push((real, t));
@@ -52,8 +60,14 @@ pub fn capture(opts: &ProbeOptions, dest: &Path) -> Result<usize> {
             fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;
         } else if meta.is_file() {
             let mut buf = Vec::new();
-            if fs::File::open(&src).and_then(|f| f.take(4 << 20).read_to_end(&mut buf)).is_err() {
-                continue; // unreadable on the node: the replay sees it missing, as the probe did
+            if live {
+                if fs::File::open(&src).and_then(|f| f.take(4 << 20).read_to_end(&mut buf)).is_err() {
+                    continue; // unreadable on the node: the replay sees it missing, as the probe did
+                }
+            } else {
+                // the confined reader: no link followed out of the tree, no FIFO blocking
+                let Some(b) = sys.read_bytes(&real) else { continue };
+                buf = b;
             }
             if rel == Path::new("proc/1/environ") {
                 // Init's environment holds tokens and keys; the probe needs one fact from it.
@@ -127,10 +141,11 @@ pub fn redact_environ(raw: &[u8]) -> Vec<u8> {
 
 /// Where a recorded path really lives: its parent resolved, its own name kept (so a symlink is
 /// recreated as a symlink rather than followed).
-fn real_location(sys: &SysRoot, rel: &Path) -> PathBuf {
+/// None when the parent does not resolve (inside the tree, for a `--root` tree).
+fn real_location(sys: &SysRoot, rel: &Path) -> Option<PathBuf> {
     match (rel.parent(), rel.file_name()) {
-        (Some(p), Some(n)) if !p.as_os_str().is_empty() => sys.resolve(p).unwrap_or_else(|| p.to_path_buf()).join(n),
-        _ => rel.to_path_buf(),
+        (Some(p), Some(n)) if !p.as_os_str().is_empty() => sys.resolve(p).map(|r| r.join(n)),
+        _ => Some(rel.to_path_buf()),
     }
 }
 
