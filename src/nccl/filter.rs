@@ -35,16 +35,31 @@ pub fn parse(v: &str) -> (Filter, Vec<String>) {
     if exclude && s.is_empty() {
         problems.push("an exclusion list with nothing after it (`^` or `^=`) rejects every device".into());
     }
+    // NCCL reads at most 32 entries (MAX_IFS): only those are kept, the rest counted, and at
+    // most a few problems said, so a hostile value of megabytes costs its length, not a message
+    // per entry (hostile round 4 #5).
     let mut entries = Vec::new();
+    let mut more = 0usize;
     for raw in s.split(',') {
         if raw.is_empty() {
             continue;
         }
+        if entries.len() >= 32 {
+            more += 1;
+            continue;
+        }
+        if problems.len() >= 8 {
+            let mut f = raw.split(':');
+            let name = f.next().unwrap_or("").to_string();
+            entries.push(Entry { name, port: f.next().and_then(|p| p.parse().ok()) });
+            continue;
+        }
+        let shown = crate::text::clip_to(raw, 64);
         if raw != raw.trim() {
-            problems.push(format!("entry {raw:?} has spaces; NCCL does not trim them, so it matches nothing"));
+            problems.push(format!("entry {shown:?} has spaces; NCCL does not trim them, so it matches nothing"));
         }
         if raw.contains('^') || raw.contains('=') {
-            problems.push(format!("entry {raw:?}: `^`/`=` only count at the very start of the whole value"));
+            problems.push(format!("entry {shown:?}: `^`/`=` only count at the very start of the whole value"));
         }
         let mut f = raw.split(':');
         let name = f.next().unwrap_or("").to_string();
@@ -53,15 +68,15 @@ pub fn parse(v: &str) -> (Filter, Vec<String>) {
             Some(p) => match p.parse::<u32>() {
                 Ok(p) => Some(p),
                 Err(_) => {
-                    problems.push(format!("entry {raw:?}: port {p:?} is not a number"));
+                    problems.push(format!("entry {shown:?}: port {:?} is not a number", crate::text::clip_to(p, 16)));
                     None
                 }
             },
         };
         entries.push(Entry { name, port });
     }
-    if entries.len() > 32 {
-        problems.push(format!("{} entries: NCCL reads at most 32", entries.len()));
+    if more > 0 {
+        problems.push(format!("{} entries: NCCL reads at most 32", entries.len() + more));
     }
     (Filter { exclude, exact, entries }, problems)
 }
@@ -88,6 +103,19 @@ mod tests {
 
     /// NCCL 2.27+ reads `prefix:port:rail:plane` (misc/utils.cc parseStringList): the extra
     /// fields are accepted, not taken for errors, and the device and port still select.
+    #[test]
+    fn a_huge_value_costs_its_length_not_a_message_per_entry() {
+        // hostile round 4 #5: 4 MB of entries made 407 MB peak in the hook.
+        let v = "mlx5 x:y,".repeat(400_000);
+        let (f, problems) = parse(&v);
+        assert_eq!(f.entries.len(), 32);
+        assert!(problems.len() <= 9, "{}", problems.len());
+        assert!(problems.iter().all(|p| p.len() < 200));
+        assert!(problems.last().unwrap().starts_with("400000 entries: NCCL reads at most 32"), "{problems:?}");
+        let (_, p) = parse(&format!("{} ", "a".repeat(4 << 20)));
+        assert!(p[0].len() < 200, "{}", p[0].len());
+    }
+
     #[test]
     fn rail_and_plane_fields_are_accepted() {
         let (f, problems) = parse("=mlx5_0:1:0:0,mlx5_3:1:1");
