@@ -1132,3 +1132,19 @@ fn verify_reads_regular_files_and_directories_of_them_only() {
     fs::create_dir(&empty).unwrap();
     assert!(stderr(&ibwire(&["verify", "--from-log", empty.to_str().unwrap()])).contains("holds no log file"));
 }
+
+/// hostile round 4 #2: the deadline was armed after the configuration was read, so a HOME that
+/// stops answering hung every start of that user. Now it is armed first (the default 10 s), and
+/// re-armed from the same start once the configuration says otherwise.
+#[test]
+fn a_home_that_stops_answering_does_not_hang_the_start() {
+    let (t, root) = story();
+    let t0 = std::time::Instant::now();
+    let o = hook_cmd(&root, t.path(), b"").env("IBWIRE_TEST_STALL_CONFIG", "30000").output().unwrap();
+    let took = t0.elapsed();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(took >= Duration::from_secs(9) && took < Duration::from_secs(20), "{took:?}");
+    assert!(stderr(&o).contains("gave up after hook.deadline_ms = 10000 ms"), "{}", stderr(&o));
+    assert_eq!(fs::read_to_string(t.path().join("environment")).unwrap(), "", "nothing written");
+    // A configured deadline still counts from the start (the existing stall test, 300 ms).
+}

@@ -64,6 +64,9 @@ static DECIDED: AtomicBool = AtomicBool::new(false);
 /// What the deadline's handler says and how it exits, made before it is armed: a signal handler
 /// may not allocate or format.
 static GAVE_UP: OnceLock<(Vec<u8>, i32)> = OnceLock::new();
+/// The line once the configuration re-armed the deadline (its own value and strictness); the
+/// handler takes it over GAVE_UP when set. Each is set once, before the timer that reads it.
+static GAVE_UP_CONFIGURED: OnceLock<(Vec<u8>, i32)> = OnceLock::new();
 
 /// After the deadline's signal, this long for a hook that cannot take it (a wait only a fatal
 /// signal ends, on an NFS home's config file, say) before the kernel kills the process. enroot
@@ -91,7 +94,7 @@ fn gave_up(ms: u64, strict: bool) -> u8 {
 /// mode) with nothing written. Only async-signal-safe calls (write, _exit).
 extern "C" fn on_deadline(_: nix::libc::c_int) {
     // The line first: taking DECIDED without it would leave the hook parked for nothing.
-    let Some((line, code)) = GAVE_UP.get() else { return };
+    let Some((line, code)) = GAVE_UP_CONFIGURED.get().or_else(|| GAVE_UP.get()) else { return };
     if DECIDED.swap(true, Ordering::SeqCst) {
         return;
     }
@@ -203,10 +206,21 @@ struct KillTimer(nix::libc::timer_t);
 /// live on the story node. The main thread checks the same deadline when it has decided, so the
 /// outcome does not depend on when the signal lands.
 fn arm_deadline(ms: u64, strict: bool) -> Option<KillTimer> {
+    arm_deadline_with_line(ms, ms, strict)
+}
+
+/// As `arm_deadline`, firing after `ms` with the line of a `said_ms` deadline (re-armed after
+/// the configuration is read, for what is left of it).
+fn arm_deadline_with_line(ms: u64, said_ms: u64, strict: bool) -> Option<KillTimer> {
     use nix::libc;
-    let mut line = gave_up_line(ms, strict);
+    let mut line = gave_up_line(said_ms, strict);
     line.push('\n');
-    let _ = GAVE_UP.set((crate::text::for_terminal(&line).into_owned().into_bytes(), i32::from(strict)));
+    let said = (crate::text::for_terminal(&line).into_owned().into_bytes(), i32::from(strict));
+    if GAVE_UP.get().is_none() {
+        let _ = GAVE_UP.set(said);
+    } else {
+        let _ = GAVE_UP_CONFIGURED.set(said);
+    }
     let at = |ms: u64| {
         // A deadline of 0 still arms (setitimer takes 0 as "disarm"); past a day is a day.
         let ms = ms.clamp(1, 86_400_000);
@@ -255,6 +269,18 @@ impl KillTimer {
     fn disarm(self) {
         // SAFETY: `self.0` came from timer_create and is deleted once.
         unsafe { nix::libc::timer_delete(self.0) };
+    }
+}
+
+/// Tests only (debug builds): stand for a HOME that stops answering while the configuration is
+/// read (`IBWIRE_TEST_STALL_CONFIG=MS`).
+#[cfg(debug_assertions)]
+fn test_stall_config(env: &BTreeMap<String, String>) {
+    if let Some(ms) = env.get("IBWIRE_TEST_STALL_CONFIG").and_then(|v| v.parse::<u64>().ok()) {
+        let end = std::time::Instant::now() + Duration::from_millis(ms);
+        while std::time::Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 }
 
@@ -336,13 +362,26 @@ impl Said {
 
 pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode {
     let root = src.root.clone().unwrap_or_else(|| PathBuf::from("/"));
+    // The deadline is armed before the first file a user controls is opened: a HOME on a file
+    // system that stops answering (NFS, FUSE) must not hang the start in
+    // open(~/.config/ibwire.yaml) (hostile round 4 #2). The default first; the configuration's
+    // own deadline and strictness, once read, re-arm it from the same start.
+    let started = std::time::Instant::now();
+    let strict_env = crate::config::truthy(env.get("IBWIRE_STRICT").map(String::as_str));
+    let mut kill_timer = arm_deadline(DEADLINE_MS, strict_env);
+    #[cfg(debug_assertions)]
+    test_stall_config(env);
     let (cfg, admin_err, cfg_warnings) = crate::config::load_hook();
-    let strict =
-        crate::config::truthy(env.get("IBWIRE_STRICT").map(String::as_str)) || cfg.hook.strict.unwrap_or(false);
+    let strict = strict_env || cfg.hook.strict.unwrap_or(false);
     CRASH_STRICT.store(strict, Ordering::SeqCst);
     let deadline_ms = cfg.hook.deadline_ms.unwrap_or(DEADLINE_MS);
-    let started = std::time::Instant::now();
-    let kill_timer = arm_deadline(deadline_ms, strict);
+    if deadline_ms != DEADLINE_MS || strict != strict_env {
+        if let Some(t) = kill_timer.take() {
+            t.disarm();
+        }
+        let left = deadline_ms.saturating_sub(started.elapsed().as_millis() as u64);
+        kill_timer = arm_deadline_with_line(left, deadline_ms, strict);
+    }
     let debug = crate::config::truthy(env.get("IBWIRE_DEBUG").map(String::as_str));
     let res = std::panic::catch_unwind(|| -> Result<Outcome> {
         #[cfg(debug_assertions)]
