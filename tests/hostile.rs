@@ -1148,3 +1148,31 @@ fn a_home_that_stops_answering_does_not_hang_the_start() {
     assert_eq!(fs::read_to_string(t.path().join("environment")).unwrap(), "", "nothing written");
     // A configured deadline still counts from the start (the existing stall test, 300 ms).
 }
+
+/// hostile round 4 #3: the fstab lines went first, and a job's `ulimit -f` stopped the environ
+/// write halfway: binds written, environ cut mid-line. Now each file is written whole or taken
+/// back, and a failed second file takes the first back too.
+#[test]
+fn a_size_limit_leaves_both_files_as_they_were() {
+    use std::os::unix::process::CommandExt;
+    let (t, root) = story();
+    let pad = |n: usize| format!("PAD={}\n", "x".repeat(n));
+    for (environ_pad, fstab_pad) in [(4000, 0), (0, 4000)] {
+        let env_before = pad(environ_pad);
+        let mut c = hook_cmd(&root, t.path(), env_before.as_bytes());
+        let fstab_before = if fstab_pad > 0 { format!("# {}\n", "y".repeat(fstab_pad)) } else { String::new() };
+        fs::write(t.path().join("fstab"), &fstab_before).unwrap();
+        // SAFETY: only setrlimit between fork and exec.
+        unsafe {
+            c.pre_exec(|| {
+                nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_FSIZE, 4100, 4100)
+                    .map_err(std::io::Error::from)
+            });
+        }
+        let o = c.output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(fs::read_to_string(t.path().join("environment")).unwrap(), env_before, "{}", stderr(&o));
+        assert_eq!(fs::read_to_string(t.path().join("fstab")).unwrap(), fstab_before, "{}", stderr(&o));
+        assert!(stderr(&o).contains("left as it was") || stderr(&o).contains("taken back"), "{}", stderr(&o));
+    }
+}

@@ -475,12 +475,32 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
 }
 
 /// Append what was decided to enroot's files.
+/// The hook's lines, each file written whole or not at all: a write cut short (a full disk, the
+/// job's `ulimit -f`) is taken back, and when the second file fails the first is taken back too,
+/// so a start never gets the device binds without the settings or half a line (hostile round 4
+/// #3). The settings go first: without them the binds are harmless.
 fn write(o: &Outcome) -> Result<()> {
     if o.mounts.is_empty() && o.environ.is_empty() {
         return Ok(());
     }
-    append(&o.mounts_path, &o.mounts, None)?;
-    append(&o.environ_path, &o.environ, Some(&o.environ_bytes))
+    // A size limit then fails the write (EFBIG), which is taken back, instead of killing the
+    // hook between two writes (SIGXFSZ).
+    // SAFETY: setting a signal's disposition to ignore; no handler runs.
+    unsafe {
+        let _ = nix::sys::signal::signal(nix::sys::signal::Signal::SIGXFSZ, nix::sys::signal::SigHandler::SigIgn);
+    }
+    let environ_len = append(&o.environ_path, &o.environ, Some(&o.environ_bytes))?;
+    if let Err(e) = append(&o.mounts_path, &o.mounts, None) {
+        if let Some(len) = environ_len {
+            let _ = std::fs::OpenOptions::new().write(true).open(&o.environ_path).and_then(|f| f.set_len(len));
+        }
+        return Err(anyhow::anyhow!(
+            "{}; {} taken back: the start goes on without ibwire's lines",
+            one_line(&format!("{e:#}")),
+            o.environ_path.display()
+        ));
+    }
+    Ok(())
 }
 
 /// A variable from the hook's environment, else its last value in the container's environ
@@ -780,15 +800,18 @@ fn normalize(p: &Path) -> PathBuf {
 }
 
 /// Append `lines`; `known` is the file's content already read (to see whether it ends open).
-fn append(path: &Path, lines: &[String], known: Option<&[u8]>) -> Result<()> {
+/// Append `lines` to `path` whole, or leave it as it was. The length it had before, when
+/// something was written (to take it back).
+fn append(path: &Path, lines: &[String], known: Option<&[u8]>) -> Result<Option<u64>> {
     if lines.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let mut f = std::fs::OpenOptions::new()
         .append(true)
         .create(true)
         .open(path)
         .with_context(|| format!("cannot append to {}", path.display()))?;
+    let before = f.metadata().map(|m| m.len()).with_context(|| format!("cannot append to {}", path.display()))?;
     // A file whose last line lacks its newline (an image's environment, an earlier hook) must
     // not have our first line glued onto it.
     let ends_open = match known {
@@ -809,5 +832,10 @@ fn append(path: &Path, lines: &[String], known: Option<&[u8]>) -> Result<()> {
     if text.contains('\0') {
         bail!("refusing to write a NUL byte to {}", path.display());
     }
-    f.write_all(text.as_bytes()).with_context(|| format!("cannot append to {}", path.display()))
+    if let Err(e) = f.write_all(text.as_bytes()) {
+        // Cut short: what was written goes again (shrinking is allowed under any size limit).
+        let _ = f.set_len(before);
+        return Err(anyhow::Error::new(e).context(format!("cannot append to {} (left as it was)", path.display())));
+    }
+    Ok(Some(before))
 }
