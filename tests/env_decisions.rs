@@ -425,3 +425,20 @@ fn a_loopback_master_is_a_one_node_job_and_refused_across_nodes() {
     assert_ne!(o.status.code(), Some(0));
     assert!(stderr(&o).contains("a loopback address no other node can reach; give --master-addr"), "{}", stderr(&o));
 }
+
+#[test]
+fn launch_says_the_hooks_warnings_first() {
+    let t = tree_dir();
+    fixture::story(t.path());
+    let o = Command::new(bin())
+        .args(["launch", "--root", t.path().to_str().unwrap(), "--dry-run", "--", "x.py"])
+        .env("IBWIRE_HOOK_WARNINGS", "the image has no libibverbs.so.1 | a \u{1b}[2J second")
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert!(
+        e.starts_with("ibwire: the enroot hook warned at this container's start: the image has no libibverbs.so.1\n"),
+        "{e}"
+    );
+    assert!(e.contains("start: a \\u{1b}[2J second"), "escaped: {e}");
+}

@@ -579,3 +579,18 @@ fn strict_fails_a_start_only_for_what_breaks_that_job() {
         assert!(r.stderr.contains("the container does not start"), "{}", r.stderr);
     }
 }
+
+#[test]
+fn a_broken_user_config_reaches_the_warnings_variable() {
+    // Under real pyxis a start that succeeds shows none of the hook's stderr: a broken
+    // IBWIRE_CONFIG (the user's own settings lost) was said there only (hostile round 4).
+    let (t, root) = story();
+    let cfg = t.path().join("mine.yaml");
+    fs::write(&cfg, "hca: [not, a, map\n").unwrap();
+    let c = cfg.to_str().unwrap();
+    let r = hook(&root, t.path(), true, &[("IBWIRE_CONFIG", c)], "");
+    assert_eq!(r.rc, 0, "{}", r.stderr);
+    let line =
+        r.environ.lines().find(|l| l.starts_with("IBWIRE_HOOK_WARNINGS=")).unwrap_or_else(|| panic!("{}", r.environ));
+    assert!(line.contains("mine.yaml") && line.contains("that file is skipped"), "{line}");
+}

@@ -372,6 +372,11 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
     #[cfg(debug_assertions)]
     test_stall_config(env);
     let (cfg, admin_err, cfg_warnings) = crate::config::load_hook();
+    let said_before: Vec<String> = admin_err
+        .iter()
+        .map(|e| format!("{}; the defaults stand in for it", one_line(&format!("{e:#}"))))
+        .chain(cfg_warnings.iter().cloned())
+        .collect();
     let strict = strict_env || cfg.hook.strict.unwrap_or(false);
     CRASH_STRICT.store(strict, Ordering::SeqCst);
     let deadline_ms = cfg.hook.deadline_ms.unwrap_or(DEADLINE_MS);
@@ -391,7 +396,7 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
         // umad/issm owners are one link per RDMA function: read only when they are used.
         let mad = cfg.hook.hide_sysfs.unwrap_or(false) || (cfg.hook.mad.unwrap_or(false) && real_root(env));
         let node = src.load_with_mad(mad)?;
-        let out = decide(&node, env, &cfg, &root);
+        let out = decide_saying(&node, env, &cfg, &root, &said_before);
         // The process ends next: freeing a 512-function node one string at a time cost a
         // twentieth of the hook's instructions there.
         std::mem::forget(node);
@@ -542,6 +547,20 @@ fn master(env: &BTreeMap<String, String>, file: &environ::Environ, warnings: &mu
 }
 
 pub fn decide(node: &Node, env: &BTreeMap<String, String>, cfg: &Config, root: &Path) -> Result<Outcome> {
+    decide_saying(node, env, cfg, root, &[])
+}
+
+/// As `decide`, with what the hook has to say from before the node was read (the
+/// configuration's warnings) at the front of IBWIRE_HOOK_WARNINGS: a pyxis user sees none of the
+/// hook's stderr on a start that succeeds, and a broken `IBWIRE_CONFIG` loses their own
+/// settings (hostile round 4).
+pub fn decide_saying(
+    node: &Node,
+    env: &BTreeMap<String, String>,
+    cfg: &Config,
+    root: &Path,
+    said_before: &[String],
+) -> Result<Outcome> {
     let mut out = Outcome::default();
     if node.rdma.is_empty() {
         return Ok(out);
@@ -651,8 +670,12 @@ pub fn decide(node: &Node, env: &BTreeMap<String, String>, cfg: &Config, root: &
     // stderr pyxis drops: one variable in the container's environment (`ibwire doctor` inside
     // prints it), never a file in the image, never the job's stdout.
     let mut env_out = d.env;
-    let said_all: Vec<String> =
-        out.problems.iter().map(|(_, p)| p.clone()).chain(out.warnings.iter().cloned()).collect();
+    let said_all: Vec<String> = said_before
+        .iter()
+        .cloned()
+        .chain(out.problems.iter().map(|(_, p)| p.clone()))
+        .chain(out.warnings.iter().cloned())
+        .collect();
     if !said_all.is_empty() && !env.contains_key("IBWIRE_HOOK_WARNINGS") {
         let mut joined = said_all.iter().map(|w| one_line(w)).collect::<Vec<_>>().join(" | ");
         if joined.len() > 4000 {

@@ -335,6 +335,7 @@ fn kept_dir(env: &std::collections::BTreeMap<String, String>) -> Result<PathBuf>
 }
 
 pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
+    super::say_hook_warnings();
     // The watch's directory, kept after the job: made now, shown as its path in a dry run.
     let watched = a.expect_net != plan::netguard::ExpectNet::Socket;
     let env = super::job_env();

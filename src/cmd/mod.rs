@@ -67,3 +67,16 @@ pub(crate) use crate::text::{one_line, printable};
 pub fn job_env() -> std::collections::BTreeMap<String, String> {
     std::env::vars_os().map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned())).collect()
 }
+
+/// Inside a container the enroot hook's warnings of this start (IBWIRE_HOOK_WARNINGS: pyxis
+/// shows none of the hook's stderr when a start succeeds), said first by `launch` and `verify`.
+pub fn say_hook_warnings() {
+    if let Some(w) = std::env::var_os("IBWIRE_HOOK_WARNINGS").filter(|w| !w.is_empty()) {
+        for part in w.to_string_lossy().split(" | ").take(16) {
+            eprintln!(
+                "ibwire: the enroot hook warned at this container's start: {}",
+                crate::text::printable(part, 600)
+            );
+        }
+    }
+}

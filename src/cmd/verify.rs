@@ -392,6 +392,10 @@ pub fn render(r: &Report, facts: &log::LogFacts, json: bool) -> Result<String> {
 /// `node`: the job's node (`--root`, `--snapshot`, or this one for a live run); `None` for a
 /// log read on its own, which is then judged by its own evidence only.
 pub fn run(node: Option<&Node>, a: &Args) -> Result<ExitCode> {
+    if a.from_log.is_empty() {
+        // a run here, maybe inside a container the hook started
+        super::say_hook_warnings();
+    }
     let env = super::job_env();
     let unknown = Node::default();
     let input = match node {
