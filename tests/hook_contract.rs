@@ -594,3 +594,36 @@ fn a_broken_user_config_reaches_the_warnings_variable() {
         r.environ.lines().find(|l| l.starts_with("IBWIRE_HOOK_WARNINGS=")).unwrap_or_else(|| panic!("{}", r.environ));
     assert!(line.contains("mine.yaml") && line.contains("that file is skipped"), "{line}");
 }
+
+#[test]
+fn hide_sysfs_reads_a_tree_through_the_confined_reader() {
+    // hostile round 4 #6: the mask was built with plain file calls: a FIFO in the tree stalled
+    // the hook to its deadline, a link copied a file from outside into the mask.
+    let (t, root) = story();
+    let cfg = t.path().join("ibwire.yaml");
+    fs::write(&cfg, "hook:\n  hide_sysfs: true\n").unwrap();
+    let rt = t.path().join("runtime");
+    fs::create_dir_all(&rt).unwrap();
+    let mad = root.join("sys/class/infiniband_mad");
+    let _ = fs::remove_file(mad.join("abi_version"));
+    nix::unistd::mkfifo(&mad.join("abi_version"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    // infiniband_verbs: a link to a directory outside the tree, holding a secret
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("abi_version"), "outside-secret\n").unwrap();
+    let verbs = root.join("sys/class/infiniband_verbs");
+    let _ = fs::remove_dir_all(&verbs);
+    std::os::unix::fs::symlink(outside.path(), &verbs).unwrap();
+    let t0 = std::time::Instant::now();
+    let r = hook(
+        &root,
+        t.path(),
+        true,
+        &[("IBWIRE_CONFIG", cfg.to_str().unwrap()), ("ENROOT_RUNTIME_PATH", rt.to_str().unwrap())],
+        "",
+    );
+    assert!(t0.elapsed() < std::time::Duration::from_secs(5), "{:?}: {}", t0.elapsed(), r.stderr);
+    assert_eq!(r.rc, 0, "{}", r.stderr);
+    assert!(!rt.join("ibwire-sysfs/infiniband_mad/abi_version").exists(), "a FIFO is no file to copy");
+    let copied = fs::read_to_string(rt.join("ibwire-sysfs/infiniband_verbs/abi_version")).unwrap_or_default();
+    assert!(!copied.contains("outside-secret"), "copied from outside the tree");
+}

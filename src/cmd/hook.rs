@@ -766,9 +766,20 @@ fn real_root(env: &BTreeMap<String, String>) -> bool {
 /// with binds of prepared directories instead of immediate mounts).
 fn sysfs_mask(node: &Node, selected: &[String], dir: &Path, root: &Path) -> Result<Vec<String>> {
     let mut lines = Vec::new();
+    // A `--root` tree is read as the probe reads it (hostile round 4 #6): its class directories
+    // resolved inside the tree, no link followed out of it, only regular files copied, without
+    // blocking (a FIFO in the tree would stall the start to its deadline).
+    let tree = (root != Path::new("/")).then(|| crate::probe::sysroot::SysRoot::new(root));
     for class in ["infiniband", "infiniband_verbs", "infiniband_mad"] {
-        let host = root.join("sys/class").join(class);
-        if !host.is_dir() {
+        let rel = Path::new("sys/class").join(class);
+        let host = match &tree {
+            Some(t) => match t.resolve(&rel) {
+                Some(r) => root.join(r),
+                None => continue,
+            },
+            None => root.join(&rel),
+        };
+        if !std::fs::symlink_metadata(&host).map(|m| m.is_dir()).unwrap_or(false) {
             continue;
         }
         let d = dir.join(class);
@@ -800,7 +811,12 @@ fn sysfs_mask(node: &Node, selected: &[String], dir: &Path, root: &Path) -> Resu
                     let abs = Path::new("/sys/class").join(class).join(t);
                     std::os::unix::fs::symlink(normalize(&abs), &at)
                 }
-                None => std::fs::copy(ent.path(), &at).map(|_| ()),
+                // `abi_version`: a small regular file, read without blocking and bounded; any
+                // other kind of entry is left out of the mask.
+                None => match crate::input::read_bytes(&ent.path(), 4096) {
+                    Ok(b) => std::fs::write(&at, b),
+                    Err(_) => continue,
+                },
             }
             .with_context(|| format!("cannot prepare {}", at.display()))?;
         }
