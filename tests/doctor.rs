@@ -348,23 +348,14 @@ fn a_trees_nccl_conf_link_out_of_the_tree_is_not_followed() {
     let conf = t.path().join("etc/nccl.conf");
     let _ = std::fs::remove_file(&conf);
     std::os::unix::fs::symlink(outside.path().join("secret.conf"), &conf).unwrap();
-    let o = Command::new(bin())
-        .args(["doctor", "--root"])
-        .arg(t.path())
-        .env_clear()
-        .env("HOME", t.path())
-        .output()
-        .unwrap();
+    let doctor = || {
+        Command::new(bin()).args(["doctor", "--root"]).arg(t.path()).env_clear().env("HOME", t.path()).output().unwrap()
+    };
+    let o = doctor();
     assert!(!stdout(&o).contains("hunter2") && !stderr(&o).contains("hunter2"), "{}{}", stdout(&o), stderr(&o));
     // The tree's own file is read.
     std::fs::remove_file(&conf).unwrap();
     std::fs::write(&conf, "NCCL_IB_DISABLE=1\n").unwrap();
-    let o = Command::new(bin())
-        .args(["doctor", "--root"])
-        .arg(t.path())
-        .env_clear()
-        .env("HOME", t.path())
-        .output()
-        .unwrap();
+    let o = doctor();
     assert!(stdout(&o).contains("NCCL_IB_DISABLE"), "{}", stdout(&o));
 }
