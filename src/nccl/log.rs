@@ -475,6 +475,17 @@ fn gate() -> &'static aho_corasick::AhoCorasick {
     })
 }
 
+/// A channel's transport, what follows ` via `: `NET/<name>/<dev>[/GDRDMA][/Shared]` runs to the
+/// end of the line (a plugin's name may hold spaces: `NET/AWS Libfabric/0/GDRDMA`); any other
+/// (`P2P/CUMEM/read`, `SHM`) is one word.
+fn transport(v: &str) -> &str {
+    if v.starts_with("NET/") {
+        v.trim_end()
+    } else {
+        v.split_whitespace().next().unwrap_or("")
+    }
+}
+
 /// The short paths of NCCL's INFO lines: the bulk of a large log, each with one thing to read.
 enum Short {
     /// `Channel 00/0 : 0[0] -> 8[0] [receive] via NET/IB/0/GDRDMA`: ` via ` at the index.
@@ -981,9 +992,7 @@ impl Analyser {
         if let Some((false, msg)) = tag.filter(|_| !self.ungated) {
             match short(msg) {
                 Some(Short::Channel(i)) => {
-                    let v = &msg[i + 5..];
-                    let t =
-                        if v.starts_with("NET/") { v.trim_end() } else { v.split_whitespace().next().unwrap_or("") };
+                    let t = transport(&msg[i + 5..]);
                     let recv = msg[..i].ends_with("[receive]");
                     self.channel(t, recv, true, true, host);
                     return;
@@ -1221,9 +1230,7 @@ impl Analyser {
     /// transport, GPUDirect, and per host the receives with and without GPUDirect.
     fn channel_line(&mut self, l: &str, is_nccl: bool, host: Option<&str>) {
         let Some(v) = after!(l, " via ") else { return };
-        // `NET/<name>/<dev>[/GDRDMA][/Shared]`: a plugin's name may hold spaces
-        // (`NET/AWS Libfabric/0/GDRDMA`), so a NET transport runs to the end of the line.
-        let t = if v.starts_with("NET/") { v.trim_end() } else { v.split_whitespace().next().unwrap_or("") };
+        let t = transport(v);
         let recv = has!(l, "[receive]");
         let is_channel = has!(l, " -> ") || has!(l, "Channel") || has!(l, "Ring") || has!(l, "Tree");
         self.channel(t, recv, is_channel, is_nccl, host);
