@@ -314,8 +314,9 @@ fn if_name(s: &str) -> String {
 }
 
 thread_local! {
-    /// One prebuilt searcher per pattern literal: building a searcher per call (core's or
-    /// memchr's) was most of verify's time on large logs.
+    /// One prebuilt searcher per pattern, for a pattern taken from a list (`nccl_error`); a
+    /// literal has its own (`find!`). Building a searcher per call was most of verify's time on
+    /// large logs.
     static FINDERS: std::cell::RefCell<rustc_hash::FxHashMap<(usize, usize), memchr::memmem::Finder<'static>>> =
         Default::default();
 }
@@ -327,12 +328,6 @@ fn find(l: &str, pat: &'static str) -> Option<usize> {
             .or_insert_with(|| memchr::memmem::Finder::new(pat.as_bytes()))
             .find(l.as_bytes())
     })
-}
-
-/// `l.contains(pat)` with a prebuilt searcher.
-#[inline]
-fn has(l: &str, pat: &'static str) -> bool {
-    find(l, pat).is_some()
 }
 
 fn clip(s: &str, n: usize) -> String {
@@ -1127,7 +1122,7 @@ impl Analyser {
             let v = v.split_whitespace().next().unwrap_or("").trim_end_matches(',');
             // `NCCL version 2.28.9+cuda13.0`: NCCL's banner (NCCL_DEBUG=WARN prints it alone).
             if v.starts_with(|c: char| c.is_ascii_digit()) && v.contains('.') {
-                if host.is_none() && !has(l, " NCCL INFO") {
+                if host.is_none() && !has!(l, " NCCL INFO") {
                     self.f.nccl_lines += 1;
                 }
                 self.f.version.get_or_insert_with(|| v.to_string());
