@@ -176,10 +176,13 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
         b
     });
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+    // Batches read go back to be filled again: a fresh megabyte per batch costs its page faults
+    // (zeroed pages, an eighth of the reading time).
+    let (back, spare) = std::sync::mpsc::sync_channel::<Vec<u8>>(8);
     std::thread::scope(|scope| {
         let worker = scope.spawn(move || {
             let mut a = log::Analyser::new();
-            for batch in rx {
+            for mut batch in rx {
                 // [mask: 8 bytes][length: 4 bytes][line], each line whole `&str` (below)
                 let mut at = 0;
                 while at + 12 <= batch.len() {
@@ -191,6 +194,8 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
                     a.line_with_mask(l, (m != NO_MASK).then_some(m));
                     at = end;
                 }
+                batch.clear();
+                let _ = back.try_send(batch);
             }
             a.finish()
         });
@@ -227,7 +232,8 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
                     if let Some(b) = &bar {
                         b.inc(out.len() as u64);
                     }
-                    let _ = tx.send(std::mem::replace(&mut out, Vec::with_capacity(BATCH + MAX_LINE)));
+                    let next = spare.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH + MAX_LINE));
+                    let _ = tx.send(std::mem::replace(&mut out, next));
                 }
             });
             if let Err(e) = read {

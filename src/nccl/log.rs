@@ -487,7 +487,7 @@ enum Short {
     Channel(usize),
     /// `init.cc:670 -> 2`.
     Trace,
-    /// A ring's or tree's order, thresholds.
+    /// A ring's or tree's order, thresholds, proxy connections.
     Nothing,
     /// `Connected all rings`/`trees`.
     Connected,
@@ -507,6 +507,9 @@ fn short(msg: &str) -> Option<Short> {
         }
         b'C' if msg.starts_with("Connected all ") => Some(Short::Nothing),
         b't' if msg.starts_with("threadThresholds ") => Some(Short::Nothing),
+        // a proxy connection per peer and channel (2.12+): with channels, the bulk of an INFO log
+        b'N' if msg.starts_with("New proxy ") => Some(Short::Nothing),
+        b'C' if msg.starts_with("Connected to proxy ") => Some(Short::Nothing),
         b'c' | b'n' if (msg.starts_with("comm 0x") || msg.starts_with("ncclCommInit")) && !has!(msg, "rror") => {
             Some(Short::Comm)
         }
