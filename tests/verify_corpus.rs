@@ -246,7 +246,11 @@ fn gated_and_ungated_readings_agree() {
         let u = u.finish();
         assert_eq!(g.finish(), u, "{}", f.display());
         // and as `verify --from-log` reads it: masks computed on the reading thread
-        let r = ibwire::cmd::verify::read_files(std::slice::from_ref(&f)).unwrap();
+        // (which also tells the facts nccl-tests' rank table, read by the other reader)
+        let mut r = ibwire::cmd::verify::read_files(std::slice::from_ref(&f)).unwrap();
+        let t = ibwire::nccl::tests_output::parse(&text);
+        assert_eq!(r.facts.rank_table, (t.ranks > 0 && !t.hosts.is_empty()).then(|| (t.ranks, t.hosts.len())));
+        r.facts.rank_table = None;
         assert_eq!(r.facts, u, "{} (read_files)", f.display());
     }
 }

@@ -250,3 +250,52 @@ fn node_count_override_for_excerpts_without_hosts() {
     assert!(v["verdict"].as_str().unwrap().contains("node count is unknown"), "{v}");
     assert_eq!(o.status.code(), Some(3));
 }
+
+/// `ibwire verify --from-log` (no flags, the reader's machine unread) on `text`: exit code and
+/// the verdict line.
+fn verdict_of(text: &str) -> (Option<i32>, String) {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("job.log");
+    std::fs::write(&f, text).unwrap();
+    let o = ibwire(&["verify", "--from-log", f.to_str().unwrap()]);
+    (o.status.code(), stdout(&o).lines().next().unwrap_or("").to_string())
+}
+
+#[test]
+fn one_node_shown_by_the_log_itself() {
+    // Lines written from NCCL's format strings (init.cc: "%s comm %p rank %d nranks %d cudaDev
+    // %d nvmlDev %d busId %lx commId 0x%llx - Init COMPLETE", with ncclCommInitAll as the
+    // caller) and nccl-tests' rank table of releases without groups ("#   Rank %2d Pid %6d on
+    // %10s device %2d [0x%02x] %s").
+    let init_all = "h:1:1 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n\
+        h:1:1 [0] NCCL INFO ncclCommInitAll comm 0x1 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId f000 commId 0x7 - Init COMPLETE\n\
+        h:1:1 [1] NCCL INFO ncclCommInitAll comm 0x2 rank 1 nranks 2 cudaDev 1 nvmlDev 1 busId 34000 commId 0x7 - Init COMPLETE\n";
+    let (code, v) = verdict_of(init_all);
+    assert_eq!(code, Some(0), "{v}");
+    assert!(v.starts_with("single node"), "{v}");
+
+    // One node by nccl-tests' table, but the log stops before any connection or completed
+    // init: a network chosen is not a job that ran.
+    let table = "#   Rank  0 Pid 131398 on    mlperf1 device  0 [0xaf] NVIDIA A100-PCIE-40GB\n\
+        #   Rank  1 Pid 131398 on    mlperf1 device  1 [0xd8] NVIDIA A100-PCIE-40GB\n\
+        mlperf1:131398:131398 [0] NCCL INFO NCCL version 2.25.1+cuda12.8\n\
+        mlperf1:131398:131410 [0] NCCL INFO Failed to open libibverbs.so[.1]\n\
+        mlperf1:131398:131410 [0] NCCL INFO Using network Socket\n";
+    let (code, v) = verdict_of(table);
+    assert_eq!(code, Some(3), "{v}");
+    assert!(v.contains("one node") && v.contains("no 'Init COMPLETE'"), "{v}");
+    assert!(!v.contains("libibverbs"), "libibverbs does not matter on one node: {v}");
+}
+
+#[test]
+fn a_process_that_aborts_is_not_ok() {
+    // Open MPI's signal handler ("*** Process received signal ***", "Signal: %s (%d)") after a
+    // glibc heap check ("free(): corrupted unsorted chunks").
+    let log = "free(): corrupted unsorted chunks\n\
+        [node7:186363] *** Process received signal ***\n\
+        [node7:186363] Signal: Aborted (6)\n\
+        NCCL version 2.21.5+cuda12.8\n";
+    let (code, v) = verdict_of(log);
+    assert_eq!(code, Some(1), "{v}");
+    assert!(v.contains("crashed"), "{v}");
+}

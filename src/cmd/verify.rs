@@ -72,6 +72,17 @@ pub struct Read {
     pub allreduce: Option<(f64, usize)>,
 }
 
+impl Read {
+    /// The two readers' results, nccl-tests' rank table (which ranks run on which hosts) told
+    /// to the log's facts.
+    fn of(mut facts: log::LogFacts, tests: tests_output::TestsOutput, allreduce: Option<(f64, usize)>) -> Read {
+        if tests.ranks > 0 && !tests.hosts.is_empty() {
+            facts.rank_table = Some((tests.ranks, tests.hosts.len()));
+        }
+        Read { facts, tests, allreduce }
+    }
+}
+
 /// The longest line kept (a longer one is cut; NCCL's lines are far shorter).
 const MAX_LINE: usize = 64 * 1024;
 
@@ -95,7 +106,7 @@ pub fn read_text(text: &str) -> Read {
     for l in text.lines() {
         feed(&mut st, l);
     }
-    Read { facts: st.0.finish(), tests: st.1.finish(), allreduce: st.2 }
+    Read::of(st.0.finish(), st.1.finish(), st.2)
 }
 
 /// Open one input: `-` is stdin; anything else must be a regular file (a FIFO would block the
@@ -266,7 +277,7 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
         }
         let facts = worker.join().map_err(|_| anyhow::anyhow!("the log reader failed"))?;
         res?;
-        Ok(Read { facts, tests: tests.finish(), allreduce })
+        Ok(Read::of(facts, tests.finish(), allreduce))
     })
 }
 

@@ -219,6 +219,14 @@ pub struct LogFacts {
     /// `localRanks` (ranks on one node) from the same line.
     #[serde(default)]
     pub local_ranks: Option<usize>,
+    /// The largest `nranks` of a communicator made by `ncclCommInitAll`: one process holds all
+    /// of its ranks, so they are on one node.
+    #[serde(default)]
+    pub init_all_nranks: Option<usize>,
+    /// nccl-tests' `# Using devices` table: its ranks and the hosts they are on (the table lists
+    /// every rank of the job). Set by the reader of nccl-tests' output (`cmd::verify`).
+    #[serde(default)]
+    pub rank_table: Option<(usize, usize)>,
     /// The highest CUDA device index seen in line prefixes, plus one.
     #[serde(default)]
     pub cuda_devs: usize,
@@ -431,7 +439,8 @@ pub const GATE: &[&str] = &[
     "SHARP",
     "CollNet",
     "ocket",
-    "signal",
+    "ignal",
+    "corrupt",
     "Segmentation",
     "fi_getinfo",
     "No eligible",
@@ -717,7 +726,17 @@ pub fn classify(msg: &str) -> Option<(Failure, Option<i64>, Option<i64>)> {
         Failure::CollNet
     } else if has!(msg, "Attribute arch of node cpu not found") || (has!(msg, "NCCL_TOPO_FILE") && has!(msg, "fail")) {
         Failure::TopologyFile
-    } else if has!(msg, "Caught signal 11") || has!(msg, "Segmentation fault") || has!(msg, "Caught signal 6") {
+    } else if has!(msg, "Caught signal 11")
+        || has!(msg, "Segmentation fault")
+        || has!(msg, "Caught signal 6")
+        // Open MPI's handler: `[host:pid] *** Process received signal ***`, `Signal: Aborted (6)`
+        || has!(msg, "*** Process received signal ***")
+        || has!(msg, "Signal: Aborted")
+        // glibc's heap checks abort the process: `free(): corrupted unsorted chunks`
+        || has!(msg, "double free or corruption")
+        || (has!(msg, "free(): ") && has!(msg, "corrupted"))
+        || (has!(msg, "malloc(): ") && has!(msg, "corrupted"))
+    {
         Failure::Crash
     } else if has!(msg, "Socket creation failed") {
         Failure::NoSocketInterface
@@ -1322,6 +1341,11 @@ impl Analyser {
         if let Some(n) = after!(l, " nNodes ").and_then(first_int) {
             self.f.nnodes = Some(self.f.nnodes.map_or(n as usize, |m| m.max(n as usize)));
         }
+        if has!(l, "ncclCommInitAll ") {
+            if let Some(n) = after!(l, " nranks ").and_then(first_int) {
+                self.f.init_all_nranks = Some(self.f.init_all_nranks.map_or(n as usize, |m| m.max(n as usize)));
+            }
+        }
         if let Some(n) = after!(l, " localRanks ").and_then(first_int) {
             self.f.local_ranks = Some(self.f.local_ranks.map_or(n as usize, |m| m.max(n as usize)));
         }
@@ -1730,7 +1754,8 @@ mod tests {
         // Searched for only once a gated literal matched in the same condition: a channel's
         // kind after " via ", codes after "Got completion"/"ibv_", "exceeded"/"returned" with
         // "onnect to", "family" with "ncclSocketInit", plugin words after "NET/", "fail" with
-        // "NCCL_TOPO_FILE", "NCCL" with "Cuda failure"; the NCCL tag on NCCL's own lines; and
+        // "NCCL_TOPO_FILE", "NCCL" with "Cuda failure", glibc's "free(): "/"malloc(): " with
+        // "corrupted"; the NCCL tag on NCCL's own lines; and
         // the network names of `is_rdma_name`, which reads no line.
         let secondary = [
             "Channel",
@@ -1748,6 +1773,8 @@ mod tests {
             "Could not find:",
             "Plugin load",
             "fi_cq_readerr",
+            "free(): ",
+            "malloc(): ",
             "fail",
             "NCCL",
             " NCCL INFO",

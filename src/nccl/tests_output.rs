@@ -80,7 +80,14 @@ impl Parser {
     /// One line already cleaned and unwrapped.
     pub fn line_unwrapped(&mut self, l: &str) {
         let (seen, t) = (&mut self.seen, &mut self.t);
-        if let Some(rest) = l.strip_prefix("#  Rank").or_else(|| l.strip_prefix("# Rank")) {
+        // `#  Rank  0 Group  0 Pid 4766 on host device  0 [0x21] …`; before 2.x's groups,
+        // `#   Rank  0 Pid 131398 on    host device  0 [0xaf] …`
+        let rank_line = l
+            .strip_prefix('#')
+            .map(str::trim_start)
+            .and_then(|r| r.strip_prefix("Rank "))
+            .filter(|r| r.trim_start().starts_with(|c: char| c.is_ascii_digit()));
+        if let Some(rest) = rank_line {
             t.ranks += 1;
             let w: Vec<&str> = rest.split_whitespace().collect();
             if let Some(i) = w.iter().position(|x| *x == "on") {

@@ -716,8 +716,15 @@ fn node_count(
     if let Some(m) = measured.filter(|m| m.nodes > 0 && m.from_rank_lines) {
         return (Some(m.nodes), format!("nccl-tests: ranks on {} host(s)", m.nodes));
     }
+    if let Some((ranks, hosts)) = log.rank_table.filter(|(r, h)| *r > 0 && *h > 0) {
+        return (Some(hosts), format!("nccl-tests: {ranks} rank(s) on {hosts} host(s)"));
+    }
     if log.hosts.len() > 1 {
         return (Some(log.hosts.len()), format!("{} hosts wrote NCCL lines", log.hosts.len()));
+    }
+    if let Some(n) = log.init_all_nranks.filter(|n| *n > 0 && log.nranks == Some(*n)) {
+        // One process made the job's largest communicator: all its ranks are on one node.
+        return (Some(1), format!("ncclCommInitAll: one process holds all {n} ranks"));
     }
     if log.crossed_network() {
         return (Some(2), "inter-node channel lines (via NET/…)".into());
@@ -1372,7 +1379,9 @@ fn outcome(log: &LogFacts, s: &Scope, c: &Ceilings, findings: &[Finding]) -> (Ou
         };
     }
     if nodes == Some(1) {
-        if observed.is_some() || log.channels.p2p + log.channels.shm > 0 || c.busbw.is_some() {
+        // A network chosen is not a job that ran: a connection made, an init completed or a
+        // bandwidth measured is.
+        if log.init_complete > 0 || log.channels.p2p + log.channels.shm > 0 || c.busbw.is_some() {
             let why = if log.ib_no_device { " (NET/IB : No device found)" } else { "" };
             let hcas = if s.same_node {
                 if s.healthy {
@@ -1395,6 +1404,12 @@ fn outcome(log: &LogFacts, s: &Scope, c: &Ceilings, findings: &[Finding]) -> (Ou
                         (p, s) => format!("; GPUs talk over P2P ({p}) and SHM ({s})"),
                     }
                 ),
+            );
+        }
+        if let Some(n) = observed.as_deref() {
+            return (
+                Outcome::Inconclusive,
+                format!("INCONCLUSIVE: one node; NCCL chose {n}, but the log ends before any connection or a completed init (no channel lines, no 'Init COMPLETE', no bandwidth): the failure, if any, is not in it{bw}"),
             );
         }
         return (Outcome::Inconclusive, format!("INCONCLUSIVE: one node, but no transport lines ({enable}){bw}"));
