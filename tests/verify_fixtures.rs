@@ -299,3 +299,18 @@ fn a_process_that_aborts_is_not_ok() {
     assert_eq!(code, Some(1), "{v}");
     assert!(v.contains("crashed"), "{v}");
 }
+
+#[test]
+fn a_warning_its_process_completed_init_after_is_not_the_failure() {
+    // cudawrap.cc's WARN("CUDA some PFN functions not found in the library") (2.18–2.21), then
+    // the same process's "Connected all trees": NCCL went on. The same WARN from a process that
+    // never completes stays a failure.
+    let warn = "h:30483:30483 [0] misc/cudawrap.cc:195 NCCL WARN CUDA some PFN functions not found in the library\n";
+    let done = "h:30483:30483 [0] NCCL INFO Connected all trees\n";
+    let (code, v) = verdict_of(&format!("{warn}{done}"));
+    assert_ne!(code, Some(1), "{v}");
+    assert!(!v.contains("cuda-driver-load"), "{v}");
+    let (code, v) = verdict_of(&format!("{warn}h:999:999 [1] NCCL INFO Connected all trees\n"));
+    assert_eq!(code, Some(1), "{v}");
+    assert!(v.contains("cuda-driver-load"), "{v}");
+}

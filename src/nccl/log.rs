@@ -154,6 +154,11 @@ pub struct FailureSeen {
     pub code: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vendor_err: Option<i64>,
+    /// For an `NcclWarning`: every process that printed it (`host:pid`) completed its init
+    /// after it (`Init COMPLETE`, `Connected all rings/trees`): NCCL went on, so it is not what
+    /// failed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub init_completed_after: bool,
     /// For a WARN known from NCCL's sources only (`NcclWarning`, `UnknownWarning`): its class
     /// in `warns.tsv` and the releases that print it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -848,6 +853,17 @@ pub struct Analyser {
     trace_failures: usize,
     trace_line: Option<String>,
     trace_bootstrap: bool,
+    /// The `host:pid` of the WARN line being read, and each source-table warning's process, the
+    /// failure's index, and whether that process completed its init after it.
+    warn_proc: Option<String>,
+    warned: Vec<(String, usize, bool)>,
+}
+
+/// `host:pid` of a line that starts `host:pid:tid [dev] …`.
+fn proc_of(l: &str) -> Option<&str> {
+    let head = &l[..find!(l, " [")?];
+    host_head(head)?;
+    head.rsplit_once(':').map(|(hp, _)| hp)
 }
 
 impl Analyser {
@@ -868,7 +884,15 @@ impl Analyser {
             }
             return;
         }
-        self.record(FailureSeen { kind: k, line: clip(line, 300), count: 1, code, vendor_err: vendor, class: None });
+        self.record(FailureSeen {
+            kind: k,
+            line: clip(line, 300),
+            count: 1,
+            code,
+            vendor_err: vendor,
+            class: None,
+            init_completed_after: false,
+        });
     }
 
     /// A new failure, while the bound allows.
@@ -912,11 +936,41 @@ impl Analyser {
     /// As `fail`, one entry per class.
     fn fail_class(&mut self, k: Failure, line: &str, class: Option<String>) {
         let same = |x: &FailureSeen| x.kind == k && (k == Failure::UnknownWarning || x.class == class);
-        if let Some(x) = self.f.failures.iter_mut().find(|x| same(x)) {
-            x.count += 1;
+        let i = match self.f.failures.iter().position(same) {
+            Some(i) => {
+                self.f.failures[i].count += 1;
+                i
+            }
+            None => {
+                self.record(FailureSeen {
+                    kind: k,
+                    line: clip(line, 300),
+                    count: 1,
+                    code: None,
+                    vendor_err: None,
+                    class,
+                    init_completed_after: false,
+                });
+                self.f.failures.len() - 1
+            }
+        };
+        if k == Failure::NcclWarning && self.warned.len() < 256 {
+            // which process printed it: none known (a pasted line) keeps it a failure
+            let p = self.warn_proc.clone().unwrap_or_default();
+            self.warned.push((p, i, false));
+        }
+    }
+
+    /// A process (`host:pid`) completed its init: the source-table warnings it printed before
+    /// did not stop it.
+    fn completed(&mut self, l: &str) {
+        if self.warned.is_empty() {
             return;
         }
-        self.record(FailureSeen { kind: k, line: clip(line, 300), count: 1, code: None, vendor_err: None, class });
+        let Some(p) = proc_of(l) else { return };
+        for w in self.warned.iter_mut().filter(|w| w.0 == p) {
+            w.2 = true;
+        }
     }
 
     fn error(&mut self, msg: &str) {
@@ -998,6 +1052,7 @@ impl Analyser {
         self.f.lines += 1;
         if std::mem::take(&mut self.last_error_next) {
             // PyTorch: "Last error:\n<NCCL's warning>"; the next line is NCCL's own text.
+            self.warn_proc = None;
             self.f.nccl_lines += 1;
             self.warning(l);
             self.error(l);
@@ -1006,6 +1061,10 @@ impl Analyser {
         let tag = nccl_tag(l);
         let is_nccl = tag.is_some();
         let host = self.prefix(l, is_nccl);
+        self.warn_proc = match tag {
+            Some((true, _)) => proc_of(l).map(str::to_string),
+            _ => None,
+        };
         if let Some((false, msg)) = tag.filter(|_| !self.ungated) {
             match short(msg) {
                 Some(Short::Channel(i)) => {
@@ -1022,6 +1081,7 @@ impl Analyser {
                 Some(Short::Nothing) => return,
                 Some(Short::Connected) => {
                     self.f.init_complete += 1;
+                    self.completed(l);
                     return;
                 }
                 Some(Short::Comm) => {
@@ -1351,6 +1411,7 @@ impl Analyser {
         }
         if has!(l, "Init COMPLETE") || has!(l, "Connected all rings") || has!(l, "Connected all trees") {
             self.f.init_complete += 1;
+            self.completed(l);
         }
         if (has!(l, "NET/IB: ") || has!(l, "NET/IB : ")) && has!(l, " qpn ") {
             self.f.remote_peer = true;
@@ -1483,6 +1544,10 @@ impl Analyser {
 
     pub fn finish(mut self) -> LogFacts {
         let mut f = std::mem::take(&mut self.f);
+        for (i, x) in f.failures.iter_mut().enumerate() {
+            let mut by = self.warned.iter().filter(|w| w.1 == i).peekable();
+            x.init_completed_after = by.peek().is_some() && by.all(|w| w.2 && !w.0.is_empty());
+        }
         f.per_host = std::mem::take(&mut self.views).into_iter().collect();
         f.modify_qp_errnos.sort_unstable();
         f.modify_qp_errnos.dedup();
@@ -1509,7 +1574,7 @@ impl Analyser {
         // bootstrap's is a connection between ranks that failed.
         if let Some(t) = self.trace_line.take() {
             let kind = if self.trace_bootstrap { Failure::SocketConnect } else { Failure::NcclError };
-            if !f.failures.iter().any(|x| x.kind != Failure::UnknownWarning) {
+            if !f.failures.iter().any(|x| x.kind != Failure::UnknownWarning && !x.init_completed_after) {
                 f.failures.push(FailureSeen {
                     kind,
                     line: t,
@@ -1517,11 +1582,12 @@ impl Analyser {
                     code: None,
                     vendor_err: None,
                     class: None,
+                    init_completed_after: false,
                 });
             }
         }
         // NCCL's error result alone (no WARN classified): still a failure.
-        if f.failures.iter().all(|x| x.kind == Failure::UnknownWarning) && !f.errors.is_empty() {
+        if f.failures.iter().all(|x| x.kind == Failure::UnknownWarning || x.init_completed_after) && !f.errors.is_empty() {
             let e = f.errors[0].clone();
             f.failures.push(FailureSeen {
                 kind: Failure::NcclError,
@@ -1530,6 +1596,7 @@ impl Analyser {
                 code: None,
                 vendor_err: None,
                 class: None,
+                init_completed_after: false,
             });
         }
         f.failures.sort_by_key(|x| x.kind);

@@ -512,6 +512,10 @@ fn failure_findings(node: &Node, plan: &Plan, log: &LogFacts, same_node: bool, l
     let mut findings: Vec<Finding> = Vec::new();
     let gid_forced = || log.env("NCCL_IB_GID_INDEX").map(|g| format!("NCCL_IB_GID_INDEX={g} is forced"));
     for fs in &log.failures {
+        if fs.init_completed_after {
+            // read as a note by `judge`: NCCL went on after it
+            continue;
+        }
         let ev = Some(fs.line.clone());
         use crate::nccl::log::Failure as F;
         match fs.kind {
@@ -751,7 +755,7 @@ fn node_count(
     let c = &log.channels;
     if c.p2p + c.shm > 0
         && !log.crossed_network()
-        && log.failures.is_empty()
+        && log.failures.iter().all(|f| f.init_completed_after)
         && log.nranks.is_some_and(|n| n <= local_max)
     {
         return (Some(1), "only intra-node channel lines (P2P/SHM)".into());
@@ -1435,6 +1439,13 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
         .map(|d| d.name.clone())
         .collect();
     let mut notes: Vec<String> = Vec::new();
+    for fs in log.failures.iter().filter(|f| f.init_completed_after) {
+        notes.push(format!(
+            "NCCL warned '{}' ({}), and each process that did completed its init after it: not what failed",
+            fs.line,
+            fs.class.as_deref().unwrap_or("warning")
+        ));
+    }
     // 1. Failure lines: any one makes the job not ok, whatever else the log shows.
     let mut findings = failure_findings(node, plan, log, s.same_node, &lid0);
     transport_findings(node, plan, log, &s, &mut findings, &mut notes);
