@@ -1587,7 +1587,9 @@ impl Analyser {
             }
         }
         // NCCL's error result alone (no WARN classified): still a failure.
-        if f.failures.iter().all(|x| x.kind == Failure::UnknownWarning || x.init_completed_after) && !f.errors.is_empty() {
+        if f.failures.iter().all(|x| x.kind == Failure::UnknownWarning || x.init_completed_after)
+            && !f.errors.is_empty()
+        {
             let e = f.errors[0].clone();
             f.failures.push(FailureSeen {
                 kind: Failure::NcclError,
