@@ -249,7 +249,7 @@ fn gated_and_ungated_readings_agree() {
         // (which also tells the facts nccl-tests' rank table, read by the other reader)
         let mut r = ibwire::cmd::verify::read_files(std::slice::from_ref(&f)).unwrap();
         let t = ibwire::nccl::tests_output::parse(&text);
-        assert_eq!(r.facts.rank_table, (t.ranks > 0 && !t.hosts.is_empty()).then(|| (t.ranks, t.hosts.len())));
+        assert_eq!(r.facts.rank_table, (t.ranks > 0 && !t.hosts.is_empty()).then_some((t.ranks, t.hosts.len())));
         r.facts.rank_table = None;
         assert_eq!(r.facts, u, "{} (read_files)", f.display());
     }
