@@ -314,3 +314,21 @@ fn a_warning_its_process_completed_init_after_is_not_the_failure() {
     assert_eq!(code, Some(1), "{v}");
     assert!(v.contains("cuda-driver-load"), "{v}");
 }
+
+#[test]
+fn a_warning_from_more_processes_than_are_followed_stays_a_failure() {
+    // 300 processes print the warning and only the first 256 (the ones followed) complete: the
+    // other 44 may not have, so the warning is still what failed.
+    let mut log = String::new();
+    for p in 0..300 {
+        log.push_str(&format!(
+            "h{p}:{p}:{p} [0] misc/cudawrap.cc:195 NCCL WARN CUDA some PFN functions not found in the library\n"
+        ));
+    }
+    for p in 0..256 {
+        log.push_str(&format!("h{p}:{p}:{p} [0] NCCL INFO Connected all trees\n"));
+    }
+    let (code, v) = verdict_of(&log);
+    assert_eq!(code, Some(1), "{v}");
+    assert!(v.contains("cuda-driver-load"), "{v}");
+}

@@ -857,6 +857,8 @@ pub struct Analyser {
     /// failure's index, and whether that process completed its init after it.
     warn_proc: Option<String>,
     warned: Vec<(String, usize, bool)>,
+    /// Failures printed by more processes than `warned` follows.
+    warned_unfollowed: BTreeSet<usize>,
 }
 
 /// `host:pid` of a line that starts `host:pid:tid [dev] …`.
@@ -895,11 +897,12 @@ impl Analyser {
         });
     }
 
-    /// A new failure, while the bound allows.
-    fn record(&mut self, f: FailureSeen) {
-        if self.f.failures.len() < MAX_FAILURES {
+    /// A new failure, while the bound allows: its index.
+    fn record(&mut self, f: FailureSeen) -> Option<usize> {
+        (self.f.failures.len() < MAX_FAILURES).then(|| {
             self.f.failures.push(f);
-        }
+            self.f.failures.len() - 1
+        })
     }
 
     /// A WARN no specific reader knows, by NCCL's sources (`warns.tsv`): harmless, a failure of
@@ -939,25 +942,29 @@ impl Analyser {
         let i = match self.f.failures.iter().position(same) {
             Some(i) => {
                 self.f.failures[i].count += 1;
-                i
+                Some(i)
             }
-            None => {
-                self.record(FailureSeen {
-                    kind: k,
-                    line: clip(line, 300),
-                    count: 1,
-                    code: None,
-                    vendor_err: None,
-                    class,
-                    init_completed_after: false,
-                });
-                self.f.failures.len() - 1
-            }
+            None => self.record(FailureSeen {
+                kind: k,
+                line: clip(line, 300),
+                count: 1,
+                code: None,
+                vendor_err: None,
+                class,
+                init_completed_after: false,
+            }),
         };
-        if k == Failure::NcclWarning && self.warned.len() < 256 {
-            // which process printed it: none known (a pasted line) keeps it a failure
-            let p = self.warn_proc.clone().unwrap_or_default();
-            self.warned.push((p, i, false));
+        // (past the bound, a warning is not kept and so not followed either)
+        let Some(i) = i else { return };
+        if k == Failure::NcclWarning {
+            if self.warned.len() < 256 {
+                // which process printed it: none known (a pasted line) keeps it a failure
+                let p = self.warn_proc.clone().unwrap_or_default();
+                self.warned.push((p, i, false));
+            } else {
+                // a process not followed may never have completed: it stays a failure
+                self.warned_unfollowed.insert(i);
+            }
         }
     }
 
@@ -1546,7 +1553,8 @@ impl Analyser {
         let mut f = std::mem::take(&mut self.f);
         for (i, x) in f.failures.iter_mut().enumerate() {
             let mut by = self.warned.iter().filter(|w| w.1 == i).peekable();
-            x.init_completed_after = by.peek().is_some() && by.all(|w| w.2 && !w.0.is_empty());
+            x.init_completed_after =
+                !self.warned_unfollowed.contains(&i) && by.peek().is_some() && by.all(|w| w.2 && !w.0.is_empty());
         }
         f.per_host = std::mem::take(&mut self.views).into_iter().collect();
         f.modify_qp_errnos.sort_unstable();
