@@ -289,16 +289,9 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
             nranks: if tests.ranks > 0 { tests.ranks } else { facts.nranks.unwrap_or(0) },
             nodes: if tests.ranks > 0 { tests.hosts.len() } else { facts.hosts.len() },
             gpu_model: tests.devices.first().cloned(),
-            from_rank_lines: tests.ranks > 0 && !tests.hosts.is_empty(),
         })
     } else {
-        input.allreduce.map(|(b, w)| Measured {
-            busbw_gbps: b,
-            nranks: w,
-            nodes: facts.hosts.len(),
-            gpu_model: None,
-            from_rank_lines: false,
-        })
+        input.allreduce.map(|(b, w)| Measured { busbw_gbps: b, nranks: w, nodes: facts.hosts.len(), gpu_model: None })
     };
     let ci = CeilingInputs { hcas: a.hcas, hca_gbit: a.hca_gbit, nodes: a.nodes, expect: a.expect, node_known };
     judge(node, plan, facts, measured.as_ref(), &ci)

@@ -386,8 +386,8 @@ mod tests {
 
     #[test]
     fn maybe_control_is_exact_at_every_offset_and_byte() {
-        // Each byte value at each place of lines 0..=40 bytes long (SSE2 blocks, SWAR words and
-        // the tail), against the byte-by-byte reading.
+        // Each byte value at each place of lines 0..=40 bytes long (SSE2 blocks and the tail),
+        // against the byte-by-byte reading.
         let exact = |b: &[u8]| b.iter().any(|&c| (c < 0x20 && c != b'\t') || c == 0x7f || c == 0xc2);
         for len in 0..=40usize {
             for at in 0..len {

@@ -54,8 +54,6 @@ pub struct Measured {
     pub nodes: usize,
     /// GPU model named by the benchmark (nccl-tests' rank lines), for logs from another node.
     pub gpu_model: Option<String>,
-    /// `nodes` counts the hosts of nccl-tests' rank lines (every rank is listed there).
-    pub from_rank_lines: bool,
 }
 
 /// What verify concludes. `ok` needs transport evidence; without it the answer is
@@ -716,9 +714,6 @@ fn node_count(
     }
     if let Some(n) = log.nnodes.filter(|n| *n > 0) {
         return (Some(n), format!("NCCL: nNodes {n}"));
-    }
-    if let Some(m) = measured.filter(|m| m.nodes > 0 && m.from_rank_lines) {
-        return (Some(m.nodes), format!("nccl-tests: ranks on {} host(s)", m.nodes));
     }
     if let Some((ranks, hosts)) = log.rank_table.filter(|(r, h)| *r > 0 && *h > 0) {
         return (Some(hosts), format!("nccl-tests: {ranks} rank(s) on {hosts} host(s)"));
@@ -1441,7 +1436,7 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
     let mut notes: Vec<String> = Vec::new();
     for fs in log.failures.iter().filter(|f| f.init_completed_after) {
         notes.push(format!(
-            "NCCL warned '{}' ({}), and each process that did completed its init after it: not what failed",
+            "NCCL warned '{}' ({}), and every process that printed it completed its init afterwards: not what failed",
             fs.line,
             fs.class.as_deref().unwrap_or("warning")
         ));
