@@ -249,8 +249,10 @@ fn gated_and_ungated_readings_agree() {
         // (which also tells the facts nccl-tests' rank table, read by the other reader)
         let mut r = ibwire::cmd::verify::read_files(std::slice::from_ref(&f)).unwrap();
         let t = ibwire::nccl::tests_output::parse(&text);
-        assert_eq!(r.facts.rank_table, (t.ranks > 0 && !t.hosts.is_empty()).then_some((t.ranks, t.hosts.len())));
+        assert_eq!(r.facts.rank_table, t.whole_rank_table());
+        assert_eq!(r.facts.separate_runs, t.separate_runs());
         r.facts.rank_table = None;
+        r.facts.separate_runs = None;
         assert_eq!(r.facts, u, "{} (read_files)", f.display());
     }
 }

@@ -76,9 +76,8 @@ impl Read {
     /// The two readers' results, nccl-tests' rank table (which ranks run on which hosts) told
     /// to the log's facts.
     fn of(mut facts: log::LogFacts, tests: tests_output::TestsOutput, allreduce: Option<(f64, usize)>) -> Read {
-        if tests.ranks > 0 && !tests.hosts.is_empty() {
-            facts.rank_table = Some((tests.ranks, tests.hosts.len()));
-        }
+        facts.rank_table = tests.whole_rank_table();
+        facts.separate_runs = tests.separate_runs();
         Read { facts, tests, allreduce }
     }
 }
@@ -286,8 +285,8 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
     let measured = if let Some(b) = tests.peak_busbw() {
         Some(Measured {
             busbw_gbps: b,
-            nranks: if tests.ranks > 0 { tests.ranks } else { facts.nranks.unwrap_or(0) },
-            nodes: if tests.ranks > 0 { tests.hosts.len() } else { facts.hosts.len() },
+            nranks: tests.whole_rank_table().map_or(facts.nranks.unwrap_or(0), |(r, _)| r),
+            nodes: tests.whole_rank_table().map_or(facts.hosts.len(), |(_, h)| h),
             gpu_model: tests.devices.first().cloned(),
         })
     } else {
@@ -422,7 +421,7 @@ pub fn run(node: Option<&Node>, a: &Args) -> Result<ExitCode> {
     let n = node.unwrap_or(&unknown);
     let p = plan::decide(n, &Intent { master, config: cfg, env });
     let r = analyse(n, node.is_some(), &p, &input, a);
-    let table = !input.tests.rows.is_empty() || input.allreduce.is_some();
+    let table = !input.tests.rows.is_empty() || input.tests.summaries > 0 || input.allreduce.is_some();
     if input.facts.nccl_lines == 0 && !table {
         if a.from_log.is_empty() {
             bail!(

@@ -155,14 +155,18 @@ fn looks_like_nccl_prefix(tok: &str) -> bool {
 pub fn unwrap_line(l: &str) -> &str {
     // Ray's relay: `(RayWorkerWrapper pid=123, ip=10.0.0.2) <line> [repeated 7x across cluster]`.
     let l = match l.as_bytes().last() {
-        Some(b']') if l.ends_with(" across cluster]") => l.rfind(" [repeated ").map_or(l, |i| &l[..i]),
+        Some(b']') if l.ends_with(" across cluster]") => {
+            static R: std::sync::OnceLock<memchr::memmem::FinderRev<'static>> = std::sync::OnceLock::new();
+            R.get_or_init(|| memchr::memmem::FinderRev::new(" [repeated ")).rfind(l.as_bytes()).map_or(l, |i| &l[..i])
+        }
         _ => l,
     };
     let l = match l.strip_prefix('(') {
-        Some(r) if r.find(") ").is_some_and(|e| r[..e].contains(" pid=")) => {
-            r[r.find(") ").unwrap_or(0) + 2..].trim_start()
-        }
-        _ => l,
+        Some(r) => match memchr::memchr_iter(b')', r.as_bytes()).find(|&e| r.as_bytes().get(e + 1) == Some(&b' ')) {
+            Some(e) if r.as_bytes()[..e].windows(5).any(|w| w == b" pid=") => r[e + 2..].trim_start(),
+            _ => l,
+        },
+        None => l,
     };
     // The common case first: `host:pid:tid …` (a letter or digit, then ':' and a digit) has
     // none of the wrappers below (they start with space, '>', '[', `N: ` or `host: `).

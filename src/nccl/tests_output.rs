@@ -33,10 +33,39 @@ pub struct TestsOutput {
     /// Rows whose in-place block is incomplete (a cut-off last line).
     pub truncated_rows: usize,
     pub wrong_total: u64,
+    /// The highest rank index of the rank table, plus one: a table with fewer lines than this
+    /// is an excerpt (`#  Rank 71 …` alone is not a one-node job).
+    #[serde(default)]
+    pub rank_span: usize,
+    /// `# Avg bus bandwidth` lines: nccl-tests prints one per run, from rank 0 only.
+    #[serde(default)]
+    pub summaries: usize,
+    /// Signs of several processes printing results at once (nccl-tests without MPI, where every
+    /// process is its own rank 0): a summary straight after another with no row between, or a
+    /// row no larger than the one before it in the same table.
+    #[serde(default)]
+    pub interleaved: usize,
 }
 
 impl TestsOutput {
     /// The best bus bandwidth of the sweep, in or out of place (what a ceiling is compared with).
+    /// The rank table, when it lists every rank (ranks 0..n-1 once each).
+    pub fn whole_rank_table(&self) -> Option<(usize, usize)> {
+        (self.ranks > 0 && !self.hosts.is_empty() && self.ranks == self.rank_span)
+            .then_some((self.ranks, self.hosts.len()))
+    }
+
+    /// Each process ran its own test: two summaries with no table between, or one table whose
+    /// rows come from two processes. Evidence in words.
+    pub fn separate_runs(&self) -> Option<String> {
+        (self.summaries >= 2 && self.interleaved > 0).then(|| {
+            format!(
+                "{} result summaries ('# Avg bus bandwidth'), {} where the output of two processes meets",
+                self.summaries, self.interleaved
+            )
+        })
+    }
+
     pub fn peak_busbw(&self) -> Option<f64> {
         self.rows
             .iter()
@@ -67,6 +96,10 @@ fn block(f: &[&str]) -> Option<Block> {
 pub struct Parser {
     seen: std::collections::HashSet<(u8, String)>,
     t: TestsOutput,
+    /// The last row's size since the table's header or a summary; whether a row came after the
+    /// last summary.
+    last_size: Option<u64>,
+    rows_since_summary: bool,
 }
 
 const MAX_ROWS: usize = 100_000;
@@ -89,6 +122,9 @@ impl Parser {
             .filter(|r| r.trim_start().starts_with(|c: char| c.is_ascii_digit()));
         if let Some(rest) = rank_line {
             t.ranks += 1;
+            if let Some(n) = rest.split_whitespace().next().and_then(|n| n.parse::<usize>().ok()) {
+                t.rank_span = t.rank_span.max(n.saturating_add(1));
+            }
             let w: Vec<&str> = rest.split_whitespace().collect();
             if let Some(i) = w.iter().position(|x| *x == "on") {
                 if let Some(h) = w.get(i + 1) {
@@ -107,6 +143,18 @@ impl Parser {
         }
         if let Some(v) = l.strip_prefix("# Avg bus bandwidth") {
             t.avg_busbw = v.trim_start_matches([' ', ':']).split_whitespace().next().and_then(num);
+            if t.summaries > 0 && !self.rows_since_summary {
+                t.interleaved += 1;
+            }
+            t.summaries += 1;
+            self.rows_since_summary = false;
+            self.last_size = None;
+            return;
+        }
+        // the table's header (`#  size  count  type …`, `#  (B)  (elements) …`) starts a table
+        if l.starts_with('#') && (l.contains(" size ") || l.contains("(B)")) {
+            self.last_size = None;
+            self.rows_since_summary = true;
             return;
         }
         if l.starts_with('#') || !l.starts_with(|c: char| c.is_ascii_digit()) || t.rows.len() >= MAX_ROWS {
@@ -120,6 +168,12 @@ impl Parser {
             return;
         };
         let Some(oop) = block(&f[5..]) else { return };
+        let (last, rows) = (&mut self.last_size, &mut self.rows_since_summary);
+        if last.is_some_and(|p| size <= p) {
+            t.interleaved += 1;
+        }
+        *last = Some(size);
+        *rows = true;
         let ip = if f.len() >= 12 { block(&f[9..]) } else { None };
         if f.len() < 13 {
             t.truncated_rows += 1;
@@ -139,4 +193,40 @@ pub fn parse(text: &str) -> TestsOutput {
         p.line(l);
     }
     p.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong";
+    fn row(size: u64) -> String {
+        format!("   {size}      {}     float     sum      -1    27691    4.85    4.85      0    27634    4.86    4.86      0", size / 4)
+    }
+
+    #[test]
+    fn a_rank_table_is_whole_only_with_every_rank() {
+        // nccl-tests' header lists every rank of the job; an excerpt of one line is not one node
+        let p = parse("#  Rank 71 Group  0 Pid  14840 on slurm-gb200-207-171 device  3 [0x01] NVIDIA Graphics Device");
+        assert_eq!((p.ranks, p.rank_span), (1, 72));
+        assert_eq!(p.whole_rank_table(), None);
+        let p = parse("#  Rank  0 Group  0 Pid 1 on a device  0 [0x01] H200\n#  Rank  1 Group  0 Pid 2 on b device  0 [0x01] H200");
+        assert_eq!(p.whole_rank_table(), Some((2, 2)));
+    }
+
+    #[test]
+    fn two_processes_printing_one_test_are_separate_runs() {
+        // one run: header, rising sizes, one summary
+        let one = [HEAD.to_string(), row(1 << 20), row(1 << 21), "# Avg bus bandwidth    : 4.8".into()].join("\n");
+        assert_eq!(parse(&one).separate_runs(), None);
+        // two runs one after the other (a script running the test twice) each print a header
+        assert_eq!(parse(&format!("{one}\n{one}")).separate_runs(), None);
+        // nccl-tests without MPI under `mpirun -np 2`: both processes are rank 0 and print
+        let mixed = [HEAD.to_string(), row(1 << 27), row(1 << 27), row(1 << 28)].join("\n");
+        let mixed = format!("{mixed}\n# Avg bus bandwidth    : 1.80\n{}\n# Avg bus bandwidth    : 1.66", row(1 << 28));
+        assert!(parse(&mixed).separate_runs().is_some());
+        // two summaries with nothing between them
+        let p = parse("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 3.94145\n#\n# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 3.94156");
+        assert_eq!((p.summaries, p.interleaved), (2, 1));
+    }
 }

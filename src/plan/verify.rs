@@ -306,6 +306,18 @@ pub const RULES: &[Rule] = &[
         fix: "allow all traffic within the security group (inbound and outbound rules that name the group itself), one subnet and placement group for the job",
     },
     Rule {
+        id: "ofi-no-memory",
+        message: "Libfabric error: (-12) Cannot allocate memory (the EFA provider's abort; EFA internal error: … Failure to post internal receive buffers)",
+        meaning: "the EFA provider could not allocate or register its buffers: the locked-memory limit (`ulimit -l`) is too low for them — 64 KiB is a common default — or the container's memory limit is reached",
+        fix: "raise the locked-memory limit to unlimited where the job runs: `ulimit -l unlimited` (limits.conf `* - memlock unlimited`; docker/podman `--ulimit memlock=-1`; Slurm `PropagateResourceLimits` with slurmd started under that limit); check the pod or cgroup memory limit",
+    },
+    Rule {
+        id: "ofi-abort",
+        message: "Libfabric EFA provider has encountered an internal error: … EFA internal error: (N) … Your application will now abort().",
+        meaning: "libfabric's EFA provider hit an error it cannot report to the caller and aborted the process; the `Libfabric error:` and `EFA internal error:` lines name it",
+        fix: "read the two error lines (`fi_strerror`, `efa_strerror`); update the EFA installer (libfabric) and aws-ofi-nccl to a matching pair; an error about a peer means the security group or a peer that died first",
+    },
+    Rule {
         id: "collnet",
         message: "SHARP coll init error: Cannot create SHARP job / Failed to lock SAT tree / Cannot initialize CollNet, using point-to-point network instead",
         meaning: "SHARP (CollNet) in-network reductions were asked for and could not start: the fabric or the subnet manager's SHARP service does not offer them, or their resources are exhausted; NCCL runs on the point-to-point network instead",
@@ -346,6 +358,12 @@ pub const RULES: &[Rule] = &[
         message: "busbw far below the ceiling",
         meaning: "the measured bus bandwidth is under half the bound the hardware allows",
         fix: "the causes listed with it; `ibwire fleet` for a slow node",
+    },
+    Rule {
+        id: "tests-separate-runs",
+        message: "nccl-tests: two `# Avg bus bandwidth` summaries with no table between, or one size twice in a table",
+        meaning: "every process ran its own test: nccl-tests prints results from rank 0 only, so each process printing them was rank 0 of a job of its own (nccl-tests built without MPI=1, or an MPI build launched without mpirun/srun --mpi); no rank talked to another node, and each bandwidth is one process's",
+        fix: "rebuild nccl-tests with `make clean && make MPI=1 MPI_HOME=<mpi>` and launch it with mpirun or `srun --mpi=pmix`; the header then lists every rank of the job (`#  Rank  N … on <host>`) once",
     },
 ];
 
@@ -645,6 +663,10 @@ fn failure_findings(node: &Node, plan: &Plan, log: &LogFacts, same_node: bool, l
             F::RoceGid => push(&mut findings, "roce-gid", "the RoCE GID table could not be read", None, ev),
             F::OfiNoDevice => push(&mut findings, "ofi-no-device", "the EFA plugin found no device", None, ev),
             F::OfiPeer => push(&mut findings, "ofi-peer", "EFA endpoints cannot reach each other", None, ev),
+            F::OfiNoMemory => {
+                push(&mut findings, "ofi-no-memory", "libfabric could not allocate memory (ENOMEM)", None, ev)
+            }
+            F::OfiAbort => push(&mut findings, "ofi-abort", "the EFA provider aborted the process", None, ev),
             F::CollNet => push(&mut findings, "collnet", "SHARP/CollNet could not start", None, ev),
             F::TopologyFile => push(&mut findings, "topology-file", "a topology file that does not fit", None, ev),
             F::Crash => push(&mut findings, "crash", "a process crashed", None, ev),
@@ -678,6 +700,9 @@ fn failure_findings(node: &Node, plan: &Plan, log: &LogFacts, same_node: bool, l
                 }
             }
         }
+    }
+    if let Some(ev) = &log.separate_runs {
+        push(&mut findings, "tests-separate-runs", "each process ran its own nccl-tests job", None, Some(ev.clone()));
     }
 
     findings
@@ -1276,7 +1301,7 @@ fn rank(findings: &mut [Finding]) {
         "bootstrap-interface" => 0,
         "unknown-warning" => 3,
         "nccl-warning" => 2,
-        "remote-exit" | "collective-timeout" | "nccl-error" | "completion-error" | "slow" | "crash" => 2,
+        "remote-exit" | "collective-timeout" | "nccl-error" | "completion-error" | "slow" | "crash" | "ofi-abort" => 2,
         "socket-between-nodes"
         | "no-gdr"
         | "gdr-partial"
@@ -1341,10 +1366,19 @@ fn outcome(log: &LogFacts, s: &Scope, c: &Ceilings, findings: &[Finding]) -> (Ou
     if multi {
         return if log.on_rdma() {
             match log.gdr {
+                // A path set up is not a job that ran: a log that ends in the set-up may be a hang.
+                Some(true) if !partial.is_empty() => (
+                    Outcome::Inconclusive,
+                    format!(
+                        "INCONCLUSIVE: NCCL set up {} with GPUDirect RDMA{} on the channels shown, but the log ends before its init completed (no 'Init COMPLETE', no 'Connected all', no bandwidth): if the job hung, it hung here{bw}",
+                        observed.as_deref().unwrap_or("IB"),
+                        hcas_over(log)
+                    ),
+                ),
                 Some(true) => (
                     Outcome::Ok,
                     format!(
-                        "OK: {} with GPUDirect RDMA{}{bw}{partial}",
+                        "OK: {} with GPUDirect RDMA{}{bw}",
                         observed.as_deref().unwrap_or("IB"),
                         hcas_over(log)
                     ),
