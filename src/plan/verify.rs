@@ -641,7 +641,8 @@ fn failure_findings(node: &Node, plan: &Plan, log: &LogFacts, same_node: bool, l
                 &mut findings,
                 "socket-connect",
                 "a TCP connection to a peer failed",
-                log.bootstrap_ifs.first().map(|b| format!("bootstrap over {b}")),
+                peer_address_kind(&fs.line)
+                    .or_else(|| log.bootstrap_ifs.first().map(|b| format!("bootstrap over {b}"))),
                 ev,
             ),
             F::RemoteExit => push(&mut findings, "remote-exit", "a peer closed its connection", None, ev),
@@ -1135,15 +1136,47 @@ fn unreachable_bootstrap(log: &LogFacts) -> Option<String> {
         }
     }
     for a in &log.bootstrap_addrs {
-        let a = a.to_ascii_lowercase();
-        if a.starts_with("127.") || a == "::1" {
-            return Some(format!("{a} (loopback)"));
-        }
-        if a.starts_with("fe80:") || a.starts_with("169.254.") {
-            return Some(format!("{a} (a link-local address)"));
+        match unroutable(a) {
+            Some("link-local") => return Some(format!("{a} (a link-local address)")),
+            Some(k) => return Some(format!("{a} ({k})")),
+            None => {}
         }
     }
     None
+}
+
+/// An address no other host reaches: loopback, link-local (IPv4 169.254/16, IPv6 fe80::/10),
+/// Docker's default bridge (172.17.0.0/16: a container not on the host's network).
+fn unroutable(a: &str) -> Option<&'static str> {
+    let a = a.to_ascii_lowercase();
+    if a.starts_with("127.") || a == "::1" {
+        Some("loopback")
+    } else if a.starts_with("fe80:") || a.starts_with("169.254.") {
+        Some("link-local")
+    } else if a.starts_with("172.17.") {
+        Some("Docker's default bridge (172.17.0.0/16)")
+    } else {
+        None
+    }
+}
+
+/// `Connect to fe80::…%enP43105s1<57649> failed`: the peer address, when it is one no other
+/// host can reach, and the interface it belongs to.
+fn peer_address_kind(line: &str) -> Option<String> {
+    let i = line.find("onnect to ")? + "onnect to ".len();
+    let rest = &line[i..];
+    let addr = rest.split(['<', ' ']).next().filter(|a| !a.is_empty())?;
+    let (ip, dev) = match addr.split_once('%') {
+        Some((ip, dev)) => (ip, Some(dev)),
+        None => (addr, None),
+    };
+    let kind = unroutable(ip)?;
+    Some(match dev {
+        Some(d) => format!(
+            "the peer's address {addr} is {kind}: it does not route between hosts; keep {d} out: NCCL_SOCKET_IFNAME naming the interface whose address routes between the hosts (`ibwire env` picks it)"
+        ),
+        None => format!("the peer's address {addr} is {kind}: it does not route between hosts"),
+    })
 }
 
 /// The expectation came from the log (no flag, no node): the fix can name the flag.
@@ -1524,6 +1557,18 @@ fn version_le(v: Option<&str>, max: (u32, u32, u32)) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_peer_address_no_host_reaches_is_named() {
+        // misc/socket.cc: "socketStartConnect: Connect to %s failed : %s" (the address with its <port>)
+        let l = "socketStartConnect: Connect to fe80::20d:3aff:fef9:4aef%enP43105s1<57649> failed : Software caused connection abort";
+        let d = super::peer_address_kind(l).unwrap();
+        assert!(d.contains("link-local") && d.contains("enP43105s1"), "{d}");
+        let l = "socketStartConnect: Connect to 172.17.0.3<35417> failed : Connection refused";
+        assert!(super::peer_address_kind(l).unwrap().contains("Docker's default bridge"));
+        assert_eq!(super::peer_address_kind("Connect to 10.0.0.5<35417> failed : Connection refused"), None);
+        assert_eq!(super::peer_address_kind("Connect to "), None);
+    }
+
     use super::*;
 
     #[test]
