@@ -59,7 +59,8 @@ pub struct Args {
 
 /// `# ibwire-allreduce size=… busbw_gbps=380.5 world=8` from examples/allreduce.py.
 fn allreduce_line(l: &str) -> Option<(f64, usize)> {
-    memchr::memchr(b'#', l.as_bytes())?;
+    // examples/allreduce.py prints it at the start of a line; a launcher's prefix is short
+    memchr::memchr(b'#', &l.as_bytes()[..l.len().min(64)])?;
     let r = l.split_once("# ibwire-allreduce ")?.1;
     let get = |k: &str| r.split_whitespace().find_map(|w| w.strip_prefix(k));
     Some((get("busbw_gbps=")?.parse().ok()?, get("world=")?.parse().ok()?))
@@ -161,8 +162,6 @@ fn expand_dirs(files: &[PathBuf]) -> Result<Vec<PathBuf>> {
 
 /// Lines handed to the log reader's thread at a time: bounded (4 buffers of ~1 MiB in flight).
 const BATCH: usize = 1 << 20;
-/// No mask computed for the line: the log reader computes what it needs itself.
-const NO_MASK: u64 = u64::MAX;
 
 /// The files, streamed: memory stays bounded whatever their size (a 512-rank INFO log is
 /// gigabytes). `-` is stdin. Two threads: this one reads, cleans and unwraps each line and
@@ -193,15 +192,16 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
         let worker = scope.spawn(move || {
             let mut a = log::Analyser::new();
             for mut batch in rx {
-                // [mask: 8 bytes][length: 4 bytes][line], each line whole `&str` (below)
+                // [pre: 12 bytes][length: 4 bytes][line], each line whole `&str` (below)
+                const H: usize = log::Pre::BYTES + 4;
                 let mut at = 0;
-                while at + 12 <= batch.len() {
-                    let m = u64::from_le_bytes(batch[at..at + 8].try_into().unwrap_or([0xff; 8]));
-                    let n = u32::from_le_bytes(batch[at + 8..at + 12].try_into().unwrap_or([0; 4])) as usize;
-                    let end = (at + 12 + n).min(batch.len());
+                while at + H <= batch.len() {
+                    let pre = log::Pre::from_bytes(&batch[at..at + log::Pre::BYTES]);
+                    let n = u32::from_le_bytes(batch[at + H - 4..at + H].try_into().unwrap_or([0; 4])) as usize;
+                    let end = (at + H + n).min(batch.len());
                     // SAFETY: the bytes of a `&str`, copied whole.
-                    let l = unsafe { std::str::from_utf8_unchecked(&batch[at + 12..end]) };
-                    a.line_with_mask(l, (m != NO_MASK).then_some(m));
+                    let l = unsafe { std::str::from_utf8_unchecked(&batch[at + H..end]) };
+                    a.line_pre(l, pre);
                     at = end;
                 }
                 batch.clear();
@@ -212,7 +212,7 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
         let mut tests = tests_output::Parser::default();
         let mut allreduce = None;
         let mut out: Vec<u8> = Vec::with_capacity(BATCH + MAX_LINE);
-        let mut odd = false;
+        let mut third = 0u8;
         let mut res = Ok(());
         while let Some((f, r)) = inputs.pop_front() {
             let mut pointed: Vec<PathBuf> = Vec::new();
@@ -231,11 +231,11 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
                 if let Some(x) = allreduce_line(l) {
                     allreduce = Some(x);
                 }
-                // The gate's pass runs here for every other line and in the log reader's thread
-                // for the rest: the two threads then carry about the same work.
-                odd = !odd;
-                let m = if odd { log::mask(l).unwrap_or(NO_MASK) } else { NO_MASK };
-                out.extend_from_slice(&m.to_le_bytes());
+                // The tag and the gate's pass run here for two lines in three and in the log
+                // reader's thread for the rest: the two threads then carry about the same work.
+                third = (third + 1) % 3;
+                let pre = if third != 0 { log::pre(l) } else { log::Pre::NONE };
+                out.extend_from_slice(&pre.to_bytes());
                 out.extend_from_slice(&(l.len() as u32).to_le_bytes());
                 out.extend_from_slice(l.as_bytes());
                 if out.len() >= BATCH {

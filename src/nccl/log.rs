@@ -575,16 +575,66 @@ fn short(msg: &str) -> Option<Short> {
     }
 }
 
-/// The mask [`Analyser::line_with_mask`] takes: computed where the line is read, so the gate's
-/// pass runs beside the log reader rather than in it. `None` for a line that takes a short
-/// path (its mask is never looked at) or that the analyser reads whole anyway.
-pub fn mask(l: &str) -> Option<u64> {
-    match nccl_tag(l) {
-        Some((true, _)) => None,
-        Some((false, msg)) if short(msg).is_some() => None,
-        Some((false, msg)) => Some(gate_mask(msg)),
-        None => Some(gate_mask(l)),
+/// What the thread that reads the log works out for a line, so that it runs beside the
+/// analyser rather than in it: the NCCL tag and the gate's mask. [`Pre::NONE`]: nothing
+/// (the analyser works both out itself).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pre {
+    /// 0: not worked out; 1: no tag; else the message's offset + 2, bit 31 set for a WARN.
+    tag: u32,
+    /// `u64::MAX`: not worked out, or a line read whole anyway (a WARN, a short path's).
+    mask: u64,
+}
+
+impl Pre {
+    pub const NONE: Pre = Pre { tag: 0, mask: u64::MAX };
+    pub const BYTES: usize = 12;
+
+    pub fn to_bytes(self) -> [u8; 12] {
+        let mut b = [0u8; 12];
+        b[..8].copy_from_slice(&self.mask.to_le_bytes());
+        b[8..].copy_from_slice(&self.tag.to_le_bytes());
+        b
     }
+
+    pub fn from_bytes(b: &[u8]) -> Pre {
+        match (b.get(..8).and_then(|m| m.try_into().ok()), b.get(8..12).and_then(|t| t.try_into().ok())) {
+            (Some(m), Some(t)) => Pre { mask: u64::from_le_bytes(m), tag: u32::from_le_bytes(t) },
+            _ => Pre::NONE,
+        }
+    }
+
+    /// The tag of `l` as [`nccl_tag`] gives it, from what was worked out.
+    fn tag<'a>(&self, l: &'a str) -> Option<(bool, &'a str)> {
+        match self.tag {
+            0 => nccl_tag(l),
+            1 => None,
+            t => {
+                let at = ((t & !(1 << 31)) - 2) as usize;
+                match l.get(at..) {
+                    Some(msg) => Some((t >> 31 == 1, msg)),
+                    None => nccl_tag(l),
+                }
+            }
+        }
+    }
+}
+
+/// [`Pre`] of a line.
+pub fn pre(l: &str) -> Pre {
+    let t = nccl_tag(l);
+    let tag = match t {
+        None => 1,
+        Some((warn, msg)) if l.len() < 1 << 30 => ((l.len() - msg.len()) as u32 + 2) | (u32::from(warn) << 31),
+        Some(_) => 0,
+    };
+    let mask = match t {
+        Some((true, _)) => u64::MAX,
+        Some((false, msg)) if short(msg).is_some() => u64::MAX,
+        Some((false, msg)) => gate_mask(msg),
+        None => gate_mask(l),
+    };
+    Pre { tag, mask }
 }
 
 /// Bit `i` set when GATE's `i`-th literal occurs in `l` (GATE has at most 64).
@@ -1157,12 +1207,13 @@ impl Analyser {
     /// lines, the host of its prefix). Channel lines, the bulk of a large job's INFO log, take
     /// their own short path.
     pub fn line_unwrapped(&mut self, l: &str) {
-        self.line_with_mask(l, None);
+        self.line_pre(l, Pre::NONE);
     }
 
-    /// As [`Analyser::line_unwrapped`], with the line's [`mask`] computed already (by another
+    /// As [`Analyser::line_unwrapped`], with the line's [`pre`] worked out already (by another
     /// thread).
-    pub fn line_with_mask(&mut self, l: &str, mask: Option<u64>) {
+    pub fn line_pre(&mut self, l: &str, pre: Pre) {
+        let mask = (pre.mask != u64::MAX).then_some(pre.mask);
         if l.is_empty() {
             return;
         }
@@ -1175,7 +1226,7 @@ impl Analyser {
             self.error(l);
             return;
         }
-        let tag = nccl_tag(l);
+        let tag = pre.tag(l);
         let is_nccl = tag.is_some();
         let host = self.prefix(l, is_nccl);
         self.warn_proc = match tag {
