@@ -134,6 +134,25 @@ fn node_without_infiniband_does_nothing_and_says_nothing() {
 }
 
 #[test]
+fn node_without_infiniband_still_says_a_broken_config_where_pyxis_users_look() {
+    // Under real pyxis 0.24 + enroot 4.1.2 (2026-12-02) a broken IBWIRE_CONFIG on a node without
+    // RDMA devices was said on the hook's stderr only, which pyxis drops on a start that
+    // succeeds: the user's settings were lost without a word they could read.
+    let t = tree_dir();
+    ibwire_fixture::plain(&t.path().join("node"));
+    let cfg = t.path().join("mine.yaml");
+    fs::write(&cfg, "hca: [not, a, map\n").unwrap();
+    let r = hook(&t.path().join("node"), t.path(), true, &[("IBWIRE_CONFIG", cfg.to_str().unwrap())], "PATH=/x\n");
+    assert_eq!((r.rc, r.fstab.as_str()), (0, ""), "{}", r.stderr);
+    let line =
+        r.environ.lines().find(|l| l.starts_with("IBWIRE_HOOK_WARNINGS=")).unwrap_or_else(|| panic!("{}", r.environ));
+    assert!(line.contains("mine.yaml") && line.contains("that file is skipped"), "{line}");
+    assert!(r.environ.starts_with("PATH=/x\n"), "the image's environment is kept: {}", r.environ);
+    // nothing else is exported there: no device, no NCCL setting
+    assert_eq!(r.environ.lines().count(), 2, "{}", r.environ);
+}
+
+#[test]
 fn mellanox_visible_devices_indices_as_the_stock_hook() {
     // PCI order: 0 mlx5_0 (19:00.0), 1 mlx5_3 (2a), 2 mlx5_4 (3b), 3 mlx5_bond_0 (49), 4 mlx5_5 …
     let (t, root) = story();

@@ -562,7 +562,7 @@ pub fn decide_saying(
     said_before: &[String],
 ) -> Result<Outcome> {
     let mut out = Outcome::default();
-    if node.rdma.is_empty() {
+    if node.rdma.is_empty() && said_before.is_empty() {
         return Ok(out);
     }
     let mounts_path =
@@ -577,6 +577,19 @@ pub fn decide_saying(
         Err(e) if crate::input::is_absent(&e) => Vec::new(),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", environ_path.display())),
     };
+    if node.rdma.is_empty() {
+        // Nothing to expose or decide on a node without RDMA devices; but a configuration
+        // that could not be read (the admin's, or the user's IBWIRE_CONFIG: their settings
+        // lost) is said where a pyxis user looks, as on any node (found under real pyxis 0.24).
+        if !env.contains_key("IBWIRE_HOOK_WARNINGS") {
+            let l = render::environ_line("IBWIRE_HOOK_WARNINGS", &warnings_value(said_before))?;
+            out.environ.push(l);
+        }
+        out.mounts_path = mounts_path;
+        out.environ_path = environ_path;
+        out.environ_bytes = environ_bytes;
+        return Ok(out);
+    }
     let environ_text = String::from_utf8_lossy(&environ_bytes);
     let file_env = environ::parse(&environ_text);
 
@@ -677,17 +690,7 @@ pub fn decide_saying(
         .chain(out.warnings.iter().cloned())
         .collect();
     if !said_all.is_empty() && !env.contains_key("IBWIRE_HOOK_WARNINGS") {
-        let mut joined = said_all.iter().map(|w| one_line(w)).collect::<Vec<_>>().join(" | ");
-        if joined.len() > 4000 {
-            let mut cut = 4000;
-            while !joined.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            joined.truncate(cut);
-            joined.push('…');
-        }
-        let joined: String = joined.chars().filter(|c| !c.is_control()).collect();
-        env_out.push(("IBWIRE_HOOK_WARNINGS".into(), joined));
+        env_out.push(("IBWIRE_HOOK_WARNINGS".into(), warnings_value(&said_all)));
     }
     for (k, v) in &env_out {
         match render::environ_line(k, v) {
@@ -699,6 +702,20 @@ pub fn decide_saying(
     out.environ_path = environ_path;
     out.environ_bytes = environ_bytes;
     Ok(out)
+}
+
+/// IBWIRE_HOOK_WARNINGS' value: the lines joined by ` | `, at most 4000 bytes, no controls.
+fn warnings_value(said: &[String]) -> String {
+    let mut joined = said.iter().map(|w| one_line(w)).collect::<Vec<_>>().join(" | ");
+    if joined.len() > 4000 {
+        let mut cut = 4000;
+        while !joined.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        joined.truncate(cut);
+        joined.push('…');
+    }
+    joined.chars().filter(|c| !c.is_control()).collect()
 }
 
 /// Why the image cannot use verbs, if it cannot: no `libibverbs.so.1` in its library
