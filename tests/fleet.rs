@@ -354,3 +354,44 @@ fn a_host_name_cannot_forge_lines_of_the_report() {
     assert!(!out.contains('\u{1b}'), "{out}");
     assert!(out.contains("gpu-003\\n5 nodes"), "the node is named, escaped: {out}");
 }
+
+/// Two nodes, one with `change`: the difference's named node, its message, and the exit code.
+fn pair(faulty: &str, change: impl FnOnce(&mut Node)) -> (i32, String, String) {
+    let t = tempfile::tempdir().unwrap();
+    for h in ["gpu-001", "gpu-002"] {
+        if h == faulty {
+            continue;
+        }
+        write(t.path(), h, |_| {});
+    }
+    write(t.path(), faulty, change);
+    let (rc, v, err) = fleet(&[t.path().to_str().unwrap()]);
+    let d = v["report"]["differences"].as_array().unwrap_or_else(|| panic!("{err}"));
+    assert_eq!(d.len(), 1, "{d:#?}");
+    (rc, d[0]["groups"][1]["nodes"].as_str().unwrap().to_string(), d[0]["messages"][0].as_str().unwrap().to_string())
+}
+
+#[test]
+fn in_a_job_of_two_the_node_with_the_fault_is_named_not_the_healthy_one() {
+    // With two nodes there is no majority: the majority rule named the healthy node whenever the
+    // faulty one sorted first (issue 39). Each port fault, on either node.
+    for faulty in ["gpu-001", "gpu-002"] {
+        let (rc, named, m) = pair(faulty, |n| {
+            let p = port(n, "mlx5_3");
+            p.state = Some(1);
+            p.state_name = Some("DOWN".into());
+        });
+        assert_eq!((rc, named.as_str()), (1, faulty), "{m}");
+        assert!(m.starts_with(&format!("{faulty} has healthy HCA ports 7, the other 1 node 8")), "{m}");
+        assert!(m.contains(&format!("fix on {faulty}: mlx5_3 port 1: port state DOWN")), "{m}");
+        let (rc, named, m) = pair(faulty, |n| port(n, "mlx5_6").lid = Some(0));
+        assert_eq!((rc, named.as_str()), (1, faulty), "LID 0: {m}");
+        let (rc, named, m) = pair(faulty, |n| port(n, "mlx5_6").rate = Some("200 Gb/sec (4X HDR)".into()));
+        assert_eq!((rc, named.as_str()), (1, faulty), "downtrained: {m}");
+        assert!(m.contains(&format!("{faulty} mlx5_6:1 200 Gb/sec")), "{m}");
+        let (rc, named, m) = pair(faulty, |n| {
+            n.rdma.iter_mut().find(|d| d.name == "mlx5_6").unwrap().pci.as_mut().unwrap().link.current_width = Some(8)
+        });
+        assert_eq!((rc, named.as_str()), (1, faulty), "narrowed: {m}");
+    }
+}

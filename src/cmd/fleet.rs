@@ -255,9 +255,11 @@ pub fn text(r: &Report) -> String {
         }
     }
     for (label, nodes) in &r.unknown {
+        // Only ACS is read from PCI config space past its first 64 bytes, which needs root.
+        let why = if label.starts_with("ACS") { ": ACS needs root" } else { "" };
         let _ = writeln!(
             s,
-            "note: {label} is unknown in the snapshots of {nodes} (an older snapshot, or a fact the probe could not read there: ACS needs root); not compared there"
+            "note: {label} is unknown in the snapshots of {nodes} (an older snapshot, or a fact the probe could not read there{why}); not compared there"
         );
     }
     s

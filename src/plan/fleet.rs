@@ -227,6 +227,20 @@ pub struct Report {
     pub unknown: Vec<(String, String)>,
 }
 
+/// How healthy a value of a health fact is, higher better; the same for every value of any
+/// other fact (the majority decides there).
+fn health(key: &str, val: &str) -> i64 {
+    // `400 Gb/sec (4X NDR)`: the leading number
+    let gbit = |x: &str| x.trim().split_whitespace().next().and_then(|n| n.parse::<f64>().ok());
+    match key {
+        "healthy_hcas" => val.parse().unwrap_or(0),
+        "pcie" => i64::from(val == "none"),
+        // the side whose slowest port is fastest
+        "rate" => val.split(", ").filter_map(gbit).fold(f64::INFINITY, f64::min).min(1e9) as i64,
+        _ => 0,
+    }
+}
+
 pub fn compare(all: &[NodeFacts]) -> Report {
     let mut report = Report { nodes: all.len(), agree: Vec::new(), differences: Vec::new(), unknown: Vec::new() };
     let differs = |key: &str| {
@@ -259,8 +273,11 @@ pub fn compare(all: &[NodeFacts]) -> Report {
             continue;
         }
         let mut groups: Vec<(&str, Vec<&NodeFacts>)> = by.into_iter().collect();
-        // The majority first; ties keep the value order.
-        groups.sort_by_key(|g| std::cmp::Reverse(g.1.len()));
+        // A health fact names the node whose own facts are worse (fewer healthy ports, a slower
+        // port, a narrowed link), whatever the majority: in a job of two, the majority rule
+        // blamed the healthy node half the time. Other facts: the majority first; ties keep the
+        // value order.
+        groups.sort_by_key(|g| (std::cmp::Reverse(health(a.key, g.0)), std::cmp::Reverse(g.1.len())));
         let hosts =
             |g: &[&NodeFacts]| crate::slurm::compress_hostlist(&g.iter().map(|n| n.host.clone()).collect::<Vec<_>>());
         let (maj_val, maj) = (&groups[0].0, &groups[0].1);
