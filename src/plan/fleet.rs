@@ -231,7 +231,7 @@ pub struct Report {
 /// other fact (the majority decides there).
 fn health(key: &str, val: &str) -> i64 {
     // `400 Gb/sec (4X NDR)`: the leading number
-    let gbit = |x: &str| x.trim().split_whitespace().next().and_then(|n| n.parse::<f64>().ok());
+    let gbit = |x: &str| x.split_whitespace().next().and_then(|n| n.parse::<f64>().ok());
     match key {
         "healthy_hcas" => val.parse().unwrap_or(0),
         "pcie" => i64::from(val == "none"),
