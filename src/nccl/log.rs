@@ -575,6 +575,14 @@ fn short(msg: &str) -> Option<Short> {
     }
 }
 
+/// A line ibwire itself wrote into the job's output (`ibwire launch: …`, the hook's, an error):
+/// its judgement of NCCL's lines, never evidence of its own. Quoted evidence in it (`"Using
+/// network Socket"`) read as NCCL's made a second network out of the quote.
+fn ibwires_own(l: &str) -> bool {
+    l.strip_prefix("ibwire")
+        .is_some_and(|r| r.starts_with(" launch: ") || r.starts_with(": ") || r.starts_with("-hook: "))
+}
+
 /// What the thread that reads the log works out for a line, so that it runs beside the
 /// analyser rather than in it: the NCCL tag and the gate's mask. [`Pre::NONE`]: nothing
 /// (the analyser works both out itself).
@@ -1214,7 +1222,7 @@ impl Analyser {
     /// thread).
     pub fn line_pre(&mut self, l: &str, pre: Pre) {
         let mask = (pre.mask != u64::MAX).then_some(pre.mask);
-        if l.is_empty() {
+        if l.is_empty() || ibwires_own(l) {
             return;
         }
         self.f.lines += 1;
@@ -1988,6 +1996,19 @@ mod tests {
         assert_eq!(gate_mask("Cuda failure reset by peer"), gbit!("Cuda failure") | gbit!("reset by peer"));
         assert_eq!(gate_mask("Duplicate GPU Direct"), gbit!("Duplicate GPU") | gbit!("GPU Direct"));
         assert_eq!(gate_mask("x Using network IB via NET/IB/0"), gbit!("Using network") | gbit!(" via "));
+    }
+
+    #[test]
+    fn ibwires_own_lines_in_a_job_output_are_not_nccls() {
+        // launch's stop message quotes NCCL's lines as its evidence (found by the Slurm system
+        // test: "ranks disagree on the network (Socket vs Socket\")")
+        let mut a = Analyser::new();
+        a.line("node1:1006:1006 [0] NCCL INFO Using network Socket");
+        a.line("ibwire launch: error: node1: NCCL chose Socket where InfiniBand/RoCE was expected (evidence: \"NET/IB : No device found\", \"Using network Socket\")");
+        a.line("ibwire-hook: warning: the image has no libibverbs.so.1");
+        let f = a.finish();
+        assert_eq!(f.networks_seen, vec!["Socket".to_string()], "{:?}", f.networks_seen);
+        assert!(f.failures.is_empty(), "{:?}", f.failures);
     }
 
     #[test]

@@ -28,6 +28,7 @@ echo $! > "$W/munged.pid"
 for _ in $(seq 50); do munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.1; done
 for i in 0 1 2 3 4 5 6 7; do mknod "$W/gpu/nvidia$i" c 195 $i; done
 "$G" story "$W/trees/node1"; "$G" story "$W/trees/node2"
+for n in 1 2; do echo node$n > "$W/trees/node$n/proc/sys/kernel/hostname"; done   # as each node names itself
 echo "1: DOWN" > "$(readlink -f "$W/trees/node2/sys/class/infiniband/mlx5_6")/ports/1/state"
 mkdir -p "$W/bin"
 printf '#!/bin/sh\nexec %s taskprolog --root %s/trees/"$(hostname)"\n' "$B" "$W" > "$W/bin/taskprolog"
@@ -75,7 +76,7 @@ in_node ibw-n2 node2 slurmd.node2 slurmd -D -N node2 -f "$SLURM_CONF"
 for _ in $(seq 120); do
   [ "$(ip netns exec ibw-n1 sinfo -h -o %t 2>/dev/null)" = idle ] && break; sleep 0.5
 done
-[ "$(ip netns exec ibw-n1 sinfo -h -o %t 2>/dev/null)" = idle ] || { echo "FAIL: nodes not idle"; tail -20 "$W"/log/*; exit 1; }
+[ "$(ip netns exec ibw-n1 sinfo -h -o %t 2>/dev/null)" = idle ] || { echo "FAIL: nodes not idle"; ip netns exec ibw-n1 sinfo 2>&1; tail -n 20 "$W"/log/*; exit 1; }
 ln -s "$B" "$W/bin/ibwire"
 jid=$(ip netns exec ibw-n1 env PATH="$W/bin:$VENV/bin:$PATH" PYTHONWARNINGS=ignore PG_TIMEOUT=60 \
   IBWIRE_LAUNCH_ARGS=--explain \
@@ -90,6 +91,48 @@ out="$W/jobs/train-$jid.out"
 [ "$(grep -c 'allreduce_sum=3.0 expected=3.0' "$out")" = 2 ] || { echo "FAIL: output"; cat "$out"; exit 1; }
 [ "$(grep -c '^GLOO_SOCKET_IFNAME=eno8303\( (yours, kept)\)\?$' "$out")" = 2 ] || { echo "FAIL: interface"; cat "$out"; exit 1; }
 echo "ok: sbatch examples/train-baremetal.sbatch (job $jid) COMPLETED on node[1-2]; both ranks allreduce_sum=3.0 over eno8303"
+# The README's quick start as written, on nodes with HCAs (each node's launch reads its fixture
+# tree): `srun ibwire launch -- train.py` (real torchrun; the script replays NCCL 2.28.9's real
+# log, its transport as NCCL prints IB: tests/system/nccl-standin.py), then `ibwire verify
+# --from-log slurm-<id>.out` in the submit directory.
+mkdir -p "$W/bin2" "$W/submit"
+printf '#!/bin/sh
+IBWIRE_ROOT=%s/trees/"$(hostname)" exec %s "$@"\n' "$W" "$B" > "$W/bin2/ibwire"
+chmod 755 "$W/bin2/ibwire"
+quick() {   # IB RUN: sbatch the example from $W/submit, wait, print the job id
+  ip netns exec ibw-n1 sh -c 'cd "$0/submit" && exec env "$@"' "$W" PATH="$W/bin2:$VENV/bin:$PATH" \
+    PYTHONWARNINGS=ignore STANDIN_IB="$1" STANDIN_RUN="$2" STANDIN_HCAS="$HCA8" \
+    SCRIPT="$REPO/tests/system/nccl-standin.py" \
+    sbatch --parsable --time=3 --gpus-per-node=1 "$REPO/examples/train-baremetal.sbatch" > "$W/jid"
+  local j; j=$(cat "$W/jid")
+  for _ in $(seq 400); do ip netns exec ibw-n1 squeue -h -j "$j" 2>/dev/null | grep -q . || break; sleep 0.5; done
+  echo "$j"
+}
+HCA8=mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1,mlx5_8:1,mlx5_9:1
+jid=$(quick 1 1)
+out="$W/submit/slurm-$jid.out"
+state=$(ip netns exec ibw-n1 scontrol show job "$jid" | grep -o 'JobState=[A-Z]*' || true)
+[ "$state" = JobState=COMPLETED ] || { echo "FAIL: quick start job $jid $state"; cat "$out"; exit 1; }
+for n in 1 2; do
+  grep -q "ibwire launch: node$n: verdict on this node's 1 NCCL log(s): OK: IB with GPUDirect RDMA" "$out" \
+    || { echo "FAIL: no verdict from node$n"; cat "$out"; exit 1; }
+  ls "$W/submit/ibwire-nccl-$jid."*/nccl.node$n.*.log > /dev/null || { echo "FAIL: node$n's NCCL log not kept"; ls -R "$W/submit"; exit 1; }
+done
+grep -q "^ibwire launch: NCCL's log: $W/submit/ibwire-nccl-$jid" "$out" || { echo "FAIL: the kept log is not named"; cat "$out"; exit 1; }
+v=$(cd "$W/submit" && "$B" verify --from-log "slurm-$jid.out") || { echo "FAIL: verify --from-log slurm-$jid.out: exit $?"; echo "$v"; exit 1; }
+echo "$v" | head -1 | grep -q '^OK: IB with GPUDirect RDMA' || { echo "FAIL: verdict"; echo "$v"; exit 1; }
+echo "$v" | grep -q 'nodes: 2' || { echo "FAIL: the job's two nodes"; echo "$v"; exit 1; }
+echo "ok: quick start (job $jid): launch's verdict on each node, the log kept, verify --from-log slurm-$jid.out: $(echo "$v" | head -1)"
+# A job whose NCCL falls back to sockets: launch stops it at init, and verify says why.
+jid=$(quick "" 60)
+out="$W/submit/slurm-$jid.out"
+state=$(ip netns exec ibw-n1 scontrol show job "$jid" | grep -o 'JobState=[A-Z]*' || true)
+[ "$state" = JobState=FAILED ] || { echo "FAIL: socket job $jid $state"; cat "$out"; exit 1; }
+grep -q "NCCL chose Socket where InfiniBand/RoCE was expected" "$out" || { echo "FAIL: no stop message"; cat "$out"; exit 1; }
+set +e; v=$(cd "$W/submit" && "$B" verify --from-log "slurm-$jid.out"); rc=$?; set -e
+[ "$rc" = 1 ] || { echo "FAIL: verify of the socket job: exit $rc"; echo "$v"; exit 1; }
+echo "$v" | head -1 | grep -q '^NOT OK: NOT ON RDMA: NCCL used Socket between nodes' || { echo "FAIL: socket verdict"; echo "$v"; exit 1; }
+echo "ok: socket fallback (job $jid) stopped by launch at init; verify --from-log: $(echo "$v" | head -1)"
 # TaskProlog: a bare task on each node gets that node's decisions, ...
 srun_env() { ip netns exec ibw-n1 timeout 60 srun -N2 --ntasks-per-node=1 -l "$@" env 2> "$W/srun.err" | sort; }
 HCA8='=mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1,mlx5_8:1,mlx5_9:1'
