@@ -113,6 +113,13 @@ fn a_socket_fallback_stops_the_job_at_init() {
     assert_eq!(rc, 1, "{err}");
     assert!(err.contains("gpu-001: NCCL chose Socket where InfiniBand/RoCE was expected"), "{err}");
     assert!(err.contains("--allow-socket-fallback"), "{err}");
+    // a headline and indented lines (NCCL's words, each cause, the fix) that fit a terminal
+    let report: Vec<&str> = err.lines().skip_while(|l| !l.contains("NCCL chose Socket")).collect();
+    assert!(report.len() >= 4 && report[1].starts_with("  NCCL: \"Using network Socket\""), "{err}");
+    assert!(report.iter().any(|l| l.starts_with("  fix: ")), "{err}");
+    for l in report.iter().take_while(|l| !l.starts_with("ibwire launch: NCCL's log: ")) {
+        assert!(l.chars().count() <= 100, "{} columns: {l}", l.chars().count());
+    }
     // 0.3 s until NCCL's line, one poll, SIGTERM honoured at once: well under the 60 s job.
     assert!(took < Duration::from_secs(5), "stopped after {took:?}");
     assert!(fs::read_to_string(&j.mark).unwrap_or_default().contains("TERM"), "torchrun was told to stop");

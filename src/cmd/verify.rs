@@ -213,19 +213,21 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
         let mut allreduce = None;
         let mut out: Vec<u8> = Vec::with_capacity(BATCH + MAX_LINE);
         let mut third = 0u8;
+        let mut own = log::OwnLines::default();
         let mut res = Ok(());
         while let Some((f, r)) = inputs.pop_front() {
             let mut pointed: Vec<PathBuf> = Vec::new();
             let read = crate::nccl::for_each_line(std::io::BufReader::with_capacity(1 << 20, r), MAX_LINE, |raw| {
                 let cleaned = crate::nccl::clean(raw);
                 let l = crate::nccl::unwrap_line(&cleaned);
-                if l.is_empty() {
-                    return;
-                }
                 if let Some(d) = l.strip_prefix(super::watch::KEPT) {
                     if pointed.len() < 64 {
                         pointed.push(PathBuf::from(d.trim()));
                     }
+                }
+                // ibwire's own reports (launch's verdicts and stop messages) are no evidence
+                if own.skip(&cleaned) || l.is_empty() {
+                    return;
                 }
                 tests.line_unwrapped(l);
                 if let Some(x) = allreduce_line(l) {

@@ -250,18 +250,28 @@ pub fn run(mut cmd: Command, w: Watch) -> Result<ExitCode> {
                 Verdict::Warn(m) => {
                     decided = true;
                     keep_logs = true;
-                    say(&format!("ibwire launch: warning: {host}: {m}"));
+                    say(&report(&format!("ibwire launch: warning: {host}: "), &m, &[]));
                 }
                 Verdict::Stop(m) if w.allow_fallback => {
                     decided = true;
                     keep_logs = true;
-                    say(&format!("ibwire launch: warning: {host}: {m} (running on: --allow-socket-fallback)"));
+                    say(&report(
+                        &format!("ibwire launch: warning: {host}: "),
+                        &m,
+                        &["running on: --allow-socket-fallback".into()],
+                    ));
                 }
                 Verdict::Stop(m) => {
-                    say(&format!(
-                        "ibwire launch: error: {host}: {m}; job stopped {:.1}s after start, {lag:.2}s after NCCL logged it (NCCL's logs: {}). Fix the cause, or pass --allow-socket-fallback to run anyway, or --expect-net socket if sockets are intended",
-                        started.elapsed().as_secs_f64(),
-                        w.dir.display()
+                    say(&report(
+                        &format!("ibwire launch: error: {host}: "),
+                        &m,
+                        &[
+                            format!(
+                                "job stopped {:.1}s after start, {lag:.2}s after NCCL logged it",
+                                started.elapsed().as_secs_f64()
+                            ),
+                            "fix the cause; or --allow-socket-fallback to run anyway; or --expect-net socket if sockets are intended".into(),
+                        ],
                     ));
                     say(&kept_line(&w.dir));
                     stop(&exited, pid, w.grace);
@@ -280,6 +290,40 @@ pub fn run(mut cmd: Command, w: Watch) -> Result<ExitCode> {
     say(&final_verdict(&w, &host, started, ras.hung.as_deref()));
     say(&kept_line(&w.dir));
     Ok(exit_code(status))
+}
+
+/// A verdict of the watch as a terminal reads it: the headline, then one indented line each
+/// for what NCCL said, each likely cause and fix, and `more`, every line wrapped at 100 columns
+/// (netguard's one-line form: `headline (NCCL: "…")` or `headline: "…"`, then `; likely: a; b`).
+fn report(lead: &str, m: &str, more: &[String]) -> String {
+    let (head, causes) = m.split_once("; likely: ").unwrap_or((m, ""));
+    let (headline, nccl) = match head.split_once(" (NCCL: ") {
+        Some((h, q)) => (h, Some(q.strip_suffix(')').unwrap_or(q).to_string())),
+        None => match head.split_once(": \"") {
+            Some((h, q)) => (h, Some(format!("\"{q}"))),
+            None => (head, None),
+        },
+    };
+    let mut lines = vec![format!("{lead}{headline}")];
+    lines.extend(nccl.map(|q| format!("  NCCL: {q}")));
+    // `cause; fix: a; b`: a fix's own `; ` parts stay on its line
+    let mut in_fix = false;
+    for c in causes.split("; ").filter(|c| !c.is_empty()) {
+        if c.starts_with("fix: ") {
+            lines.push(format!("  {c}"));
+            in_fix = true;
+        } else if in_fix && !c.starts_with("likely: ") {
+            if let Some(last) = lines.last_mut() {
+                last.push_str("; ");
+                last.push_str(c);
+            }
+        } else {
+            lines.push(format!("  likely: {}", c.trim_start_matches("likely: ")));
+            in_fix = false;
+        }
+    }
+    lines.extend(more.iter().map(|l| format!("  {l}")));
+    crate::text::fit(&lines.join("\n"), 100)
 }
 
 /// The line that names the kept log; `verify --from-log` of the job's output follows it.

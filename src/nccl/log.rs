@@ -583,6 +583,23 @@ fn ibwires_own(l: &str) -> bool {
         .is_some_and(|r| r.starts_with(" launch: ") || r.starts_with(": ") || r.starts_with("-hook: "))
 }
 
+/// ibwire's own reports in a job's output, line by line: a headline `ibwire launch: …` and the
+/// indented lines under it (the watch's stop message quotes NCCL's lines as its evidence).
+/// Asked of each line as read, before [`unwrap_line`] takes its indent.
+#[derive(Default)]
+pub struct OwnLines {
+    block: bool,
+}
+
+impl OwnLines {
+    /// Is this (cleaned, not yet unwrapped) line ibwire's own?
+    pub fn skip(&mut self, l: &str) -> bool {
+        let own = ibwires_own(l) || (self.block && l.starts_with("  "));
+        self.block = own;
+        own
+    }
+}
+
 /// What the thread that reads the log works out for a line, so that it runs beside the
 /// analyser rather than in it: the NCCL tag and the gate's mask. [`Pre::NONE`]: nothing
 /// (the analyser works both out itself).
@@ -1007,6 +1024,7 @@ pub struct Analyser {
     seen_dev: HashSet<(String, u32)>,
     gdr_disabled: bool,
     /// The previous line was a framework's `Last error:`: the next one is NCCL's warning.
+    own: OwnLines,
     last_error_next: bool,
     /// Every reader on every line, no gate and no short paths (the reference the gated
     /// reading is tested against).
@@ -1204,6 +1222,9 @@ impl Analyser {
     /// names libibverbs) is read by both, in this order.
     pub fn line(&mut self, raw: &str) {
         let cleaned = clean(raw);
+        if self.own.skip(&cleaned) {
+            return;
+        }
         self.line_unwrapped(unwrap_line(&cleaned));
     }
 
@@ -2006,6 +2027,10 @@ mod tests {
         a.line("node1:1006:1006 [0] NCCL INFO Using network Socket");
         a.line("ibwire launch: error: node1: NCCL chose Socket where InfiniBand/RoCE was expected (evidence: \"NET/IB : No device found\", \"Using network Socket\")");
         a.line("ibwire-hook: warning: the image has no libibverbs.so.1");
+        // the watch's report: a headline, then indented lines that quote NCCL
+        a.line("ibwire launch: error: node1: NCCL chose Socket where InfiniBand/RoCE was expected");
+        a.line("  NCCL: \"NET/IB : No device found\", \"Using network Socket\"");
+        a.line("  likely: NCCL moves data between nodes over TCP sockets");
         let f = a.finish();
         assert_eq!(f.networks_seen, vec!["Socket".to_string()], "{:?}", f.networks_seen);
         assert!(f.failures.is_empty(), "{:?}", f.failures);

@@ -133,7 +133,9 @@ pub fn judge(
         None,
         &CeilingInputs { nodes: Some(nnodes.max(2)), node_known: true, ..Default::default() },
     );
-    let mut causes = report.causes.clone();
+    // verify's fixes name verify's flag; under launch the flag is --expect-net
+    let mut causes: Vec<String> =
+        report.causes.iter().map(|c| c.replace("`--expect socket`", "`--expect-net socket`")).collect();
     if plan.hcas.is_empty() {
         // --expect-net ib on a node that shows no usable port: that is the first thing to say.
         causes.insert(
