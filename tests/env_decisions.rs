@@ -95,6 +95,23 @@ fn a_master_name_that_resolves_to_loopback_is_named_as_such() {
     assert!(!f.message.contains("lo has no"), "{}", f.message);
 }
 
+#[test]
+fn a_one_node_job_whose_master_resolves_to_loopback_is_fine() {
+    // Under real pyxis every one-node job warned "other nodes cannot reach it": the job's own
+    // host was its master, and Debian's /etc/hosts maps that name to 127.0.1.1.
+    let (_t, n) = node(|r| drop(fixture::story(r)));
+    let m = Master { name: "gpu-001".into(), ip: "127.0.1.1".parse().unwrap() };
+    let env = |k: &str, v: &str| [(k.to_string(), v.to_string())].into_iter().collect();
+    for k in ["SLURM_JOB_NUM_NODES", "SLURM_NNODES"] {
+        let p = plan::decide(&n, &Intent { master: Some(m.clone()), env: env(k, "1"), ..Default::default() });
+        assert!(!p.findings.iter().any(|f| f.severity == Severity::Error), "{k}: {:?}", p.findings);
+        assert!(p.bootstrap_if.is_some(), "{k}: a bootstrap interface is chosen");
+    }
+    // over two nodes it is the error it was
+    let p = plan::decide(&n, &Intent { master: Some(m), env: env("SLURM_JOB_NUM_NODES", "2"), ..Default::default() });
+    assert!(p.findings.iter().any(|f| f.severity == Severity::Error && f.message.contains("a loopback address")));
+}
+
 /// A RoCE node: 4 single-port ConnectX RoCE rails, and mlx5_bond_0 (Ethernet, LID 0) on bond0
 /// which carries the management network.
 fn roce_node(r: &Path) {
