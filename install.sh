@@ -36,6 +36,13 @@ hooks_dir() {
   echo "$DESTDIR$(sysconf_path)/hooks.d"
 }
 
+case "${1:-}" in
+  -h | --help)
+    # the header of this file, without its '# '
+    sed -n '2,/^set -eu/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
+    echo "Environment: PREFIX (default /usr/local), DESTDIR, IBWIRE_HOOK_FORM=link|sh, ENROOT_SYSCONF_PATH."
+    exit 0 ;;
+esac
 if [ "${1:-}" = "--uninstall" ]; then
   rm -f "$BIN" "$BIN-taskprolog" "$DESTDIR$PREFIX/share/bash-completion/completions/ibwire"
   rm -f "$DESTDIR$PREFIX"/share/man/man1/ibwire.1 "$DESTDIR$PREFIX"/share/man/man1/ibwire-*.1
@@ -51,7 +58,7 @@ case "${1:-}" in
     [ -n "${2:-}" ] || { echo "install.sh: --binary needs a FILE" >&2; exit 2; }
     FROM=$2 ;;
   --binary=*) FROM=${1#--binary=} ;;
-  *) echo "install.sh: unknown argument '$1' (use --binary FILE, --uninstall or nothing)" >&2; exit 2 ;;
+  *) echo "install.sh: unknown argument '$1' (use --binary FILE, --uninstall, --help or nothing)" >&2; exit 2 ;;
 esac
 cd "$here"
 form=${IBWIRE_HOOK_FORM:-link}

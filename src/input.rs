@@ -235,8 +235,47 @@ pub fn parse_error_text(msg: &str) -> String {
         }
     }
     out.push_str(expected);
+    // A misspelt key or value: which of ibwire's own names it resembles (the user's word stays
+    // unquoted, as above; only the name it is closest to is said).
+    if let Some(near) = did_you_mean(&msg, expected) {
+        out.push_str(&format!("; did you mean `{near}`?"));
+    }
     let out = out.split_whitespace().collect::<Vec<_>>().join(" ");
     crate::text::printable(&out, 400)
+}
+
+/// For `unknown field|variant `X`, expected one of `a`, `b`…`: the expected name within a small
+/// edit distance of X (a letter or two for a short name, a quarter of a long one), if one is.
+fn did_you_mean(msg: &str, expected: &str) -> Option<String> {
+    let rest = msg.strip_prefix("unknown field `").or_else(|| msg.strip_prefix("unknown variant `"))?;
+    let word = &rest[..rest.find('`')?];
+    if word.is_empty() || word.len() > 64 {
+        return None;
+    }
+    let names: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    let limit = (word.chars().count() / 4).max(1);
+    names
+        .iter()
+        .map(|n| (edit_distance(word, n), *n))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n.to_string())
+}
+
+/// Levenshtein distance over characters (both words at most 64 characters here).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for j in 0..b.len() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != b[j])).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 /// Refuse, before the YAML parser sees it, what makes it slow or large: anchors and aliases
@@ -320,6 +359,13 @@ mod tests {
             parse_error_text("did not find expected key at line 4 column 3, while parsing"),
             "did not find expected key, while parsing"
         );
+        // a misspelt key: the name it resembles, never the word itself
+        let e = parse_error_text(
+            "unknown field `bootstrap_interfce`, expected one of `hca`, `bootstrap_interface`, `hook`",
+        );
+        assert!(e.ends_with("; did you mean `bootstrap_interface`?") && !e.contains("interfce"), "{e}");
+        let e = parse_error_text("unknown field `zzz`, expected one of `hca`, `hook`");
+        assert!(!e.contains("did you mean"), "{e}");
         let e = parse_error_text(&format!("unknown variant `{}\u{1b}[2J`, expected `IB`", "x".repeat(10_000)));
         assert!(!e.contains("xx") && !e.contains('\u{1b}') && e.len() < 100, "{e}");
     }

@@ -387,7 +387,14 @@ fn cli_command() -> clap::Command {
         };
         c.mut_subcommands(fix)
     }
-    fix(<Cli as clap::CommandFactory>::command())
+    let c = fix(<Cli as clap::CommandFactory>::command());
+    // Piped (`| less`, `| grep`, a man page's source) help is 80 columns; on a terminal its
+    // width, at most 100.
+    if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        c
+    } else {
+        c.term_width(80)
+    }
 }
 
 fn parse_from<I, T>(args: I) -> Result<Cli, clap::Error>

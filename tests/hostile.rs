@@ -842,12 +842,18 @@ fn help_fits_eighty_columns() {
     let cmds =
         ["", "probe", "env", "hook", "taskprolog", "launch", "verify", "doctor", "fleet", "topo", "completions", "man"];
     for c in cmds {
-        for (cols, only_examples) in [("80", false), ("200", true)] {
+        // COLUMNS=80; COLUMNS=200 (examples kept whole); piped with no COLUMNS (`| less`): 80
+        for (cols, only_examples) in [("80", false), ("200", true), ("", false)] {
             let mut cmd = Command::new(bin());
             if !c.is_empty() {
                 cmd.arg(c);
             }
-            let o = cmd.arg("--help").env("COLUMNS", cols).output().unwrap();
+            if cols.is_empty() {
+                cmd.env_remove("COLUMNS");
+            } else {
+                cmd.env("COLUMNS", cols);
+            }
+            let o = cmd.arg("--help").output().unwrap();
             assert_eq!(o.status.code(), Some(0), "{c}");
             let text = stdout(&o);
             for l in text.lines().take_while(|l| !(only_examples && l.starts_with("Usage:"))) {
@@ -862,6 +868,18 @@ fn help_fits_eighty_columns() {
             }
         }
     }
+}
+
+/// `install.sh --help` answers (it said "unknown argument"), within 100 columns, and changes nothing.
+#[test]
+fn install_sh_answers_help() {
+    let sh = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
+    let o = Command::new("sh").arg(&sh).arg("--help").env("PREFIX", "/nonexistent").output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("--binary FILE") && out.contains("--uninstall") && out.contains("IBWIRE_HOOK_FORM"), "{out}");
+    assert!(out.lines().all(|l| l.chars().count() <= 100), "{out}");
+    assert!(!Path::new("/nonexistent").exists());
 }
 
 /// doctor in a job whose master does not resolve here still examines the node (one error
