@@ -577,7 +577,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 decide.config.as_deref(),
                 decide.bootstrap_if.as_deref(),
             )?;
-            cmd::doctor::run(&n, &intent, &root, json, unresolved.into_iter().collect())
+            cmd::doctor::run(&n, &intent, &root, json, unresolved)
         }
         Cmd::Verify { node, args } => {
             // Live: nvidia-smi gives the NVLink counts the intra-node ceiling needs.

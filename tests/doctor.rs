@@ -50,6 +50,22 @@ fn seed_list_on_the_host() {
 }
 
 #[test]
+fn a_broken_user_config_is_a_finding_and_the_node_is_still_examined() {
+    // It was exit 2 with one line and nothing examined (issue 41): doctor lints it instead.
+    let t = tree_dir();
+    ibwire_fixture::story(t.path());
+    let cfg = t.path().join("mine.yaml");
+    std::fs::write(&cfg, "hca: [not, a, map\n").unwrap();
+    let (rc, fs, e) = doctor(t.path(), &[("IBWIRE_CONFIG", cfg.to_str().unwrap())], &[]);
+    assert_eq!(rc, 1, "{fs:#?} {e}");
+    let f = find(&fs, "configuration", "mine.yaml:1:6");
+    assert_eq!(f["severity"], "error");
+    assert!(f["message"].as_str().unwrap().contains("examined with the defaults"), "{f}");
+    // and the rest of the node as usual
+    assert_eq!(find(&fs, "mlx5_bond_0", "LID 0x0")["severity"], "warning");
+}
+
+#[test]
 fn seed_list_with_the_master_on_the_management_network() {
     let t = tree_dir();
     ibwire_fixture::story(t.path());

@@ -62,22 +62,35 @@ fn env_and_config(
 /// As [`intent`], for doctor: a master that does not resolve here is a finding of its own (an
 /// error: the job's rendezvous would fail the same way), and the rest is still examined with
 /// the default route.
+/// A configuration that cannot be read is a finding too (doctor lints it; the node is examined
+/// with the defaults), where `env` and `launch` refuse it.
 pub fn intent_or_finding(
     master_flag: Option<&str>,
     config: Option<&Path>,
     bootstrap_if: Option<&str>,
-) -> Result<(Intent, Option<plan::Finding>)> {
-    let (env, cfg) = env_and_config(config, bootstrap_if)?;
-    let (master, finding) = match master(master_flag, &env, Duration::from_secs(5)) {
-        Ok(m) => (m, None),
-        Err(e) => (
-            None,
-            Some(plan::Finding::new(plan::Severity::Error, "master address", format!("{e:#}")).fix(
-                "give the master as an IP (--master-addr), or make the name resolve on every node (/etc/hosts or DNS)",
-            )),
-        ),
+) -> Result<(Intent, Vec<plan::Finding>)> {
+    let mut findings = Vec::new();
+    let (env, cfg) = match env_and_config(config, bootstrap_if) {
+        Ok(x) => x,
+        Err(e) => {
+            findings.push(
+                plan::Finding::new(plan::Severity::Error, "configuration", format!("{e:#}; examined with the defaults"))
+                    .fix("fix the file at that line (or point IBWIRE_CONFIG/--config elsewhere); `ibwire env` and `launch` refuse it"),
+            );
+            let mut cfg = crate::config::Config::default();
+            cfg.bootstrap_interface = bootstrap_if.map(str::to_string);
+            (job_env(), cfg)
+        }
     };
-    Ok((Intent { master, config: cfg, env }, finding))
+    match master(master_flag, &env, Duration::from_secs(5)) {
+        Ok(m) => Ok((Intent { master: m, config: cfg, env }, findings)),
+        Err(e) => {
+            findings.push(plan::Finding::new(plan::Severity::Error, "master address", format!("{e:#}")).fix(
+                "give the master as an IP (--master-addr), or make the name resolve on every node (/etc/hosts or DNS)",
+            ));
+            Ok((Intent { master: None, config: cfg, env }, findings))
+        }
+    }
 }
 
 pub fn run(node: &Node, intent: &Intent, format: Format, explain: bool) -> Result<ExitCode> {
