@@ -77,8 +77,8 @@ pub fn intent_or_finding(
                 plan::Finding::new(plan::Severity::Error, "configuration", format!("{e:#}; examined with the defaults"))
                     .fix("fix the file at that line (or point IBWIRE_CONFIG/--config elsewhere); `ibwire env` and `launch` refuse it"),
             );
-            let mut cfg = crate::config::Config::default();
-            cfg.bootstrap_interface = bootstrap_if.map(str::to_string);
+            let cfg =
+                crate::config::Config { bootstrap_interface: bootstrap_if.map(str::to_string), ..Default::default() };
             (job_env(), cfg)
         }
     };
