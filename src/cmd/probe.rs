@@ -65,16 +65,22 @@ pub fn summary(n: &Node) -> String {
                     format!("{} RoCE v2 IPv4 GIDs", v2)
                 }
             };
+            // The whole P_Key table is read with --all only; index 0 (what NCCL's queue pairs
+            // use) always: an empty "P_Keys " on every port said nothing true.
+            let pkeys = if !p.pkeys.is_empty() {
+                format!("  P_Keys {}", p.pkeys.iter().map(|k| format!("0x{k:04x}")).collect::<Vec<_>>().join(","))
+            } else {
+                p.pkey0.map(|k| format!("  P_Key[0] 0x{k:04x}")).unwrap_or_default()
+            };
             let _ = writeln!(
                 s,
-                "      port {}  {} / {}  {}  {}  {}  P_Keys {}",
+                "      port {}  {} / {}  {}  {}  {}{pkeys}",
                 p.port,
                 p.state_name.as_deref().unwrap_or("?"),
                 p.phys_state_name.as_deref().unwrap_or("?"),
                 ll,
                 p.rate.as_deref().unwrap_or("?"),
                 addr,
-                p.pkeys.iter().map(|k| format!("0x{k:04x}")).collect::<Vec<_>>().join(",")
             );
         }
     }
