@@ -66,6 +66,27 @@ fn a_broken_user_config_is_a_finding_and_the_node_is_still_examined() {
 }
 
 #[test]
+fn nccl_ib_disable_with_a_net_plugin_has_no_effect() {
+    // NCCL_IB_DISABLE is read by NCCL's internal IB transport only (src/transport/net_ib/init.cc):
+    // with HPC-X's IBext loaded it did not disable IB (NVIDIA/nccl-tests#373).
+    let t = tree_dir();
+    ibwire_fixture::story(t.path());
+    let (_, fs, _) = doctor(t.path(), &[("NCCL_IB_DISABLE", "1")], &[]);
+    assert!(!fs.iter().any(|f| f["message"].as_str().unwrap().contains("has no effect while")), "no plugin: {fs:#?}");
+    let lib = t.path().join("opt/hpcx/nccl_rdma_sharp_plugin/lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    std::fs::write(lib.join("libnccl-net.so"), "").unwrap();
+    let ld = ("LD_LIBRARY_PATH", "/opt/hpcx/nccl_rdma_sharp_plugin/lib");
+    let (_, fs, _) = doctor(t.path(), &[("NCCL_IB_DISABLE", "1"), ld], &[]);
+    let f = find(&fs, "NCCL_IB_DISABLE", "has no effect while the net plugin");
+    assert_eq!(f["severity"], "warning");
+    assert!(f["fix"].as_str().unwrap().contains("NCCL_NET=Socket"), "{f}");
+    // NCCL_NET_PLUGIN=none leaves the plugin out: then NCCL_IB_DISABLE is read again
+    let (_, fs, _) = doctor(t.path(), &[("NCCL_IB_DISABLE", "1"), ld, ("NCCL_NET_PLUGIN", "none")], &[]);
+    assert!(!fs.iter().any(|f| f["message"].as_str().unwrap().contains("has no effect while")), "{fs:#?}");
+}
+
+#[test]
 fn seed_list_with_the_master_on_the_management_network() {
     let t = tree_dir();
     ibwire_fixture::story(t.path());

@@ -121,6 +121,7 @@ pub fn run(node: &Node, intent: &Intent, root: &Path, json: bool, extra: Vec<Fin
     let p = plan::decide(node, intent);
     let (vars, mut findings) = gather(&intent.env, root);
     findings.extend(extra);
+    findings.extend(ib_disable_with_a_plugin(&vars, root));
     findings.extend(stale_cdi_specs(node, &intent.config, root));
     findings.extend(lint(node, &p, &vars));
     findings.extend(p.findings.iter().cloned());
@@ -137,6 +138,30 @@ pub fn run(node: &Node, intent: &Intent, root: &Path, json: bool, extra: Vec<Fin
         print!("{}", crate::text::for_stdout(&report(&findings, node.host.in_container)));
     }
     Ok(if findings.iter().any(|f| f.severity == Severity::Error) { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// `NCCL_IB_DISABLE` is read by NCCL's internal IB transport only
+/// (`src/transport/net_ib/init.cc`): with an external net plugin loaded (HPC-X's IBext, the EFA
+/// plugin) it has no effect (NVIDIA/nccl-tests#373: IB stayed on with `NCCL_IB_DISABLE=1`).
+fn ib_disable_with_a_plugin(vars: &BTreeMap<String, Var>, root: &Path) -> Option<Finding> {
+    let v = vars.get("NCCL_IB_DISABLE")?;
+    let value = |k: &str| vars.get(k).map(|x| x.value.clone());
+    let named = value("NCCL_NET_PLUGIN");
+    if named.as_deref().map(str::trim).is_some_and(|n| n.eq_ignore_ascii_case("none")) {
+        return None;
+    }
+    let plugin = crate::probe::host::find_net_plugin(root, value("LD_LIBRARY_PATH").as_deref(), named.as_deref())?;
+    Some(
+        Finding::new(
+            Severity::Warning,
+            "NCCL_IB_DISABLE",
+            format!(
+                "NCCL_IB_DISABLE={} has no effect while the net plugin {plugin} is loaded: only NCCL's own InfiniBand transport reads it, and NCCL prefers the plugin",
+                v.value
+            ),
+        )
+        .fix("to keep NCCL off InfiniBand set NCCL_NET=Socket, or NCCL_NET_PLUGIN=none to leave the plugin out; unset NCCL_IB_DISABLE if IB is wanted"),
+    )
 }
 
 pub fn report(findings: &[Finding], inside: bool) -> String {
