@@ -212,7 +212,7 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
         let mut tests = tests_output::Parser::default();
         let mut allreduce = None;
         let mut out: Vec<u8> = Vec::with_capacity(BATCH + MAX_LINE);
-        let mut third = 0u8;
+        let mut slot = 0u8;
         let mut own = log::OwnLines::default();
         let mut res = Ok(());
         while let Some((f, r)) = inputs.pop_front() {
@@ -233,10 +233,10 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
                 if let Some(x) = allreduce_line(l) {
                     allreduce = Some(x);
                 }
-                // The tag and the gate's pass run here for two lines in three and in the log
+                // The tag and the gate's pass run here for five lines in eight and in the log
                 // reader's thread for the rest: the two threads then carry about the same work.
-                third = (third + 1) % 3;
-                let pre = if third != 0 { log::pre(l) } else { log::Pre::NONE };
+                slot = (slot + 1) % 8;
+                let pre = if slot < 5 { log::pre(l) } else { log::Pre::NONE };
                 out.extend_from_slice(&pre.to_bytes());
                 out.extend_from_slice(&(l.len() as u32).to_le_bytes());
                 out.extend_from_slice(l.as_bytes());

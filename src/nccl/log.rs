@@ -363,23 +363,6 @@ fn if_name(s: &str) -> String {
     s.split(':').next().unwrap_or("").trim().to_string()
 }
 
-thread_local! {
-    /// One prebuilt searcher per pattern, for a pattern taken from a list (`nccl_error`); a
-    /// literal has its own (`find!`). Building a searcher per call was most of verify's time on
-    /// large logs.
-    static FINDERS: std::cell::RefCell<rustc_hash::FxHashMap<(usize, usize), memchr::memmem::Finder<'static>>> =
-        Default::default();
-}
-
-fn find(l: &str, pat: &'static str) -> Option<usize> {
-    FINDERS.with(|m| {
-        m.borrow_mut()
-            .entry((pat.as_ptr() as usize, pat.len()))
-            .or_insert_with(|| memchr::memmem::Finder::new(pat.as_bytes()))
-            .find(l.as_bytes())
-    })
-}
-
 fn clip(s: &str, n: usize) -> String {
     crate::text::clip_to(s.trim(), n)
 }
@@ -977,10 +960,9 @@ fn table_kind(class: &str) -> Option<Option<Failure>> {
 /// NCCL error results as frameworks relay them (`ncclInternalError: …`, `unhandled system
 /// error`, PyTorch's `NCCL error in: …`).
 fn nccl_error(l: &str) -> Option<&str> {
-    if !(has!(l, "ncc") || has!(l, "NCCL e") || has!(l, "unhandled system") || has!(l, "Test NCCL")) {
-        return None;
-    }
-    for pat in [
+    // The first of these, in this order, that the line holds (one pass of an automaton over the
+    // line, where ten searches ran one after the other), from its first occurrence.
+    const PATS: [&str; 10] = [
         "ncclInternalError",
         "ncclSystemError",
         "ncclRemoteError",
@@ -991,12 +973,23 @@ fn nccl_error(l: &str) -> Option<&str> {
         "NCCL error",
         "ncclSocketInit:",
         "Test NCCL failure",
-    ] {
-        if let Some(i) = find(l, pat) {
-            return Some(&l[i..]);
-        }
+    ];
+    static AC: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+    let ac = AC.get_or_init(|| {
+        aho_corasick::AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::Standard)
+            .build(PATS)
+            .expect("nccl_error's literals build")
+    });
+    let mut best: Option<(usize, usize)> = None; // (pattern, start)
+    for m in ac.find_overlapping_iter(l) {
+        let (p, at) = (m.pattern().as_usize(), m.start());
+        best = match best {
+            Some((bp, bs)) if bp < p || (bp == p && bs <= at) => Some((bp, bs)),
+            _ => Some((p, at)),
+        };
     }
-    None
+    best.map(|(_, at)| &l[at..])
 }
 
 /// `… WARN <msg>` without NCCL's tag, when `<msg>` is in NCCL's words (a subsystem such as
@@ -2017,6 +2010,18 @@ mod tests {
         assert_eq!(gate_mask("Cuda failure reset by peer"), gbit!("Cuda failure") | gbit!("reset by peer"));
         assert_eq!(gate_mask("Duplicate GPU Direct"), gbit!("Duplicate GPU") | gbit!("GPU Direct"));
         assert_eq!(gate_mask("x Using network IB via NET/IB/0"), gbit!("Using network") | gbit!(" via "));
+    }
+
+    #[test]
+    fn nccl_error_takes_the_first_result_in_its_order_from_its_first_occurrence() {
+        // PyTorch: "NCCL error in: …, unhandled system error … ncclSystemError: …"
+        let l = "RuntimeError: NCCL error in: pg.cpp:1269, unhandled system error (run with NCCL_DEBUG=INFO), NCCL version 2.21.5\nncclSystemError: System call failed";
+        assert!(nccl_error(l).unwrap().starts_with("ncclSystemError: System call"));
+        assert!(nccl_error("x NCCL error in: a.cpp, unhandled system error")
+            .unwrap()
+            .starts_with("unhandled system error"));
+        assert_eq!(nccl_error("NCCL error y NCCL error z"), Some("NCCL error y NCCL error z"));
+        assert_eq!(nccl_error("all fine"), None);
     }
 
     #[test]
