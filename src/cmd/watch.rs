@@ -293,34 +293,16 @@ pub fn run(mut cmd: Command, w: Watch) -> Result<ExitCode> {
 }
 
 /// A verdict of the watch as a terminal reads it: the headline, then one indented line each
-/// for what NCCL said, each likely cause and fix, and `more`, every line wrapped at 100 columns
-/// (netguard's one-line form: `headline (NCCL: "…")` or `headline: "…"`, then `; likely: a; b`).
-fn report(lead: &str, m: &str, more: &[String]) -> String {
-    let (head, causes) = m.split_once("; likely: ").unwrap_or((m, ""));
-    let (headline, nccl) = match head.split_once(" (NCCL: ") {
-        Some((h, q)) => (h, Some(q.strip_suffix(')').unwrap_or(q).to_string())),
-        None => match head.split_once(": \"") {
-            Some((h, q)) => (h, Some(format!("\"{q}"))),
-            None => (head, None),
-        },
-    };
-    let mut lines = vec![format!("{lead}{headline}")];
-    lines.extend(nccl.map(|q| format!("  NCCL: {q}")));
-    // `cause; fix: a; b`: a fix's own `; ` parts stay on its line
-    let mut in_fix = false;
-    for c in causes.split("; ").filter(|c| !c.is_empty()) {
-        if c.starts_with("fix: ") {
-            lines.push(format!("  {c}"));
-            in_fix = true;
-        } else if in_fix && !c.starts_with("likely: ") {
-            if let Some(last) = lines.last_mut() {
-                last.push_str("; ");
-                last.push_str(c);
-            }
-        } else {
-            lines.push(format!("  likely: {}", c.trim_start_matches("likely: ")));
-            in_fix = false;
-        }
+/// for what NCCL said, each likely cause and its fix, and `more`, every line wrapped at 100
+/// columns.
+fn report(lead: &str, m: &netguard::Said, more: &[String]) -> String {
+    let mut lines = vec![format!("{lead}{}", m.headline)];
+    if !m.nccl.is_empty() {
+        lines.push(format!("  NCCL: \"{}\"", m.nccl.join("\", \"")));
+    }
+    for (cause, fix) in &m.causes {
+        lines.push(format!("  likely: {cause}"));
+        lines.extend(fix.as_ref().map(|f| format!("  fix: {f}")));
     }
     lines.extend(more.iter().map(|l| format!("  {l}")));
     crate::text::fit(&lines.join("\n"), 100)

@@ -109,8 +109,18 @@ pub enum Verdict {
         what: String,
         done: bool,
     },
-    Warn(String),
-    Stop(String),
+    Warn(Said),
+    Stop(Said),
+}
+
+/// What a warning or stop says, in parts, for launch to lay out: the headline, NCCL's own
+/// lines that show it, then each likely cause with its fix (verify's ranked findings).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Said {
+    pub headline: String,
+    pub nccl: Vec<String>,
+    /// `(cause, fix)`; a cause ibwire adds of its own has no fix.
+    pub causes: Vec<(String, Option<String>)>,
 }
 
 /// Judge what NCCL logged (`facts`, this node's ranks so far). `causes` come from verify's
@@ -134,23 +144,25 @@ pub fn judge(
         &CeilingInputs { nodes: Some(nnodes.max(2)), node_known: true, ..Default::default() },
     );
     // verify's fixes name verify's flag; under launch the flag is --expect-net
-    let mut causes: Vec<String> =
-        report.causes.iter().map(|c| c.replace("`--expect socket`", "`--expect-net socket`")).collect();
+    let mut causes: Vec<(String, Option<String>)> = report
+        .findings
+        .iter()
+        .map(|f| (f.cause.clone(), Some(f.fix.replace("`--expect socket`", "`--expect-net socket`"))))
+        .collect();
     if plan.hcas.is_empty() {
         // --expect-net ib on a node that shows no usable port: that is the first thing to say.
-        causes.insert(
-            0,
-            if node.rdma.is_empty() {
-                "this node has no InfiniBand/RoCE device at all (ibwire probe lists none)".to_string()
-            } else {
-                "no HCA port on this node is healthy (ibwire env --explain gives each reason)".to_string()
-            },
-        );
+        let why = if node.rdma.is_empty() {
+            "this node has no InfiniBand/RoCE device at all (ibwire probe lists none)"
+        } else {
+            "no HCA port on this node is healthy (ibwire env --explain gives each reason)"
+        };
+        causes.insert(0, (why.to_string(), None));
     }
-    let causes = if causes.is_empty() { String::new() } else { format!("; likely: {}", causes.join("; ")) };
+    let said = |headline: String, nccl: Vec<String>| Said { headline, nccl, causes: causes.clone() };
     if let Some(w) = failed_init.filter(|_| expect_rdma) {
-        return Verdict::Stop(format!(
-            "NCCL could not start its InfiniBand transport (NCCL_NET=IB forbids the socket fallback): \"{w}\"{causes}"
+        return Verdict::Stop(said(
+            "NCCL could not start its InfiniBand transport (NCCL_NET=IB forbids the socket fallback)".into(),
+            vec![w.clone()],
         ));
     }
     let Some(net) = observed else { return Verdict::Pending };
@@ -163,10 +175,7 @@ pub fn judge(
                 .into_iter()
                 .flatten()
                 .collect();
-        return Verdict::Stop(format!(
-            "NCCL chose {net} where InfiniBand/RoCE was expected (NCCL: \"{}\"){causes}",
-            evidence.join("\", \"")
-        ));
+        return Verdict::Stop(said(format!("NCCL chose {net} where InfiniBand/RoCE was expected"), evidence));
     }
     if !facts.on_rdma() {
         return Verdict::Fine { what: format!("NCCL uses {net}, as declared"), done: true };
@@ -177,8 +186,9 @@ pub fn judge(
         return Verdict::Fine { what: format!("NCCL uses {net}"), done: false };
     }
     if facts.gdr == Some(false) && (report.gdr_expected || require_gdr) {
-        let msg = format!(
-            "NCCL uses {net} without GPUDirect RDMA (inter-node channels lack /GDRDMA): data is staged through host memory{causes}"
+        let msg = said(
+            format!("NCCL uses {net} without GPUDirect RDMA (inter-node channels lack /GDRDMA): data is staged through host memory"),
+            Vec::new(),
         );
         return if require_gdr { Verdict::Stop(msg) } else { Verdict::Warn(msg) };
     }
