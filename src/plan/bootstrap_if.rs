@@ -85,14 +85,21 @@ fn check_name(name: &str) -> Result<(), String> {
     }
 }
 
-pub fn choose(node: &Node, master: Option<&Master>, configured: Option<&str>) -> Result<Choice, Finding> {
+/// `one_node`: Slurm says the job is one node, so no other node needs to reach the master.
+pub fn choose(
+    node: &Node,
+    master: Option<&Master>,
+    configured: Option<&str>,
+    one_node: bool,
+) -> Result<Choice, Finding> {
     let err = |msg: String, fix: &str| Finding::new(Severity::Error, "NCCL_SOCKET_IFNAME", msg).fix(fix);
     let fail = |msg: String, fix: &str| Err(err(msg, fix));
     if let Some(m) = master {
         let v4 = m.ip.is_ipv4();
         // Debian's installer writes `127.0.1.1 <hostname>` into /etc/hosts: the master's own
-        // name then resolves to loopback, which no other node can reach.
-        if m.ip.is_loopback() && m.name.parse::<IpAddr>().is_err() && m.name != "localhost" {
+        // name then resolves to loopback, which no other node can reach — which matters only
+        // for a job over nodes (under real pyxis every one-node job warned of it).
+        if m.ip.is_loopback() && m.name.parse::<IpAddr>().is_err() && m.name != "localhost" && !one_node {
             return fail(
                 format!(
                     "the master {} resolves to {}, a loopback address (a `127.0.1.1 {}` line in /etc/hosts?): other nodes cannot reach it",
@@ -101,8 +108,9 @@ pub fn choose(node: &Node, master: Option<&Master>, configured: Option<&str>) ->
                 "give the master's routable IP (--master-addr or MASTER_ADDR), or make its name resolve to that IP on every node (fix /etc/hosts)",
             );
         }
-        // A loopback master given as such (127.0.0.1, ::1): a one-node job, bootstrapped on
-        // loopback. Other nodes cannot reach it; launch refuses it for a job over nodes.
+        // A loopback master given as such (127.0.0.1, ::1), or any loopback master of a one-node
+        // job: bootstrapped on loopback. Other nodes cannot reach it; launch refuses it for a
+        // job over nodes.
         if m.ip.is_loopback() && configured.is_none() {
             if let Some(lo) = node.net.iter().find(|i| i.addrs.iter().any(|a| a.contains(&m.ip))) {
                 if let Some(addr) = lo.addrs.iter().find(|a| a.contains(&m.ip)).copied() {

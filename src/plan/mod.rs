@@ -138,17 +138,11 @@ pub fn decide(node: &Node, intent: &Intent) -> Plan {
     let mut findings = Vec::new();
     let user = |k: &str| intent.user_value(k);
 
-    // Bootstrap interface first: the HCA rules exclude the NIC that carries it. A job Slurm
-    // says is one node may have its master resolve to loopback (Debian's `127.0.1.1 <host>`):
-    // no other node needs to reach it, so it is read as a loopback master given as such
-    // (found under real pyxis: every one-node job warned "other nodes cannot reach it").
+    // Bootstrap interface first: the HCA rules exclude the NIC that carries it.
     let one_node = ["SLURM_JOB_NUM_NODES", "SLURM_NNODES"].iter().any(|k| intent.env.contains_key(*k))
         && crate::slurm::num_nodes(|k| intent.env.get(k).cloned()) == 1;
-    let master = intent.master.as_ref().map(|m| match m.ip.is_loopback() && one_node {
-        true => Master { name: m.ip.to_string(), ip: m.ip },
-        false => m.clone(),
-    });
-    let boot = bootstrap_if::choose(node, master.as_ref(), intent.config.bootstrap_interface.as_deref());
+    let boot =
+        bootstrap_if::choose(node, intent.master.as_ref(), intent.config.bootstrap_interface.as_deref(), one_node);
     let boot_if = match &boot {
         Ok(b) => {
             findings.extend(b.warning.clone());
