@@ -86,13 +86,18 @@ impl Read {
 /// The longest line kept (a longer one is cut; NCCL's lines are far shorter).
 const MAX_LINE: usize = 64 * 1024;
 
-fn reader() -> (log::Analyser, tests_output::Parser, Option<(f64, usize)>) {
-    (log::Analyser::new(), tests_output::Parser::default(), None)
+type Readers = (log::Analyser, tests_output::Parser, Option<(f64, usize)>, log::OwnLines);
+
+fn reader() -> Readers {
+    (log::Analyser::new(), tests_output::Parser::default(), None, log::OwnLines::default())
 }
 
-fn feed(st: &mut (log::Analyser, tests_output::Parser, Option<(f64, usize)>), raw: &str) {
-    // Cleaned and unwrapped once for both readers.
+fn feed(st: &mut Readers, raw: &str) {
+    // Cleaned and unwrapped once for both readers; ibwire's own reports are no evidence.
     let cleaned = crate::nccl::clean(raw);
+    if st.3.skip(&cleaned) {
+        return;
+    }
     let l = crate::nccl::unwrap_line(&cleaned);
     st.0.line_unwrapped(l);
     st.1.line_unwrapped(l);

@@ -1190,7 +1190,7 @@ impl Analyser {
     /// thread).
     pub fn line_pre(&mut self, l: &str, pre: Pre) {
         let mask = (pre.mask != u64::MAX).then_some(pre.mask);
-        if l.is_empty() || ibwires_own(l) {
+        if l.is_empty() {
             return;
         }
         self.f.lines += 1;
