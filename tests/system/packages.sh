@@ -13,9 +13,21 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 for c in dpkg rpm qemu-aarch64-static; do command -v $c >/dev/null || { echo "FAIL: $c missing (apt-get install rpm qemu-user-static)"; exit 1; }; done
 dpkg -s ibwire >/dev/null 2>&1 && { echo "FAIL: an ibwire package is already installed here; not touching it"; exit 1; }
-had_etc_enroot=$([ -e /etc/enroot ] && echo 1 || true)
 R=$(mktemp -d /tmp/ibwire-rpmroot-XXXX); L=$(mktemp -d /tmp/ibwire-pkglog-XXXX); X=$(mktemp -d /tmp/ibwire-static-XXXX)
-cleanup() { dpkg --purge ibwire >/dev/null 2>&1 || true; rm -rf "$R" "$L" "$X"; }
+# A hook this machine already has (CI once found a link to /usr/local/bin/ibwire there) is set
+# aside while the package is tested, and put back after: postinst keeps an existing hook, as it
+# should, so the test needs none there.
+H=/etc/enroot/hooks.d/90-ibwire.sh; prior=
+if [ -e "$H" ] || [ -L "$H" ]; then
+  echo "packages: $H already here ($(ls -l "$H" | sed 's/.* \/etc/\/etc/')): set aside, put back after"
+  mv "$H" "$L/prior-hook"; prior=1
+fi
+had_etc_enroot=$([ -e /etc/enroot ] && echo 1 || true)
+cleanup() {
+  dpkg --purge ibwire >/dev/null 2>&1 || true
+  [ -z "$prior" ] || { mkdir -p "${H%/*}"; mv -f "$L/prior-hook" "$H"; }
+  rm -rf "$R" "$L" "$X"
+}
 trap cleanup EXIT
 [ -n "${IBWIRE_KEEP_DIST:-}" ] || rm -rf dist
 [ -n "${IBWIRE_KEEP_DIST:-}" ] || packaging/build.sh > "$L/build.log" 2>&1 || { tail -30 "$L/build.log"; echo "FAIL: packaging/build.sh"; exit 1; }

@@ -19,20 +19,18 @@ cleanup() {
 }
 trap cleanup EXIT
 netns_up
-mkdir -p "$W"/{munge,log,state,spool/node1,spool/node2,gpu,jobs,etc} /run/munge
-chmod 700 "$W/munge"
-# A munged already answering (the package's, started by its init script) serves this test too:
-# every daemon here runs on this host. Otherwise one of our own, run as root, which refuses a
-# socket directory another user owns (the package makes /run/munge munge's).
-if ! { munge -n 2>/dev/null | unmunge >/dev/null 2>&1; }; then
-  chown root /run/munge
-  mungekey -c -k "$W/munge/munge.key" 2>/dev/null || mungekey -c -f -k "$W/munge/munge.key"
-  munged -F --key-file="$W/munge/munge.key" --socket=/run/munge/munge.socket.2 --pid-file="$W/munge/munged.pid" \
-    --seed-file="$W/munge/seed" > "$W/log/munged.log" 2>&1 < /dev/null &
-  echo $! > "$W/munged.pid"
-  for _ in $(seq 50); do munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.1; done
-  munge -n 2>/dev/null | unmunge >/dev/null 2>&1 || { echo "FAIL: munged did not start"; cat "$W/log/munged.log"; exit 1; }
-fi
+mkdir -p "$W"/{munge,msock,log,state,spool/node1,spool/node2,gpu,jobs,etc}
+chmod 700 "$W/munge"; chmod 711 "$W"; chmod 755 "$W/msock"   # munged: the socket's directories searchable by all
+# Our own munged on a socket in $W (slurm.conf's AuthInfo names it): a munged, lock file or
+# /run/munge left by the package or an earlier run (CI saw a munge-owned lock there) is never
+# touched or relied on.
+MS=$W/msock/munge.socket
+mungekey -c -k "$W/munge/munge.key" 2>/dev/null || mungekey -c -f -k "$W/munge/munge.key"
+munged -F --key-file="$W/munge/munge.key" --socket="$MS" --pid-file="$W/munge/munged.pid" \
+  --seed-file="$W/munge/seed" > "$W/log/munged.log" 2>&1 < /dev/null &
+echo $! > "$W/munged.pid"
+for _ in $(seq 50); do munge -S "$MS" -n 2>/dev/null | unmunge -S "$MS" >/dev/null 2>&1 && break; sleep 0.1; done
+munge -S "$MS" -n 2>/dev/null | unmunge -S "$MS" >/dev/null 2>&1 || { echo "FAIL: munged did not start"; cat "$W/log/munged.log"; exit 1; }
 for i in 0 1 2 3 4 5 6 7; do mknod "$W/gpu/nvidia$i" c 195 $i; done
 "$G" story "$W/trees/node1"; "$G" story "$W/trees/node2"
 for n in 1 2; do echo node$n > "$W/trees/node$n/proc/sys/kernel/hostname"; done   # as each node names itself
@@ -47,6 +45,7 @@ SlurmctldHost=node1(10.77.0.1)
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
+AuthInfo=socket=$MS
 CredType=cred/munge
 StateSaveLocation=$W/state
 SlurmdSpoolDir=$W/spool/%n
