@@ -1,6 +1,6 @@
 #!/usr/bin/env sh
-# Install ibwire: the binary, the ibwire-taskprolog link, the enroot hook, manual pages and bash
-# completion.
+# Install ibwire: the binary, the ibwire-taskprolog link, the enroot hook, manual pages and
+# bash, zsh and fish completion.
 #   ./install.sh                 the prebuilt static binary next to this script (a release
 #                                tarball) or in dist/ (packaging/build.sh); else build it with cargo
 #   ./install.sh --binary FILE   install FILE, a binary you built or downloaded (no toolchain)
@@ -40,11 +40,13 @@ case "${1:-}" in
   -h | --help)
     # the header of this file, without its '# '
     sed -n '2,/^set -eu/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
-    echo "Environment: PREFIX (default /usr/local), DESTDIR, IBWIRE_HOOK_FORM=link|sh, ENROOT_SYSCONF_PATH."
+    echo "Environment: PREFIX (default /usr/local), DESTDIR, IBWIRE_HOOK_FORM=link|sh, ENROOT_SYSCONF_PATH,"
+    echo "IBWIRE_INSTALL_HOOK=1 (create enroot's hooks.d when it does not exist yet)."
     exit 0 ;;
 esac
 if [ "${1:-}" = "--uninstall" ]; then
-  rm -f "$BIN" "$BIN-taskprolog" "$DESTDIR$PREFIX/share/bash-completion/completions/ibwire"
+  rm -f "$BIN" "$BIN-taskprolog" "$DESTDIR$PREFIX/share/bash-completion/completions/ibwire" \
+    "$DESTDIR$PREFIX/share/zsh/site-functions/_ibwire" "$DESTDIR$PREFIX/share/fish/vendor_completions.d/ibwire.fish"
   rm -f "$DESTDIR$PREFIX"/share/man/man1/ibwire.1 "$DESTDIR$PREFIX"/share/man/man1/ibwire-*.1
   hd=$(hooks_dir)
   if [ -e "$hd/$HOOK_NAME" ] || [ -L "$hd/$HOOK_NAME" ]; then rm -f "$hd/$HOOK_NAME"; echo "removed $hd/$HOOK_NAME"; fi
@@ -111,11 +113,14 @@ install -m 0755 "$FROM" "$BIN"
 # The Slurm TaskProlog is ibwire called through this name (TaskProlog= takes no arguments).
 ln -sf ibwire "$BIN-taskprolog"
 echo "installed $BIN (and $BIN-taskprolog for slurm.conf's TaskProlog=)"
-# Manual pages and bash completion, written by the binary itself.
+# Manual pages and bash, zsh and fish completion, written by the binary itself (the places
+# each shell searches under a prefix: bash-completion, zsh's site-functions, fish's vendor dir).
 man_dir="$DESTDIR$PREFIX/share/man/man1"
 install -d "$man_dir" && "$BIN" man --dir "$man_dir" 2>/dev/null && echo "installed manual pages into $man_dir"
-comp_dir="$DESTDIR$PREFIX/share/bash-completion/completions"
-install -d "$comp_dir" && "$BIN" completions bash > "$comp_dir/ibwire" && echo "installed bash completion $comp_dir/ibwire"
+for c in "bash bash-completion/completions/ibwire" "zsh zsh/site-functions/_ibwire" "fish fish/vendor_completions.d/ibwire.fish"; do
+  sh_name=${c%% *}; f="$DESTDIR$PREFIX/share/${c#* }"
+  install -d "${f%/*}" && "$BIN" completions "$sh_name" > "$f" && echo "installed $sh_name completion $f"
+done
 
 hd=$(hooks_dir)
 if [ "$form" = sh ] && [ ! -f hooks/$HOOK_NAME ]; then

@@ -217,6 +217,8 @@ i, j = s.index(b) + len(b), s.index(e)
 open(p, "w").write(s[:i] + f"\nMeasured at {sys.argv[2]} on {sys.argv[3]} (bench/enroot.sh --readme).\n\n" + sys.argv[1] + "\n" + s[j:])
 p = "README.md"; s = open(p).read()
 i, j = s.index(b) + len(b), s.index(e)
-open(p, "w").write(s[:i] + f"\nMeasured at {sys.argv[2]} on {sys.argv[3]} (bench/enroot.sh --readme): under {sys.argv[4]}\n" + s[j:])
+import textwrap  # prose at most 100 columns (README lines outside tables and code)
+text = textwrap.fill(f"Measured at {sys.argv[2]} on {sys.argv[3]} (bench/enroot.sh --readme): under {sys.argv[4]}", 100, break_long_words=False, break_on_hyphens=False)
+open(p, "w").write(s[:i] + "\n" + text + "\n" + s[j:])
 PY
 fi

@@ -194,7 +194,9 @@ def put(path, begin, end, text):
     s = open(path).read()
     b = s.index(begin) + len(begin)
     open(path, "w").write(s[:b] + "\n" + text.rstrip("\n") + "\n" + s[s.index(end, b):])
-stamp = f"Measured at {rev} on {day} (bench/run.sh --readme), {build}.\n\n"
+import textwrap
+# prose at most 100 columns (README lines outside tables and code)
+stamp = textwrap.fill(f"Measured at {rev} on {day} (bench/run.sh --readme), {build}.", 100, break_long_words=False, break_on_hyphens=False) + "\n\n"
 put("docs/performance.md", "<!-- bench:begin (bench/run.sh --readme) -->", "<!-- bench:end -->", stamp + body)
 put("README.md", "<!-- perf:begin (bench/run.sh --readme) -->", "<!-- perf:end -->", stamp + summary)
 PY

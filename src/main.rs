@@ -543,6 +543,26 @@ fn taskprolog_main(args: Vec<std::ffi::OsString>) -> ExitCode {
     }
 }
 
+impl Cmd {
+    /// The command as typed, for the one error prefix `ibwire <command>: error:`.
+    fn name(&self) -> &'static str {
+        match self {
+            Cmd::Probe { .. } => "probe",
+            Cmd::Env { .. } => "env",
+            Cmd::Hook { .. } => "hook",
+            Cmd::Taskprolog { .. } => "taskprolog",
+            Cmd::Launch { .. } => "launch",
+            Cmd::Verify { .. } => "verify",
+            Cmd::Doctor { .. } => "doctor",
+            Cmd::Fleet { .. } => "fleet",
+            Cmd::Cdi { .. } => "cdi",
+            Cmd::Topo { .. } => "topo",
+            Cmd::Completions { .. } => "completions",
+            Cmd::Man { .. } => "man",
+        }
+    }
+}
+
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.cmd {
         Cmd::Probe { node, json, yaml, save, capture, no_nvidia_smi, all } => {
@@ -554,7 +574,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 let mut o = ibwire::probe::ProbeOptions::at(src.root.as_deref().unwrap_or(std::path::Path::new("/")));
                 o.nvidia_smi = false;
                 let n = ibwire::probe::capture::capture(&o, &dir)?;
-                eprintln!("ibwire: captured {n} files and links into {}", dir.display());
+                eprintln!("ibwire probe: captured {n} files and links into {}", dir.display());
                 return Ok(ExitCode::SUCCESS);
             }
             let node = src.load()?;
@@ -608,28 +628,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let c = cli_command();
             match dir {
                 None => {
-                    let mut out = Vec::new();
-                    clap_mangen::Man::new(c).render(&mut out)?;
                     use std::io::Write;
-                    std::io::stdout().write_all(&out)?;
+                    std::io::stdout().write_all(&cmd::man::top_page(&c))?;
                 }
                 Some(d) => {
-                    let mut n = 0;
-                    let mut pages = vec![("ibwire".to_string(), c.clone())];
-                    for s in c.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
-                        pages.push((
-                            format!("ibwire-{}", s.get_name()),
-                            s.clone().name(format!("ibwire-{}", s.get_name())).version(env!("CARGO_PKG_VERSION")),
-                        ));
-                    }
-                    for (name, cmd) in pages {
-                        let mut out = Vec::new();
-                        clap_mangen::Man::new(cmd).render(&mut out)?;
-                        let f = d.join(format!("{name}.1"));
-                        std::fs::write(&f, out).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", f.display()))?;
-                        n += 1;
-                    }
-                    eprintln!("ibwire: wrote {n} manual pages into {}", d.display());
+                    let n = cmd::man::write_all(&c, &d)?;
+                    eprintln!("ibwire man: wrote {n} manual pages into {}", d.display());
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -702,10 +706,11 @@ fn main() -> ExitCode {
         }
         std::process::exit(e.exit_code())
     });
+    let name = cli.cmd.name();
     match run(cli) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("ibwire: error: {}", ibwire::text::for_terminal(&format!("{e:#}")));
+            eprintln!("ibwire {name}: error: {}", ibwire::text::for_terminal(&format!("{e:#}")));
             ExitCode::from(2)
         }
     }

@@ -454,7 +454,7 @@ fn launch_says_the_hooks_warnings_first() {
         .unwrap();
     let e = stderr(&o);
     assert!(
-        e.starts_with("ibwire: the enroot hook warned at this container's start: the image has no libibverbs.so.1\n"),
+        e.starts_with("ibwire launch: warning: the enroot hook warned at this container's start: the image has no libibverbs.so.1\n"),
         "{e}"
     );
     assert!(e.contains("start: a \\u{1b}[2J second"), "escaped: {e}");

@@ -45,3 +45,25 @@ fn the_readme_try_it_block_runs_as_written_and_shows_the_story() {
     assert!(out.starts_with("NOT OK: NOT ON RDMA: NCCL used Socket between nodes"), "{out}");
     assert!(out.contains("NET/IB : No device found."), "{out}");
 }
+
+/// The README reads in a 100-column terminal: prose lines are at most 100 columns (tables, code
+/// blocks and a line that is one link excepted), and set-up starts from a clone (issue 41).
+#[test]
+fn the_readme_fits_100_columns_and_sets_up_from_a_clone() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let mut code = false;
+    for (i, l) in readme.lines().enumerate() {
+        if l.starts_with("```") {
+            code = !code;
+            continue;
+        }
+        let one_link = l.starts_with('[') && l.trim_end_matches('.').ends_with(')') && !l.contains(' ');
+        if !code && !l.starts_with('|') && !one_link {
+            assert!(l.chars().count() <= 100, "README.md:{}: {} columns: {l}", i + 1, l.chars().count());
+        }
+    }
+    let setup = &readme[readme.find("## Set-up").unwrap()..];
+    let first_block = &setup[setup.find("```sh").unwrap()..];
+    let first_block = &first_block[..first_block[5..].find("```").unwrap()];
+    assert!(first_block.contains("./install.sh"), "the first set-up block installs from the clone: {first_block}");
+}

@@ -53,19 +53,19 @@ pub fn run(
     let cfg = crate::config::load(config)?;
     let built = build(node, &cfg, kind);
     for n in &built.notes {
-        eprintln!("ibwire: cdi: {}", crate::text::one_line(n));
+        eprintln!("ibwire cdi: {}", crate::text::one_line(n));
     }
     let Some(spec) = built.spec else {
         if let Some(out) = output {
             match std::fs::remove_file(out) {
                 Ok(()) => {
-                    eprintln!("ibwire: cdi: removed {} (it offered devices this node no longer has)", out.display())
+                    eprintln!("ibwire cdi: removed {} (it offered devices this node no longer has)", out.display())
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => bail!("cannot remove the stale spec {}: {e}", out.display()),
             }
         }
-        eprintln!("ibwire: cdi: no spec written: nothing to offer");
+        eprintln!("ibwire cdi: no spec written: nothing to offer");
         return Ok(ExitCode::from(1));
     };
     let text = render(&spec, format)?;
@@ -73,12 +73,12 @@ pub fn run(
         None => print!("{text}"),
         // A refresh (packaging/ibwire-cdi.timer) that finds the same spec leaves the file alone.
         Some(out) if crate::input::read_text_nofollow(out, 4 << 20).is_ok_and(|t| t == text) => {
-            eprintln!("ibwire: cdi: {} is up to date", out.display());
+            eprintln!("ibwire cdi: {} is up to date", out.display());
         }
         Some(out) => {
             write_atomically(out, text.as_bytes())?;
             eprintln!(
-                "ibwire: cdi: wrote {} ({} devices, cdiVersion {})",
+                "ibwire cdi: wrote {} ({} devices, cdiVersion {})",
                 out.display(),
                 spec.devices.len(),
                 spec.cdi_version

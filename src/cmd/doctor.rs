@@ -173,7 +173,7 @@ pub fn report(findings: &[Finding], inside: bool) -> String {
         }
         s.push_str(&format!("\n{title} ({}):\n", group.len()));
         for f in group {
-            s.push_str(&format!("  {}: {}\n", f.subject, f.message));
+            s.push_str(&format!("  {}\n", f.headline()));
             if let Some(fix) = &f.fix {
                 s.push_str(&format!("      fix: {fix}\n"));
             }

@@ -100,10 +100,9 @@ pub fn run(node: &Node, intent: &Intent, format: Format, explain: bool) -> Resul
     } else {
         for f in plan.findings.iter().filter(|f| f.severity >= plan::Severity::Warning) {
             let line = format!(
-                "ibwire: {}: {}: {}",
+                "ibwire env: {}: {}",
                 if f.severity == plan::Severity::Error { "error" } else { "warning" },
-                f.subject,
-                f.message
+                f.headline()
             );
             eprintln!("{}", crate::text::for_terminal(&line));
         }
@@ -114,7 +113,7 @@ pub fn run(node: &Node, intent: &Intent, format: Format, explain: bool) -> Resul
         Format::Slurm => {
             let (s, refused) = render::slurm(&plan);
             for r in &refused {
-                eprintln!("ibwire: error: {}", crate::text::printable(&r.to_string(), 2000));
+                eprintln!("ibwire env: error: {}", crate::text::printable(&r.to_string(), 2000));
             }
             s
         }

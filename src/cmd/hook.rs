@@ -600,7 +600,7 @@ pub fn decide_saying(
     // What the plan could not decide (a configured interface that does not exist, no route to
     // the master) is the hook not doing its job: a warning, and a failure in strict mode.
     for f in p.findings.iter().filter(|f| f.severity == plan::Severity::Error) {
-        out.problems.push((hook::Problem::Bootstrap, format!("{}: {}", f.subject, f.message)));
+        out.problems.push((hook::Problem::Bootstrap, f.headline()));
     }
     let healthy: Vec<String> = p.hcas.iter().map(|(d, _)| d.clone()).collect();
     let (var, value, mellanox) = hook::visibility(|k| lookup(env, &file_env, k), cfg.hook.visible_devices.as_deref());

@@ -335,7 +335,7 @@ fn kept_dir(env: &std::collections::BTreeMap<String, String>) -> Result<PathBuf>
 }
 
 pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
-    super::say_hook_warnings();
+    super::say_hook_warnings("launch");
     // The watch's directory, kept after the job: made now, shown as its path in a dry run.
     let watched = a.expect_net != plan::netguard::ExpectNet::Socket;
     let env = super::job_env();
@@ -347,7 +347,7 @@ pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
         Err(r) => {
             eprintln!(
                 "{}",
-                crate::text::for_terminal(&format!("ibwire: launch refused: {}; fix: {}", r.reason, r.fix))
+                crate::text::for_terminal(&format!("ibwire launch: error: refused: {}; fix: {}", r.reason, r.fix))
             );
             if let Some(d) = &kept {
                 let _ = std::fs::remove_dir(d); // nothing ran: nothing to keep (only if empty)

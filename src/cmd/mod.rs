@@ -6,6 +6,7 @@ pub mod env;
 pub mod fleet;
 pub mod hook;
 pub mod launch;
+pub mod man;
 pub mod probe;
 pub mod taskprolog;
 pub mod topo;
@@ -70,11 +71,11 @@ pub fn job_env() -> std::collections::BTreeMap<String, String> {
 
 /// Inside a container the enroot hook's warnings of this start (IBWIRE_HOOK_WARNINGS: pyxis
 /// shows none of the hook's stderr when a start succeeds), said first by `launch` and `verify`.
-pub fn say_hook_warnings() {
+pub fn say_hook_warnings(cmd: &str) {
     if let Some(w) = std::env::var_os("IBWIRE_HOOK_WARNINGS").filter(|w| !w.is_empty()) {
         for part in w.to_string_lossy().split(" | ").take(16) {
             eprintln!(
-                "ibwire: the enroot hook warned at this container's start: {}",
+                "ibwire {cmd}: warning: the enroot hook warned at this container's start: {}",
                 crate::text::printable(part, 600)
             );
         }

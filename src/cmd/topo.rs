@@ -30,6 +30,14 @@ fn cpus(node: &Node, numa: Option<i32>) -> (String, String) {
 
 pub fn text(node: &Node, m: &Matrix) -> String {
     let mut s = String::new();
+    if m.gpus.is_empty() && m.nics.is_empty() {
+        // No matrix to draw: the verdict alone, not a header of tabs and a legend of nothing.
+        let _ = writeln!(s, "No GPU and no NIC on this node: no GPU↔NIC matrix.");
+        for v in &m.verdicts {
+            let _ = writeln!(s, "  {v}");
+        }
+        return s;
+    }
     let cols: Vec<String> =
         m.gpus.iter().map(|g| g.name.clone()).chain(m.nics.iter().map(|n| n.name.clone())).collect();
     let _ = writeln!(s, "\t{}\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID", cols.join("\t"));

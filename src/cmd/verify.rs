@@ -268,7 +268,10 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
                         }
                     }
                     None if seen.insert(d.clone()) => {
-                        eprintln!("ibwire: the job's output names NCCL's log in {}, which is not here", d.display())
+                        eprintln!(
+                            "ibwire verify: the job's output names NCCL's log in {}, which is not here",
+                            d.display()
+                        )
                     }
                     None => {}
                 }
@@ -410,7 +413,7 @@ pub fn render(r: &Report, facts: &log::LogFacts, json: bool) -> Result<String> {
 pub fn run(node: Option<&Node>, a: &Args) -> Result<ExitCode> {
     if a.from_log.is_empty() {
         // a run here, maybe inside a container the hook started
-        super::say_hook_warnings();
+        super::say_hook_warnings("verify");
     }
     let env = super::job_env();
     let unknown = Node::default();
@@ -526,7 +529,7 @@ fn benchmark(node: &Node, a: &Args, env: std::collections::BTreeMap<String, Stri
     }
     if out.status != Some(0) {
         let tail: Vec<&str> = text.lines().rev().take(5).collect();
-        eprintln!("ibwire: the benchmark exited with {:?}; last lines:", out.status);
+        eprintln!("ibwire verify: the benchmark exited with {:?}; last lines:", out.status);
         for l in tail.iter().rev() {
             eprintln!("  {}", crate::text::printable(l, 2000));
         }

@@ -445,7 +445,7 @@ fn lint_gpudirect(node: &Node, plan: &Plan, out: &mut Vec<Finding>) {
                 "ACS state of {} PCIe bridge(s) between GPUs and HCAs is unknown: their configuration space past 64 bytes is readable by root only",
                 a.unknown.len()
             ),
-            "run `sudo ibwire doctor` to check ACS",
+            "read them as root: `ibwire doctor` as root on the node, or a tree that `ibwire probe --capture` wrote as root",
         ));
     }
     if iommu(&node.host) == Some("translating") && a.pairs > 0 {

@@ -34,10 +34,12 @@ pub fn choose(node: &Node, env: &BTreeMap<String, String>) -> Choice {
         }
         c.visible = Some((0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(","));
         c.count = n;
-        c.reason = format!(
-            "all {n} GPUs in PCI bus order ({})",
-            node.gpus.iter().map(|g| g.pci.bdf.as_str()).collect::<Vec<_>>().join(", ")
-        );
+        let bdfs = node.gpus.iter().map(|g| g.pci.bdf.as_str()).collect::<Vec<_>>().join(", ");
+        c.reason = if n == 1 {
+            format!("the node's one GPU ({bdfs})")
+        } else {
+            format!("all {n} GPUs in PCI bus order ({bdfs})")
+        };
         return c;
     };
     c.from_user = true;

@@ -68,10 +68,7 @@ pub fn passes_through(name: &str) -> bool {
 pub fn build(plan: &Plan, node_healthy_missing_nodes: &[String], inp: &Input) -> Result<Launch, Refusal> {
     // Preflight: refuse what would start and then hang or crawl.
     if let Some(f) = plan.findings.iter().find(|f| f.severity == Severity::Error) {
-        return Err(Refusal {
-            reason: format!("{}: {}", f.subject, f.message),
-            fix: f.fix.clone().unwrap_or_default(),
-        });
+        return Err(Refusal { reason: f.headline(), fix: f.fix.clone().unwrap_or_default() });
     }
     if plan.bootstrap_if.is_none() && plan.get("NCCL_SOCKET_IFNAME").is_none() && inp.nnodes > 1 {
         return Err(Refusal {

@@ -44,6 +44,14 @@ impl Finding {
     pub fn new(severity: Severity, subject: impl Into<String>, message: impl Into<String>) -> Finding {
         Finding { severity, subject: subject.into(), message: message.into(), fix: None }
     }
+    /// "subject: message" for people, the subject once: a message that already starts with its
+    /// subject ("mlx5_bond_0 port 1: …" about mlx5_bond_0) is shown as it is.
+    pub fn headline(&self) -> String {
+        match self.message.strip_prefix(self.subject.as_str()) {
+            Some(rest) if rest.starts_with([' ', ':']) => self.message.clone(),
+            _ => format!("{}: {}", self.subject, self.message),
+        }
+    }
     pub fn fix(mut self, fix: impl Into<String>) -> Finding {
         self.fix = Some(fix.into());
         self

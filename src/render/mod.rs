@@ -128,7 +128,7 @@ pub fn explain(plan: &Plan) -> String {
             Severity::Warning => "warning",
             Severity::Info => "note",
         };
-        let _ = writeln!(s, "{sev}: {}: {}", f.subject, f.message);
+        let _ = writeln!(s, "{sev}: {}", f.headline());
         if let Some(fix) = &f.fix {
             let _ = writeln!(s, "    fix: {fix}");
         }

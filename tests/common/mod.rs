@@ -4,6 +4,13 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// Say that a check was skipped, and why, where a plain `cargo test` shows it: written to the
+/// process's stderr directly, which libtest's capture (of `eprintln!`) does not hold back.
+pub fn skipped(test: &str, why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
+}
+
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_ibwire"))
 }

@@ -27,7 +27,9 @@ DESTDIR=$S PREFIX=/opt/ib ./install.sh --uninstall > /dev/null
 env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DESTDIR=$S/sudo PREFIX=/usr/local ./install.sh --binary "$B" > "$S/log-sudo" \
   || { cat "$S/log-sudo"; echo "FAIL: --binary under secure_path"; exit 1; }
 test -x "$S/sudo/usr/local/bin/ibwire" && test -f "$S/sudo/usr/local/share/man/man1/ibwire-env.1" \
-  && test -f "$S/sudo/usr/local/share/bash-completion/completions/ibwire" || { echo "FAIL: --binary install incomplete"; find "$S/sudo"; exit 1; }
+  && test -f "$S/sudo/usr/local/share/bash-completion/completions/ibwire" \
+  && test -f "$S/sudo/usr/local/share/zsh/site-functions/_ibwire" \
+  && test -f "$S/sudo/usr/local/share/fish/vendor_completions.d/ibwire.fish" || { echo "FAIL: --binary install incomplete"; find "$S/sudo"; exit 1; }
 # A copy of the sources without any binary: no prebuilt, no cargo.
 C=$S/clean; mkdir -p "$C/hooks"; cp install.sh "$C/"; cp hooks/90-ibwire.sh "$C/hooks/"
 out=$(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "$C/install.sh" 2>&1 || true)

@@ -33,7 +33,7 @@ rc=$?
 set -e
 took=$(( $(date +%s) - start ))
 [ $rc = 1 ] || { echo "FAIL: wrong interface rc=$rc"; cat "$W/bad.err"; exit 1; }
-grep -q "ibwire: launch refused: NCCL_SOCKET_IFNAME: configured bootstrap interface enp1s0f1 does not route to the master node1 (10.77.0.1)" "$W/bad.err" \
+grep -q "ibwire launch: error: refused: NCCL_SOCKET_IFNAME: configured bootstrap interface enp1s0f1 does not route to the master node1 (10.77.0.1)" "$W/bad.err" \
   || { echo "FAIL: message"; cat "$W/bad.err"; exit 1; }
 [ $took -lt 10 ] || { echo "FAIL: took ${took}s"; exit 1; }
 echo "ok: 2-node torchrun over eno8303 gave allreduce_sum=3.0 on both; wrong interface refused in ${took}s"
