@@ -43,11 +43,18 @@ pub fn for_terminal(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// The width of the terminal `fd` is, or None when it is not one (piped output is for scripts
-/// and stays as it is) or is narrower than 40 columns.
+/// The width to fit a report to: the terminal's when `fd` is one (at least 40 columns), else
+/// 100 columns (a pager, a file, a ticket: issue 41). Lines holding a tab (tables) are never
+/// wrapped; scripts read `--json`.
 fn width_of(fd: impl std::os::fd::AsFd) -> Option<usize> {
-    terminal_size::terminal_size_of(fd).map(|(w, _)| w.0 as usize).filter(|w| *w >= 40)
+    match terminal_size::terminal_size_of(fd) {
+        Some((w, _)) => Some((w.0 as usize).max(40)),
+        None => Some(PIPED_WIDTH),
+    }
 }
+
+/// Human output's width when it is not on a terminal.
+pub const PIPED_WIDTH: usize = 100;
 
 /// `for_terminal`, then `fit` to `width` when there is one.
 fn fitted(s: &str, width: Option<usize>) -> String {
@@ -99,12 +106,12 @@ pub fn fit(s: &str, width: usize) -> String {
     out
 }
 
-/// `for_terminal`, then `fit` to standard output's width when it is a terminal.
+/// `for_terminal`, then `fit` to standard output's width (a terminal's, else 100 columns).
 pub fn for_stdout(s: &str) -> String {
     fitted(s, width_of(std::io::stdout()))
 }
 
-/// `for_terminal`, then `fit` to standard error's width when it is a terminal (`--explain`).
+/// `for_terminal`, then `fit` to standard error's width (a terminal's, else 100; `--explain`).
 pub fn for_stderr(s: &str) -> String {
     fitted(s, width_of(std::io::stderr()))
 }

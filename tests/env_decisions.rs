@@ -397,7 +397,7 @@ fn cli_json_shape_and_explain() {
     assert_eq!(v["env"]["NCCL_SOCKET_IFNAME"], "=bond0.2102");
     assert_eq!(v["excluded"][0]["device"], "mlx5_bond_0");
     assert!(v["decisions"].as_array().unwrap().iter().all(|d| d["reason"].is_string()));
-    let e = stderr(&o);
+    let e = flat(&stderr(&o));
     assert!(
         e.contains(
             "mlx5_bond_0 port 1 excluded: InfiniBand link layer with LID 0x0; NCCL would fail ibv_modify_qp (EINVAL)"

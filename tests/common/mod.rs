@@ -11,6 +11,12 @@ pub fn skipped(test: &str, why: &str) {
     let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
 }
 
+/// Human output with its wrapping undone (piped, it is fitted to 100 columns): every run of
+/// whitespace one space, so a phrase is found wherever a line broke it.
+pub fn flat(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_ibwire"))
 }
