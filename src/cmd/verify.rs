@@ -78,7 +78,7 @@ impl Read {
     /// to the log's facts.
     fn of(mut facts: log::LogFacts, tests: tests_output::TestsOutput, allreduce: Option<(f64, usize)>) -> Read {
         facts.rank_table = tests.whole_rank_table();
-        facts.separate_runs = tests.separate_runs();
+        facts.separate_runs = tests.separate_runs().or(facts.separate_runs);
         Read { facts, tests, allreduce }
     }
 }

@@ -266,9 +266,17 @@ pub struct LogFacts {
     /// every rank of the job). Set by the reader of nccl-tests' output (`cmd::verify`).
     #[serde(default)]
     pub rank_table: Option<(usize, usize)>,
-    /// nccl-tests' output shows each process running its own test (set by `cmd::verify`).
+    /// Each process ran a job of its own: nccl-tests' output says so (set by `cmd::verify`), or
+    /// NCCL's rings hold one rank on each of several hosts.
     #[serde(default)]
     pub separate_runs: Option<String>,
+    /// The longest ring NCCL printed (`Channel 00/32 :    0 1 2 3`: 4).
+    #[serde(default)]
+    pub ring_max: Option<usize>,
+    /// How many distinct ranks of the largest communicator (`rank R nranks N`) wrote lines
+    /// with a `host:pid:tid` prefix.
+    #[serde(default)]
+    pub ranks_seen: usize,
     /// The highest CUDA device index seen in line prefixes, plus one.
     #[serde(default)]
     pub cuda_devs: usize,
@@ -442,6 +450,8 @@ pub const GATE: &[&str] = &[
     "Test NCCL",
     "nccl",
     "Using network",
+    "ternal Network ",
+    "Selected provider",
     "Bootstrap",
     ": Using ",
     "Plugin",
@@ -533,12 +543,28 @@ enum Short {
     Connected,
     /// `comm 0x… rank … nRanks … nNodes …`, `ncclCommInitRank … Init COMPLETE`.
     Comm,
+    /// `Channel 00/32 :    0 1 2 3`: a ring's order, its length.
+    Ring(usize),
+}
+
+/// A ring's order line, `Channel %02d/%02d : <ranks>` (init.cc), and how many ranks it holds.
+fn ring_len(msg: &str) -> Option<usize> {
+    let rest = msg.strip_prefix("Channel ")?;
+    let (head, ranks) = rest.split_once(" : ")?;
+    if !head.contains('/') || !head.bytes().all(|b| b.is_ascii_digit() || b == b'/') {
+        return None;
+    }
+    let n = ranks.split_whitespace().count();
+    (n > 0 && ranks.split_whitespace().all(|r| r.bytes().all(|b| b.is_ascii_digit()))).then_some(n)
 }
 
 fn short(msg: &str) -> Option<Short> {
     let b = msg.as_bytes();
     match b.first()? {
-        b'C' if msg.starts_with("Channel ") => Some(find!(msg, " via ").map_or(Short::Nothing, Short::Channel)),
+        b'C' if msg.starts_with("Channel ") => Some(match find!(msg, " via ") {
+            Some(i) => Short::Channel(i),
+            None => ring_len(msg).map_or(Short::Nothing, Short::Ring),
+        }),
         b'R' if msg.starts_with("Ring ") => Some(find!(msg, " via ").map_or(Short::Nothing, Short::Channel)),
         b'T' if msg.starts_with("Tree ") => Some(find!(msg, " via ").map_or(Short::Nothing, Short::Channel)),
         b'T' if msg.starts_with("Trees ") => Some(Short::Nothing),
@@ -814,6 +840,8 @@ fn classify_masked(msg: &str, gm: u64) -> Option<(Failure, Option<i64>, Option<i
         && (hasm!(msg, gm, "failed") || hasm!(msg, gm, "exceeded") || hasm!(msg, gm, "returned"))
         || hasm!(msg, gm, "socketStartConnect")
         || hasm!(msg, gm, "socketPollConnect")
+        // NCCL 2.2–2.5 (include/socket.h): `Call to connect failed : Connection timed out`
+        || hasm!(msg, gm, "Call to connect failed")
     {
         Failure::SocketConnect
     } else if (hasm!(msg, gm, "async") && hasm!(msg, gm, "port error")) || hasm!(msg, gm, "IBV_EVENT_PORT_ERR") {
@@ -992,6 +1020,15 @@ pub struct Analyser {
     warned: Vec<(String, usize, bool)>,
     /// Failures printed by more processes than `warned` follows.
     warned_unfollowed: BTreeSet<usize>,
+    /// aws-ofi-nccl selected a provider (a "No eligible providers" before it was one it tried).
+    ofi_selected: bool,
+    /// `(rank, nranks)` of prefixed `rank R nranks N` lines (bounded).
+    rank_pairs: BTreeSet<(usize, usize)>,
+}
+
+/// `Failed to open libibverbs.so[.1]`, `Could not open libibverbs…`: a fact of its own.
+fn hasm_plain_libibverbs(msg: &str) -> bool {
+    has!(msg, "libibverbs") && (has!(msg, "Failed to open") || has!(msg, "ould not open"))
 }
 
 /// `host:pid` of a line that starts `host:pid:tid [dev] …`.
@@ -1147,6 +1184,9 @@ impl Analyser {
                 self.f.remote_peer = true;
             }
             self.fail(k, code, vendor, msg);
+        } else if hasm_plain_libibverbs(msg) {
+            // NCCL before 2.19 printed a missing libibverbs as a WARN (`misc/ibvwrap.cu`); its
+            // own reader records the fact (`ibverbs_missing`), which counts only across nodes.
         } else {
             self.by_table(msg);
         }
@@ -1223,6 +1263,10 @@ impl Analyser {
                 }
                 // a ring's or tree's order, thresholds: nothing to read
                 Some(Short::Nothing) => return,
+                Some(Short::Ring(n)) => {
+                    self.f.ring_max = Some(self.f.ring_max.map_or(n, |m| m.max(n)));
+                    return;
+                }
                 Some(Short::Connected) => {
                     self.f.init_complete += 1;
                     self.completed(l);
@@ -1238,6 +1282,11 @@ impl Analyser {
         }
         // Which of the gate's literals the line holds: each reader runs only where one of its
         // own is there (all of them, ungated). The reader thread of `verify` computes it.
+        if self.ungated {
+            if let Some(n) = tag.and_then(|(_, msg)| ring_len(msg)) {
+                self.f.ring_max = Some(self.f.ring_max.map_or(n, |m| m.max(n)));
+            }
+        }
         let m = match tag {
             _ if self.ungated => u64::MAX,
             _ if mask.is_some() => mask.unwrap_or(u64::MAX),
@@ -1252,6 +1301,9 @@ impl Analyser {
         if any(&[
             gbit!("NCCL version"),
             gbit!("Using network"),
+            gbit!("ternal Network "),
+            gbit!("nccl"),
+            gbit!("Selected provider"),
             gbit!("Bootstrap"),
             gbit!("evice found"),
             gbit!(": Using "),
@@ -1354,7 +1406,26 @@ impl Analyser {
                 self.f.version.get_or_insert_with(|| v.to_string());
             }
         }
-        if let Some(v) = after!(l, "Using network ") {
+        // vLLM's `vLLM is using nccl==2.21.5` (pynccl.py): the job ran NCCL, without its log.
+        if let Some(v) = after!(l, "is using nccl==") {
+            let v = v.split_whitespace().next().unwrap_or("");
+            if v.starts_with(|c: char| c.is_ascii_digit()) && v.contains('.') {
+                if host.is_none() && !has!(l, " NCCL INFO") {
+                    self.f.nccl_lines += 1;
+                }
+                self.f.version.get_or_insert_with(|| v.to_string());
+            }
+        }
+        // aws-ofi-nccl: `Selected provider is cxi, fabric is cxi (found 4 nics)`, after any
+        // provider it tried and found nothing for.
+        if has!(l, "Selected provider is ") {
+            self.ofi_selected = true;
+        }
+        // NCCL before 2.6: `Using internal Network Socket`, `Using external Network <plugin>`.
+        if let Some(v) = after!(l, "Using network ")
+            .or_else(|| after!(l, "Using internal Network "))
+            .or_else(|| after!(l, "Using external Network "))
+        {
             let n = v.trim().to_string();
             if let Some(h) = self.view(host) {
                 if h.networks.len() < 8 {
@@ -1545,6 +1616,15 @@ impl Analyser {
         if let Some(n) = after!(l, " nNodes ").and_then(first_int) {
             self.f.nnodes = Some(self.f.nnodes.map_or(n as usize, |m| m.max(n as usize)));
         }
+        // ` rank R` sits before the ` nranks`/` nRanks` that brought the line here
+        if let (Some(r), Some(n)) = (
+            l.find(" rank ").map(|i| &l[i + 6..]).and_then(first_int),
+            after!(l, " nranks ").or_else(|| after!(l, " nRanks ")).and_then(first_int),
+        ) {
+            if proc_of(l).is_some() && self.rank_pairs.len() < MAX_HOSTS {
+                self.rank_pairs.insert((r as usize, n as usize));
+            }
+        }
         if has!(l, "ncclCommInitAll ") {
             if let Some(n) = after!(l, " nranks ").and_then(first_int) {
                 self.f.init_all_nranks = Some(self.f.init_all_nranks.map_or(n as usize, |m| m.max(n as usize)));
@@ -1694,6 +1774,12 @@ impl Analyser {
 
     pub fn finish(mut self) -> LogFacts {
         let mut f = std::mem::take(&mut self.f);
+        if self.ofi_selected {
+            f.failures.retain(|x| x.kind != Failure::OfiNoDevice);
+        }
+        if let Some(n) = f.nranks {
+            f.ranks_seen = self.rank_pairs.iter().filter(|(r, m)| *m == n && *r < n).count();
+        }
         for (i, x) in f.failures.iter_mut().enumerate() {
             let mut by = self.warned.iter().filter(|w| w.1 == i).peekable();
             x.init_completed_after =
@@ -1711,6 +1797,15 @@ impl Analyser {
         f.bootstrap_ifs = self.boot.into_iter().collect();
         f.hosts = self.hosts.into_iter().collect();
         f.hosts.sort_unstable();
+        // Rings of one rank, printed on several hosts: each process made a communicator of its
+        // own (one job per node, or mpirun without MPI in the test): they never joined.
+        let net = f.channels.net_ib + f.channels.net_socket + f.channels.net_other;
+        if f.ring_max == Some(1) && f.hosts.len() >= 2 && net == 0 && f.separate_runs.is_none() {
+            f.separate_runs = Some(format!(
+                "every ring NCCL printed holds one rank (\"Channel 00/NN :    0\"), on {} hosts: each process formed a communicator of its own",
+                f.hosts.len()
+            ));
+        }
         let net_channels = f.channels.net_ib + f.channels.net_other;
         // Channels with /GDRDMA are GPUDirect in use (where some ranks lack it, `gdr_partial`
         // says so); none, with network channels or an HCA's "Disabled", is no GPUDirect.

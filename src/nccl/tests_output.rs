@@ -45,6 +45,9 @@ pub struct TestsOutput {
     /// row no larger than the one before it in the same table.
     #[serde(default)]
     pub interleaved: usize,
+    /// Distinct hosts the rank table puts a rank 0 on.
+    #[serde(default)]
+    pub rank0_hosts: usize,
 }
 
 impl TestsOutput {
@@ -58,6 +61,12 @@ impl TestsOutput {
     /// Each process ran its own test: two summaries with no table between, or one table whose
     /// rows come from two processes. Evidence in words.
     pub fn separate_runs(&self) -> Option<String> {
+        if self.rank0_hosts >= 2 {
+            return Some(format!(
+                "the rank table lists rank 0 on {} hosts: each process is its own job",
+                self.rank0_hosts
+            ));
+        }
         (self.summaries >= 2 && self.interleaved > 0).then(|| {
             format!(
                 "{} result summaries ('# Avg bus bandwidth'), {} where the output of two processes meets",
@@ -91,6 +100,20 @@ fn block(f: &[&str]) -> Option<Block> {
     })
 }
 
+/// After `Rank `: `N [Group G] Pid P on HOST device D [`, the rank table's line exactly.
+fn bare_rank_line(r: &str) -> bool {
+    let w: Vec<&str> = r.split_whitespace().collect();
+    let int = |i: usize| w.get(i).is_some_and(|x| x.parse::<u64>().is_ok());
+    let at = if w.get(1) == Some(&"Group") && int(2) { 3 } else { 1 };
+    int(0)
+        && w.get(at) == Some(&"Pid")
+        && int(at + 1)
+        && w.get(at + 2) == Some(&"on")
+        && w.get(at + 4) == Some(&"device")
+        && int(at + 5)
+        && w.get(at + 6).is_some_and(|x| x.starts_with('['))
+}
+
 /// Reads nccl-tests output one line at a time (NCCL's own lines interleaved are skipped).
 #[derive(Default)]
 pub struct Parser {
@@ -115,10 +138,14 @@ impl Parser {
         let (seen, t) = (&mut self.seen, &mut self.t);
         // `#  Rank  0 Group  0 Pid 4766 on host device  0 [0x21] …`; before 2.x's groups,
         // `#   Rank  0 Pid 131398 on    host device  0 [0xaf] …`
+        // Pasted into an issue outside a code block, Markdown takes a line starting with `#`
+        // for a heading and the copy loses the `#`: a line of the rank table's exact shape
+        // (`Rank N [Group G] Pid P on HOST device D [`) is taken without it too.
         let rank_line = l
             .strip_prefix('#')
             .map(str::trim_start)
             .and_then(|r| r.strip_prefix("Rank "))
+            .or_else(|| l.strip_prefix("Rank ").filter(|r| bare_rank_line(r)))
             .filter(|r| r.trim_start().starts_with(|c: char| c.is_ascii_digit()));
         if let Some(rest) = rank_line {
             t.ranks += 1;
@@ -130,6 +157,10 @@ impl Parser {
                 if let Some(h) = w.get(i + 1) {
                     if seen.len() < 65536 && seen.insert((0, h.to_string())) {
                         t.hosts.push(h.to_string());
+                    }
+                    // Rank 0 on two hosts: each process is a job of its own.
+                    if w.first() == Some(&"0") && seen.len() < 65536 && seen.insert((2, h.to_string())) {
+                        t.rank0_hosts += 1;
                     }
                 }
             }
@@ -164,18 +195,34 @@ impl Parser {
         if f.len() < 8 {
             return;
         }
-        let (Ok(size), Ok(count), Ok(root)) = (f[0].parse::<u64>(), f[1].parse::<u64>(), f[4].parse::<i64>()) else {
+        let (Ok(size), Ok(count)) = (f[0].parse::<u64>(), f[1].parse::<u64>()) else {
             return;
         };
-        let Some(oop) = block(&f[5..]) else { return };
+        // nccl-tests 2.x: `size count type redop root time algbw busbw #wrong …`; releases
+        // before the root column and `#wrong` (2017–2020): `size count type redop time algbw
+        // busbw error …`, `error` the largest deviation (a float), not a count of wrong values.
+        let (root, at, counts_wrong) = match f[4].parse::<i64>() {
+            Ok(r) => (r, 5, true),
+            Err(_) if num(f[4]).is_some() && f.len() >= 8 => (-1, 4, false),
+            Err(_) => return,
+        };
+        let Some(mut oop) = block(&f[at..]) else { return };
+        if !counts_wrong {
+            oop.wrong = None;
+        }
         let (last, rows) = (&mut self.last_size, &mut self.rows_since_summary);
         if last.is_some_and(|p| size <= p) {
             t.interleaved += 1;
         }
         *last = Some(size);
         *rows = true;
-        let ip = if f.len() >= 12 { block(&f[9..]) } else { None };
-        if f.len() < 13 {
+        let ip = if f.len() >= at + 7 { block(&f[at + 4..]) } else { None }.map(|mut b| {
+            if !counts_wrong {
+                b.wrong = None;
+            }
+            b
+        });
+        if f.len() < at + 8 {
             t.truncated_rows += 1;
         }
         t.wrong_total += oop.wrong.unwrap_or(0) + ip.as_ref().and_then(|b| b.wrong).unwrap_or(0);
@@ -212,6 +259,38 @@ mod tests {
         assert_eq!(p.whole_rank_table(), None);
         let p = parse("#  Rank  0 Group  0 Pid 1 on a device  0 [0x01] H200\n#  Rank  1 Group  0 Pid 2 on b device  0 [0x01] H200");
         assert_eq!(p.whole_rank_table(), Some((2, 2)));
+    }
+
+    #[test]
+    fn a_rank_table_that_lost_its_hash_marks_and_rank_0_on_two_hosts() {
+        // nccl-tests#136 as pasted: Markdown ate the `#` of the rank lines
+        let p = parse(
+            "Rank  0 Group  0 Pid 524323 on nlp-gpu-05 device  0 [0x21] NVIDIA A100-SXM4-80GB\n\
+             Rank  0 Group  0 Pid  18325 on nlp-gpu-07 device  0 [0x51] NVIDIA A100-SXM4-80GB\n\
+             Rank of the month: someone on call device 3 [x]\n",
+        );
+        assert_eq!((p.ranks, p.hosts.len(), p.rank0_hosts), (2, 2, 2));
+        assert!(p.separate_runs().unwrap().contains("rank 0 on 2 hosts"));
+        assert!(parse("#  Rank  0 Pid 1 on a device  0 [0x1] X\n#  Rank  0 Pid 1 on a device  0 [0x1] X\n")
+            .separate_runs()
+            .is_none());
+    }
+
+    #[test]
+    fn rows_before_the_root_column_are_read() {
+        // nccl-tests before 2.10: no root column, `error` a deviation, not a count
+        let p = parse(
+            "#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n\
+             \x20          4             1     float     sum    47.54    0.00    0.00  0e+00    49.35    0.00    0.00  4e-07\n\
+             \x20  536870912     134217728     float     sum   5360.1  100.16  187.80  5e-07   5350.2  100.35  188.15  5e-07\n",
+        );
+        assert_eq!(p.rows.len(), 2, "{p:?}");
+        assert_eq!(p.rows[1].root, -1);
+        assert_eq!(p.rows[1].out_of_place.busbw, 187.80);
+        assert_eq!(p.rows[1].in_place.as_ref().unwrap().busbw, 188.15);
+        assert_eq!(p.wrong_total, 0);
+        assert_eq!(p.rows[1].out_of_place.wrong, None);
+        assert_eq!(p.truncated_rows, 0);
     }
 
     #[test]

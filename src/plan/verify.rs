@@ -757,6 +757,12 @@ fn node_count(
     if log.remote_peer {
         return (Some(2), "a connection to a peer over the network".into());
     }
+    if let (1, Some(n)) = (log.hosts.len(), log.nranks) {
+        if n > 1 && log.ranks_seen == n {
+            // Every rank of the communicator wrote its `rank R nranks N` line from this host.
+            return (Some(1), format!("all {n} ranks wrote from one host ({})", log.hosts[0]));
+        }
+    }
     let local_max =
         if same_node { node.gpus.len().max(1) } else { 8 }.max(log.cuda_devs).max(log.local_ranks.unwrap_or(0));
     if let Some(n) = log.nranks {
