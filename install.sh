@@ -1,5 +1,5 @@
 #!/usr/bin/env sh
-# Install ibwire: the binary, the ibwire-taskprolog link, the enroot hook, manual pages and
+# Install ibwire: the binary, the ibwire-taskprolog and ibwire-health links, the enroot hook, manual pages and
 # bash, zsh and fish completion.
 #   ./install.sh                 the prebuilt static binary next to this script (a release
 #                                tarball) or in dist/ (packaging/build.sh); else build it with cargo
@@ -45,7 +45,7 @@ case "${1:-}" in
     exit 0 ;;
 esac
 if [ "${1:-}" = "--uninstall" ]; then
-  rm -f "$BIN" "$BIN-taskprolog" "$DESTDIR$PREFIX/share/bash-completion/completions/ibwire" \
+  rm -f "$BIN" "$BIN-taskprolog" "$BIN-health" "$DESTDIR$PREFIX/share/bash-completion/completions/ibwire" \
     "$DESTDIR$PREFIX/share/zsh/site-functions/_ibwire" "$DESTDIR$PREFIX/share/fish/vendor_completions.d/ibwire.fish"
   rm -f "$DESTDIR$PREFIX"/share/man/man1/ibwire.1 "$DESTDIR$PREFIX"/share/man/man1/ibwire-*.1
   hd=$(hooks_dir)
@@ -112,7 +112,8 @@ install -d "$DESTDIR$PREFIX/bin"
 install -m 0755 "$FROM" "$BIN"
 # The Slurm TaskProlog is ibwire called through this name (TaskProlog= takes no arguments).
 ln -sf ibwire "$BIN-taskprolog"
-echo "installed $BIN (and $BIN-taskprolog for slurm.conf's TaskProlog=)"
+ln -sf ibwire "$BIN-health"
+echo "installed $BIN (and $BIN-taskprolog, $BIN-health for slurm.conf's TaskProlog=, HealthCheckProgram=)"
 # Manual pages and bash, zsh and fish completion, written by the binary itself (the places
 # each shell searches under a prefix: bash-completion, zsh's site-functions, fish's vendor dir).
 man_dir="$DESTDIR$PREFIX/share/man/man1"

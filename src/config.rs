@@ -51,6 +51,43 @@ pub struct LaunchConfig {
     pub allow_socket_fallback: Option<bool>,
 }
 
+/// A port's link layer as `health.link_layer` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Fabric {
+    #[serde(rename = "InfiniBand", alias = "infiniband", alias = "ib")]
+    InfiniBand,
+    #[serde(rename = "Ethernet", alias = "ethernet", alias = "roce", alias = "RoCE")]
+    Ethernet,
+}
+
+/// The shape every node of this site (or of this file's nodes) should have, for `ibwire
+/// health`; `ibwire health --learn` prints it from a good node. Unset keys are not checked.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HealthConfig {
+    /// Healthy HCA ports NCCL would take (the rails).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hcas: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_layer: Option<Fabric>,
+    /// Each rail's rate, in Gb/s (400 for NDR 4X).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_gbps: Option<u32>,
+    /// Each rail's width: `4X`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub width: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<u32>,
+    /// The GPU model as probe names it (`H200`, from the PCI device id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_model: Option<String>,
+    /// A GPUDirect RDMA path must exist: nvidia_peermem loaded, or DMA-BUF possible.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpudirect: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memlock_unlimited: Option<bool>,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
@@ -59,6 +96,7 @@ pub struct Config {
     pub hca: HcaConfig,
     pub hook: HookConfig,
     pub launch: LaunchConfig,
+    pub health: HealthConfig,
 }
 
 impl Config {
@@ -85,6 +123,15 @@ impl Config {
         pick(&mut self.launch.master_port, o.launch.master_port);
         pick(&mut self.launch.rdzv, o.launch.rdzv);
         pick(&mut self.launch.allow_socket_fallback, o.launch.allow_socket_fallback);
+        let (h, n) = (&mut self.health, o.health);
+        pick(&mut h.hcas, n.hcas);
+        pick(&mut h.link_layer, n.link_layer);
+        pick(&mut h.rate_gbps, n.rate_gbps);
+        pick(&mut h.width, n.width);
+        pick(&mut h.gpus, n.gpus);
+        pick(&mut h.gpu_model, n.gpu_model);
+        pick(&mut h.gpudirect, n.gpudirect);
+        pick(&mut h.memlock_unlimited, n.memlock_unlimited);
         self
     }
 }

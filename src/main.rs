@@ -247,6 +247,33 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Is this node fit for a multi-node job? For Slurm's HealthCheckProgram and NHC.
+    ///
+    /// Checks the node's rails (the HCA ports of the models NCCL takes): each ACTIVE with a
+    /// unicast LID and a subnet manager (or a usable RoCE address), none slower or narrower
+    /// than its peers, their /dev/infiniband nodes present; and, where /etc/ibwire.yaml has a
+    /// `health:` section (`--learn` prints one from a good node), the healthy port count, link
+    /// layer, rate and width, GPU count and model, a GPUDirect path and the memlock limit. A
+    /// fact that cannot be read is a note on stderr, never a failure. Healthy: exit 0, silent.
+    /// Unhealthy: exit 1 and one line on stdout naming the HCA, port or GPU and the fix. Exit 2
+    /// on its own error (a broken configuration, scontrol failing), which drains nothing.
+    ///
+    /// With --drain (HealthCheckProgram=/usr/bin/ibwire-health, a link to the binary, does it)
+    /// an unhealthy node is drained with the reason "ibwire: …", and a node ibwire drained is
+    /// resumed once healthy; a drain for any other reason is never touched.
+    ///
+    /// Examples:
+    ///   ibwire health                        check this node (silent when healthy)
+    ///   ibwire health --learn >> /etc/ibwire.yaml     on a good node: its shape
+    ///   ibwire health --root /tmp/tree --json         a captured node, as data
+    ///   HealthCheckProgram=/usr/bin/ibwire-health     slurm.conf (with HealthCheckInterval)
+    #[command(verbatim_doc_comment)]
+    Health {
+        #[command(flatten)]
+        node: NodeArgs,
+        #[command(flatten)]
+        args: cmd::health::Args,
+    },
     /// A CDI spec of the healthy HCAs, for podman, Docker, containerd, CRI-O and Kubernetes.
     ///
     /// Devices (kind ibwire.dev/hca): one per healthy HCA by name; `healthy`, every healthy HCA
@@ -555,6 +582,7 @@ impl Cmd {
             Cmd::Verify { .. } => "verify",
             Cmd::Doctor { .. } => "doctor",
             Cmd::Fleet { .. } => "fleet",
+            Cmd::Health { .. } => "health",
             Cmd::Cdi { .. } => "cdi",
             Cmd::Topo { .. } => "topo",
             Cmd::Completions { .. } => "completions",
@@ -654,6 +682,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let n = source(&node, false).load()?;
             cmd::cdi::run(&n, config.as_deref(), &kind, format, output.as_deref())
         }
+        Cmd::Health { node, args } => cmd::health::run(&source(&node, false).load()?, &args),
         Cmd::Fleet { inputs, master_addr, config, json } => {
             cmd::fleet::run(&inputs, master_addr.as_deref(), config.as_deref(), json)
         }
@@ -693,13 +722,22 @@ fn main() -> ExitCode {
     if called == "ibwire-taskprolog" {
         return taskprolog_main(as_cmd("taskprolog"));
     }
+    // Installed as a link named ibwire-health, it is slurm.conf's HealthCheckProgram (which
+    // takes no arguments): `ibwire health --drain`.
+    let argv: Vec<std::ffi::OsString> = if called == "ibwire-health" {
+        let mut v = as_cmd("health");
+        v.insert(2, "--drain".into());
+        v
+    } else {
+        std::env::args_os().collect()
+    };
     // Output into a closed pipe (`ibwire probe --json | head`) ends the process quietly, as
     // for any Unix filter, instead of a panic on EPIPE.
     // SAFETY: restoring the default disposition before any other thread exists.
     unsafe {
         nix::libc::signal(nix::libc::SIGPIPE, nix::libc::SIG_DFL);
     }
-    let cli = parse_from(std::env::args_os()).unwrap_or_else(|e| {
+    let cli = parse_from(argv).unwrap_or_else(|e| {
         let _ = e.print();
         if let Some(tip) = argv_hint(&e) {
             eprintln!("\n  tip: {tip}");

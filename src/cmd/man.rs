@@ -29,6 +29,14 @@ const EXIT: &[(&str, &[(&str, &str)])] = &[
     ("verify", &[("0", "ok"), ("1", "not ok: wrong transport, no GPUDirect, a failure, or far below the ceiling"), ("2", USAGE), ("3", "inconclusive: the log does not say enough")]),
     ("doctor", &[("0", "no error found (warnings may be)"), ("1", "an error was found"), ("2", USAGE)]),
     ("fleet", &[("0", "no error-level difference"), ("1", "an error-level difference, or a snapshot that cannot be read"), ("2", USAGE)]),
+    (
+        "health",
+        &[
+            ("0", "healthy (silent), or only facts that could not be read (notes on stderr)"),
+            ("1", "unhealthy: one line on stdout names the HCA, port or GPU and the fix"),
+            ("2", "its own error (configuration, probe, scontrol): nothing is drained"),
+        ],
+    ),
     ("cdi", &[("0", "a spec was written, or is up to date"), ("1", "nothing can be offered (with --output, a spec left from before is removed)"), ("2", USAGE)]),
     ("topo", &[("0", "the matrix was printed"), ("2", USAGE)]),
     ("completions", &[("0", "the script was printed"), ("2", USAGE)]),
@@ -67,6 +75,7 @@ const FILES: &[(&str, &str)] = &[
     ("~/.config/ibwire.yaml", "the user's configuration, read after the administrator's: it cannot change hook.strict, visible_devices, mad, hide_sysfs or deadline_ms where /etc/ibwire.yaml sets them"),
     ("/etc/enroot/hooks.d/90-ibwire.sh", "the enroot hook: a link to the binary (enroot from source: /usr/local/etc/enroot)"),
     ("/usr/bin/ibwire-taskprolog", "a link to the binary, for slurm.conf's TaskProlog="),
+    ("/usr/bin/ibwire-health", "a link to the binary, for slurm.conf's HealthCheckProgram= (ibwire health --drain)"),
     ("/etc/nccl.conf, ~/.nccl.conf", "NCCL's own configuration files (or $NCCL_CONF_FILE), read by doctor"),
 ];
 

@@ -4,6 +4,7 @@ pub mod cdi;
 pub mod doctor;
 pub mod env;
 pub mod fleet;
+pub mod health;
 pub mod hook;
 pub mod launch;
 pub mod man;

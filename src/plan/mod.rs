@@ -10,6 +10,7 @@ pub mod fleet;
 pub mod gpudirect;
 pub mod gpus;
 pub mod hca;
+pub mod health;
 pub mod hook;
 pub mod launch;
 pub mod netguard;

@@ -9,6 +9,7 @@ S=$(mktemp -d /tmp/ibwire-stage-XXXX); trap 'rm -rf "$S"' EXIT
 for i in 1 2; do DESTDIR=$S PREFIX=/opt/ib ./install.sh > "$S/log$i"; done
 test -x "$S/opt/ib/bin/ibwire" || { echo "FAIL: binary not installed"; exit 1; }
 [ "$(readlink "$S/opt/ib/bin/ibwire-taskprolog")" = ibwire ] || { echo "FAIL: no ibwire-taskprolog link"; exit 1; }
+[ "$(readlink "$S/opt/ib/bin/ibwire-health")" = ibwire ] || { echo "FAIL: no ibwire-health link"; exit 1; }
 hook=$(find "$S" -name 90-ibwire.sh)
 # The link names the binary where it will be, not in the staging DESTDIR.
 [ -n "$hook" ] && [ "$(readlink "$hook")" = /opt/ib/bin/ibwire ] || { echo "FAIL: hook link not installed"; ls -l "$hook"; cat "$S/log1"; exit 1; }
@@ -20,7 +21,7 @@ echo "$out" | grep -q "IBWIRE_HOOK_FORM=wrapper: use link (the default) or sh" &
 "$S/opt/ib/bin/ibwire" --version | grep -q ibwire
 B=$S/built-ibwire; cp "$S/opt/ib/bin/ibwire" "$B"
 DESTDIR=$S PREFIX=/opt/ib ./install.sh --uninstall > /dev/null
-[ ! -e "$S/opt/ib/bin/ibwire" ] && [ ! -L "$S/opt/ib/bin/ibwire-taskprolog" ] && [ ! -e "$hook" ] && [ ! -L "$hook" ] \
+[ ! -e "$S/opt/ib/bin/ibwire" ] && [ ! -L "$S/opt/ib/bin/ibwire-taskprolog" ] && [ ! -L "$S/opt/ib/bin/ibwire-health" ] && [ ! -e "$hook" ] && [ ! -L "$hook" ] \
   && [ -z "$(find "$S/opt/ib/share" -type f 2>/dev/null)" ] || { echo "FAIL: uninstall left files"; find "$S/opt"; exit 1; }
 # Without a toolchain, as sudo runs it (secure_path, nothing else in the environment): the
 # binary built above, named with --binary; man pages and completion come with it.

@@ -133,6 +133,7 @@ file /usr/bin/ibwire | grep -q 'static' || { echo "FAIL: the .deb's binary is no
 [ "$(cat /var/lib/dpkg/info/ibwire.conffiles)" = /etc/ibwire.yaml ] || { echo "FAIL: config files: $(cat /var/lib/dpkg/info/ibwire.conffiles)"; exit 1; }
 /usr/bin/ibwire --version | grep -q '^ibwire ' || { echo "FAIL: ibwire --version"; exit 1; }
 [ "$(readlink /usr/bin/ibwire-taskprolog)" = ibwire ] || { echo "FAIL: no ibwire-taskprolog link"; exit 1; }
+[ "$(readlink /usr/bin/ibwire-health)" = ibwire ] || { echo "FAIL: no ibwire-health link"; exit 1; }
 H=/etc/enroot/hooks.d/90-ibwire.sh
 [ "$(readlink "$H")" = /usr/bin/ibwire ] || { echo "FAIL: the hook is not a link to /usr/bin/ibwire: $(ls -l "$H" 2>&1)"; exit 1; }
 grep -q '^IBWIRE="/usr/bin/ibwire"$' /usr/share/ibwire/90-ibwire.sh || { echo "FAIL: the sh form's binary path"; exit 1; }
@@ -158,7 +159,7 @@ ln -sf /usr/bin/ibwire "$H"
 [ -z "$(grep -v '^#' /etc/ibwire.yaml | grep -v '^[[:space:]]*$' || true)" ] || { echo "FAIL: /etc/ibwire.yaml sets something"; exit 1; }
 echo "hca: {exclude: [mlx5_9]}" >> /etc/ibwire.yaml
 dpkg -r ibwire > /dev/null
-[ ! -e /usr/bin/ibwire ] && [ ! -L /usr/bin/ibwire-taskprolog ] && [ ! -e /usr/share/doc/ibwire/README.md ] || { echo "FAIL: dpkg -r left files"; exit 1; }
+[ ! -e /usr/bin/ibwire ] && [ ! -L /usr/bin/ibwire-taskprolog ] && [ ! -L /usr/bin/ibwire-health ] && [ ! -e /usr/share/doc/ibwire/README.md ] || { echo "FAIL: dpkg -r left files"; exit 1; }
 grep -q 'mlx5_9' /etc/ibwire.yaml || { echo "FAIL: the edited config did not survive dpkg -r"; exit 1; }
 # dpkg -r keeps the hook link, as it keeps config files; the binary is gone, enroot skips the
 # dangling link: a start is silent and goes on, even in strict mode.
@@ -175,20 +176,20 @@ rm "$H"; dpkg -i "$deb" > /dev/null
 [ ! -e "$H" ] && [ ! -L "$H" ] || { echo "FAIL: a reinstall put back the hook the admin removed"; exit 1; }
 ln -s /usr/bin/ibwire "$H"
 dpkg --purge ibwire > /dev/null
-for f in $want /usr/bin/ibwire-taskprolog "$H"; do [ ! -e "$f" ] && [ ! -L "$f" ] || { echo "FAIL: $f left after purge"; exit 1; }; done
+for f in $want /usr/bin/ibwire-taskprolog /usr/bin/ibwire-health "$H"; do [ ! -e "$f" ] && [ ! -L "$f" ] || { echo "FAIL: $f left after purge"; exit 1; }; done
 [ -n "$had_etc_enroot" ] || [ ! -e /etc/enroot ] || { echo "FAIL: purge left /etc/enroot, which postinst made"; exit 1; }
 # .rpm
 want=$(echo "$want" | sed 's#/zsh/ZSHDIR/#/zsh/site-functions/#; s#^UNITDIR#/usr/lib/systemd/system#' | sort)
 got=$(rpm -qlp "$rpmf" 2>/dev/null | files)
 [ "$got" = "$want" ] || { echo "FAIL: .rpm file list"; diff <(echo "$want") <(echo "$got"); exit 1; }
 rpm -qp --scripts "$rpmf" 2>/dev/null > "$L/rpm-scripts"
-grep -q 'ln -sf ibwire /usr/bin/ibwire-taskprolog' "$L/rpm-scripts" && grep -q 'ln -s /usr/bin/ibwire "$h"' "$L/rpm-scripts" \
+grep -q 'ln -sf ibwire /usr/bin/ibwire-taskprolog' "$L/rpm-scripts" && grep -q 'ln -sf ibwire /usr/bin/ibwire-health' "$L/rpm-scripts" && grep -q 'ln -s /usr/bin/ibwire "$h"' "$L/rpm-scripts" \
   || { echo "FAIL: rpm scripts"; cat "$L/rpm-scripts"; exit 1; }
 # The .rpm's scripts, run here as rpm runs them ($1: 1 install, 2 upgrade, 0 erase), in a
 # scratch /etc: the first install makes the link, an upgrade keeps an admin's removal, erase
 # removes only that link.
-sed -n '/^postinstall scriptlet/,/^postuninstall scriptlet/p' "$L/rpm-scripts" | sed '1d;$d' | sed "s#/etc/enroot#$R-etc/enroot#g; s#/usr/bin/ibwire-taskprolog#$R-tp#" > "$L/post"
-sed -n '/^postuninstall scriptlet/,$p' "$L/rpm-scripts" | sed '1d' | sed "s#/etc/enroot#$R-etc/enroot#g; s#/usr/bin/ibwire-taskprolog#$R-tp#" > "$L/postun"
+sed -n '/^postinstall scriptlet/,/^postuninstall scriptlet/p' "$L/rpm-scripts" | sed '1d;$d' | sed "s#/etc/enroot#$R-etc/enroot#g; s#/usr/bin/ibwire-taskprolog#$R-tp#; s#/usr/bin/ibwire-health#$R-health#" > "$L/post"
+sed -n '/^postuninstall scriptlet/,$p' "$L/rpm-scripts" | sed '1d' | sed "s#/etc/enroot#$R-etc/enroot#g; s#/usr/bin/ibwire-taskprolog#$R-tp#; s#/usr/bin/ibwire-health#$R-health#" > "$L/postun"
 sh -e "$L/post" 1 && [ "$(readlink "$R-etc/enroot/hooks.d/90-ibwire.sh")" = /usr/bin/ibwire ] || { echo "FAIL: rpm %post made no hook link"; cat "$L/post"; exit 1; }
 rm "$R-etc/enroot/hooks.d/90-ibwire.sh"; sh -e "$L/post" 2
 [ ! -L "$R-etc/enroot/hooks.d/90-ibwire.sh" ] || { echo "FAIL: rpm %post (upgrade) put back a removed hook"; exit 1; }
