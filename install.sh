@@ -1,6 +1,6 @@
 #!/usr/bin/env sh
-# Install ibwire: the binary, the ibwire-taskprolog and ibwire-health links, the enroot hook, manual pages and
-# bash, zsh and fish completion.
+# Install ibwire: the binary, the ibwire-taskprolog and ibwire-health links, the enroot hook,
+# manual pages and bash, zsh and fish completion.
 #   ./install.sh                 the prebuilt static binary next to this script (a release
 #                                tarball) or in dist/ (packaging/build.sh); else build it with cargo
 #   ./install.sh --binary FILE   install FILE, a binary you built or downloaded (no toolchain)

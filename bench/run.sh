@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Whole-process costs of ibwire on real-sized node trees, against faithful anchors (a benchmark,
 # not a test). Usage: bench/run.sh [--readme] [SECTION...]
-#   sections: hook growth probe commands launch fleet verify   (default: all)
+#   sections: hook growth probe commands launch fleet health verify   (default: all)
 #   --readme: rewrite the tables between docs/performance.md's `bench:begin`/`bench:end` markers
 #             and the summary between README.md's `perf:begin`/`perf:end` (never copied by hand).
 # Timings come from bench/interleave.py: the commands of one table run interleaved (round r runs
@@ -19,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 readme=0
 if [[ ${1:-} == --readme ]]; then readme=1; shift; fi
-sections=${*:-hook growth probe commands launch fleet verify}
+sections=${*:-hook growth probe commands launch fleet health verify}
 want() { [[ " $sections " == *" $1 "* ]]; }
 # shellcheck source=bench/build.sh
 source bench/build.sh
@@ -179,6 +179,17 @@ PY
   say ""
   fj=$(ms "fleet, JSON" cpu_median_ms); fy=$(ms "fleet, YAML" cpu_median_ms)
   goal "\`fleet\`, 1 024 snapshots as \`probe --save\` writes them (JSON), CPU" "${fj} ms (YAML: ${fy} ms)" "≤ 300 ms" "$fj <= 300"
+fi
+
+if want health; then
+  # HealthCheckProgram runs every few minutes on every node: the whole check, as slurmd runs it
+  # (no --drain here: scontrol is Slurm's cost, one `show node` per run).
+  say "#### health: the story node and 512 SR-IOV functions"
+  say ""
+  say "$(table "health, story" "$B health --root $W/story" "health, s512" "$B health --root $W/s512")"
+  say ""
+  hs=$(ms "health, story" cpu_median_ms); h5=$(ms "health, s512" cpu_median_ms)
+  goal "\`health\` CPU, story node / 512 SR-IOV functions" "${hs} ms / ${h5} ms" "≤ 50 ms / ≤ 200 ms (issue 42)" "$hs <= 50 and $h5 <= 200"
 fi
 
 if want verify; then

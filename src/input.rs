@@ -247,7 +247,9 @@ pub fn parse_error_text(msg: &str) -> String {
 /// For `unknown field|variant `X`, expected one of `a`, `b`…`: the expected name within a small
 /// edit distance of X (a letter or two for a short name, a quarter of a long one), if one is.
 fn did_you_mean(msg: &str, expected: &str) -> Option<String> {
-    let rest = msg.strip_prefix("unknown field `").or_else(|| msg.strip_prefix("unknown variant `"))?;
+    // `unknown field …` at the top, `health: unknown field …` in a section
+    let at = |p: &str| msg.find(p).map(|i| &msg[i + p.len()..]);
+    let rest = at("unknown field `").or_else(|| at("unknown variant `"))?;
     let word = &rest[..rest.find('`')?];
     if word.is_empty() || word.len() > 64 {
         return None;

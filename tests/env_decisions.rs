@@ -459,3 +459,104 @@ fn launch_says_the_hooks_warnings_first() {
     );
     assert!(e.contains("start: a \\u{1b}[2J second"), "escaped: {e}");
 }
+
+/// `ibwire health` as slurmd and an admin run it: silent exit 0 on the story node; a port down
+/// is one line with the fix and exit 1; with --drain (here through the `ibwire-health` link, as
+/// HealthCheckProgram runs it, and a stand-in scontrol that keeps the node's state in a file:
+/// tests/system/slurm.sh does this on real Slurm) the node is drained with `ibwire: …`, an
+/// admin's drain is left alone, and ibwire's own drain is resumed once healthy; a broken
+/// configuration is exit 2 and changes nothing.
+#[test]
+fn health_is_silent_when_fit_and_drains_only_what_it_may() {
+    let t = tree_dir();
+    let root = t.path().join("node");
+    fixture::story(&root);
+    let bin_dir = t.path().join("bin");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    let state = t.path().join("state");
+    let calls = t.path().join("calls");
+    // `scontrol show node N --oneliner` prints the state file; `update …` logs and applies it
+    std::fs::write(
+        bin_dir.join("scontrol"),
+        format!(
+            "#!/bin/sh\nS={s}\nif [ \"$1\" = show ]; then cat \"$S\"; exit 0; fi\necho \"$*\" >> {c}\n\
+             case \"$*\" in *State=DRAIN*) r=$(echo \"$*\" | sed 's/.*Reason=//'); echo \"NodeName=gpu-001 State=IDLE+DRAIN Reason=$r [root@now]\" > \"$S\";;\n\
+             *State=RESUME*) echo 'NodeName=gpu-001 State=IDLE' > \"$S\";; esac\n",
+            s = state.display(),
+            c = calls.display()
+        ),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(bin(), bin_dir.join("ibwire-health")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(bin_dir.join("scontrol"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:/usr/bin:/bin", bin_dir.display());
+    let health = |link: bool, extra: &[&str]| {
+        let mut c = if link { Command::new(bin_dir.join("ibwire-health")) } else { Command::new(bin()) };
+        if !link {
+            c.arg("health");
+        }
+        c.args(extra).env("IBWIRE_ROOT", &root).env("PATH", &path).env("HOME", t.path()).env_remove("SLURMD_NODENAME");
+        c.env_remove("IBWIRE_CONFIG").output().unwrap()
+    };
+    let o = health(false, &[]);
+    assert_eq!((o.status.code(), stdout(&o).as_str(), stderr(&o).as_str()), (Some(0), "", ""));
+    // mlx5_6's link is gone: DOWN, Polling
+    let port = std::fs::canonicalize(root.join("sys/class/infiniband/mlx5_6")).unwrap().join("ports/1");
+    std::fs::write(port.join("state"), "1: DOWN").unwrap();
+    std::fs::write(port.join("phys_state"), "2: Polling").unwrap();
+    let o = health(false, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().count(), 1, "{}", stdout(&o));
+    assert!(stdout(&o).starts_with("mlx5_6 port 1: port state DOWN (1), not ACTIVE; fix: no link"), "{}", stdout(&o));
+    // an admin's drain: never touched
+    std::fs::write(&state, "NodeName=gpu-001 State=IDLE+DRAIN Reason=admin: bad dimm [admin@then]\n").unwrap();
+    let o = health(true, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!calls.exists(), "an admin's drain was updated: {:?}", std::fs::read_to_string(&calls));
+    // an idle node: drained with ibwire's line
+    std::fs::write(&state, "NodeName=gpu-001 State=IDLE\n").unwrap();
+    let o = health(true, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let log = std::fs::read_to_string(&calls).unwrap();
+    assert!(
+        log.starts_with("update NodeName=gpu-001 State=DRAIN Reason=ibwire: mlx5_6 port 1: port state DOWN"),
+        "{log}"
+    );
+    // still unhealthy, drained by ibwire: no second update
+    let o = health(true, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(&calls).unwrap().lines().count(), 1);
+    // healthy again: ibwire's drain is resumed
+    std::fs::write(port.join("state"), "4: ACTIVE").unwrap();
+    std::fs::write(port.join("phys_state"), "5: LinkUp").unwrap();
+    let o = health(true, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&calls).unwrap().lines().nth(1), Some("update NodeName=gpu-001 State=RESUME"));
+    assert_eq!(std::fs::read_to_string(&state).unwrap().trim(), "NodeName=gpu-001 State=IDLE");
+    // healthy, drained by the admin: left drained
+    std::fs::write(&state, "NodeName=gpu-001 State=IDLE+DRAIN Reason=admin: bad dimm [admin@then]\n").unwrap();
+    assert_eq!(health(true, &[]).status.code(), Some(0));
+    assert_eq!(std::fs::read_to_string(&calls).unwrap().lines().count(), 2);
+    // its own error: exit 2, nothing changed
+    let bad = t.path().join("bad.yaml");
+    std::fs::write(&bad, "health:\n  hca: 8\n").unwrap();
+    let o = health(false, &["--drain", "--config", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("ibwire health: error: config "), "{}", stderr(&o));
+    assert!(stderr(&o).contains("did you mean `hcas`"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&calls).unwrap().lines().count(), 2);
+    // --learn: the section, which the same node then passes
+    let o = health(false, &["--learn"]);
+    let learned = t.path().join("learned.yaml");
+    std::fs::write(&learned, stdout(&o)).unwrap();
+    assert!(
+        stdout(&o).contains("health:\n  hcas: 8\n  link_layer: InfiniBand\n  rate_gbps: 400\n  width: 4X\n"),
+        "{}",
+        stdout(&o)
+    );
+    let o = health(false, &["--config", learned.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!((v["healthy"].as_bool(), v["healthy_rails"].as_u64()), (Some(true), Some(8)));
+}

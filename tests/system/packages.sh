@@ -112,6 +112,7 @@ UNITDIR/ibwire-cdi.timer
 /usr/share/doc/ibwire/examples/allreduce.py
 /usr/share/doc/ibwire/examples/ibwire.yaml
 /usr/share/doc/ibwire/examples/k8s/pytorchjob.yaml
+/usr/share/doc/ibwire/examples/nhc/ibwire.nhc
 /usr/share/doc/ibwire/examples/podman.sh
 /usr/share/doc/ibwire/examples/slurm/existing-taskprolog.sh
 /usr/share/doc/ibwire/examples/slurm/slurm.conf.snippet

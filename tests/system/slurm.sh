@@ -5,6 +5,8 @@
 # slurm.conf's TaskProlog is `ibwire taskprolog`, each node reading its own fixture tree (node1
 # the story node, node2 the same with mlx5_6 down): bare `srun env` tasks get each node's
 # decided NCCL settings, keep a value the job set, and still run with a broken config.
+# HealthCheckProgram=ibwire-health (the link) drains node2 while its mlx5_6 is down, with
+# ibwire's reason, resumes it once healthy, and leaves an admin's drain of node1 alone.
 # Recipe and pitfalls: shared/spec/ci-recipes.md §1. Bounded by sbatch --time and timeouts.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -156,3 +158,31 @@ e=$(srun_env --export=ALL,IBWIRE_CONFIG=$W/broken.yaml)
 [ "$(echo "$e" | grep -c '^[01]: SLURM_NODEID=')" = 2 ] || { echo "FAIL: tasks did not run with a broken config"; cat "$W/srun.err"; exit 1; }
 echo "$e" | grep -q 'NCCL_IB_HCA' && { echo "FAIL: settings exported despite a broken config"; exit 1; }
 echo "ok: TaskProlog: node1 8 rails, node2 7 (mlx5_6 down), NCCL_NET=IB, the job's NCCL_SOCKET_IFNAME kept, a broken config leaves tasks running"
+# HealthCheckProgram=ibwire-health (the link: `ibwire health --drain`), each node reading its
+# own tree: node2 (mlx5_6 down) is drained with ibwire's reason, node1 (healthy, drained by an
+# admin) keeps the admin's drain; node2 is resumed once its tree is healthy again.
+ln -s "$B" "$W/bin/ibwire-health"
+# slurmd runs it with an environment of its own: this cluster's slurm.conf is not at the
+# default path, so the wrapper names it for scontrol (a real node's is where scontrol looks).
+printf '#!/bin/sh\nenv > %s/log/health-env."$(hostname)"\nSLURM_CONF=%s IBWIRE_ROOT=%s/trees/"$(hostname)" exec %s/bin/ibwire-health\n' "$W" "$SLURM_CONF" "$W" "$W" > "$W/bin/health"
+chmod 755 "$W/bin/health"
+node_line() { ip netns exec ibw-n1 scontrol show node "$1" --oneliner 2>/dev/null; }
+ip netns exec ibw-n1 scontrol update NodeName=node1 State=DRAIN Reason="admin: bad dimm"
+printf 'HealthCheckProgram=%s/bin/health\nHealthCheckInterval=2\nHealthCheckNodeState=ANY\n' "$W" >> "$SLURM_CONF"
+ip netns exec ibw-n1 scontrol reconfigure
+for _ in $(seq 120); do node_line node2 | grep -q 'Reason=ibwire: ' && break; sleep 0.5; done
+n2=$(node_line node2)
+echo "$n2" | grep -q 'State=[A-Z]*+DRAIN' && echo "$n2" | grep -q 'Reason=ibwire: mlx5_6 port 1: port state DOWN' \
+  || { echo "FAIL: node2 not drained by ibwire health: $n2"; ls "$W/log"; cat "$W"/log/health-env.* 2>/dev/null | head; tail -5 "$W"/log/slurmd.node2.log; exit 1; }
+reason=$(echo "$n2" | sed -n 's/.*Reason=\(.*\) \[.*/\1/p' | cut -c1-80)
+sleep 5   # a few more health checks on node1, which is healthy and drained by the admin
+n1=$(node_line node1)
+echo "$n1" | grep -q 'State=[A-Z]*+DRAIN' && echo "$n1" | grep -q 'Reason=admin: bad dimm' || { echo "FAIL: the admin's drain of node1 was touched: $n1"; exit 1; }
+echo "4: ACTIVE" > "$(readlink -f "$W/trees/node2/sys/class/infiniband/mlx5_6")/ports/1/state"
+for _ in $(seq 120); do node_line node2 | grep -q '+DRAIN' || break; sleep 0.5; done
+n2=$(node_line node2)
+echo "$n2" | grep -q '+DRAIN' && { echo "FAIL: node2 not resumed once healthy: $n2"; exit 1; }
+node_line node1 | grep -q 'Reason=admin: bad dimm' || { echo "FAIL: node1's admin drain changed"; node_line node1; exit 1; }
+ip netns exec ibw-n1 scontrol update NodeName=node1 State=RESUME
+env_note=$(grep -h '^SLURMD_NODENAME=' "$W"/log/health-env.* 2>/dev/null | sort -u | tr '\n' ' ')
+echo "ok: HealthCheckProgram=ibwire-health drained node2 (Reason=$reason), resumed it when healthy, left the admin's drain of node1; slurmd's environment: ${env_note:-no SLURMD_NODENAME}"
