@@ -87,6 +87,22 @@ fn nccl_ib_disable_with_a_net_plugin_has_no_effect() {
 }
 
 #[test]
+fn nccl_net_must_name_the_plugin_with_its_version() {
+    // NCCL compares NCCL_NET with the full name (strcasecmp, nccl:src/plugin/net.cc); HPC-X's
+    // plugin is IBext_v11 or IBext_v8 (NVIDIA/nccl-tests#373): `IBext` selects nothing.
+    let t = tree_dir();
+    ibwire_fixture::story(t.path());
+    let (_, fs, _) = doctor(t.path(), &[("NCCL_NET", "IBext")], &[]);
+    let f = find(&fs, "NCCL_NET", "full name");
+    assert_eq!(f["severity"], "warning");
+    assert!(f["fix"].as_str().unwrap().contains("Using network"), "{f}");
+    for ok in ["IBext_v11", "IB"] {
+        let (_, fs, _) = doctor(t.path(), &[("NCCL_NET", ok)], &[]);
+        assert!(!fs.iter().any(|f| f["message"].as_str().unwrap().contains("full name")), "{ok}: {fs:#?}");
+    }
+}
+
+#[test]
 fn seed_list_with_the_master_on_the_management_network() {
     let t = tree_dir();
     ibwire_fixture::story(t.path());

@@ -19,6 +19,11 @@ fn f(sev: Severity, subject: &str, msg: String, fix: &str) -> Finding {
 }
 
 /// `vars`: NAME → value and origin (the environment wins over nccl.conf, as in NCCL).
+/// `IBext` (any case) without the `_vN` its plugin's own name carries.
+fn unversioned_plugin_name(v: &str) -> bool {
+    v.trim().eq_ignore_ascii_case("IBext")
+}
+
 pub fn lint(node: &Node, plan: &Plan, vars: &BTreeMap<String, Var>) -> Vec<Finding> {
     let mut out = Vec::new();
     let inside = node.host.in_container;
@@ -104,6 +109,19 @@ pub fn lint(node: &Node, plan: &Plan, vars: &BTreeMap<String, Var>) -> Vec<Findi
                 k,
                 "NCCL_NET=Socket forces TCP sockets although the node has healthy HCAs".into(),
                 "unset NCCL_NET",
+            ));
+        } else if k == "NCCL_NET" && unversioned_plugin_name(&v.value) {
+            // nccl:src/plugin/net.cc compares NCCL_NET with each network's full name
+            // (strcasecmp); HPC-X's plugin names itself IBext_v11 (IBext_v8 in older builds):
+            // shared/spec/nccl-2.27-2.32.md §1.2.
+            out.push(f(
+                Severity::Warning,
+                k,
+                format!(
+                    "NCCL_NET={}: NCCL matches NCCL_NET against a network's full name, and the HPC-X plugin is named with its version (IBext_v11, IBext_v8): this name selects no network where the plugin is one of those builds",
+                    v.value
+                ),
+                "use the name NCCL prints in `Using network …` (NCCL_DEBUG=INFO), or unset NCCL_NET",
             ));
         } else if k == "NCCL_NET_PLUGIN" {
             lint_net_plugin(&v.value, &mut out);
