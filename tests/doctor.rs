@@ -96,6 +96,11 @@ fn nccl_net_must_name_the_plugin_with_its_version() {
     let f = find(&fs, "NCCL_NET", "full name");
     assert_eq!(f["severity"], "warning");
     assert!(f["fix"].as_str().unwrap().contains("Using network"), "{f}");
+    // NCCL_CROSS_NIC=0 and the device API (GIN, 2.28+): said, as a note
+    let (_, fs, _) = doctor(t.path(), &[("NCCL_CROSS_NIC", "0")], &[]);
+    assert_eq!(find(&fs, "NCCL_CROSS_NIC", "device API")["severity"], "info");
+    let (_, fs, _) = doctor(t.path(), &[("NCCL_CROSS_NIC", "0"), ("NCCL_GIN_ENABLE", "0")], &[]);
+    assert!(!fs.iter().any(|f| f["subject"] == "NCCL_CROSS_NIC"), "GIN off: {fs:#?}");
     for ok in ["IBext_v11", "IB"] {
         let (_, fs, _) = doctor(t.path(), &[("NCCL_NET", ok)], &[]);
         assert!(!fs.iter().any(|f| f["message"].as_str().unwrap().contains("full name")), "{ok}: {fs:#?}");

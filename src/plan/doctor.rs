@@ -110,6 +110,18 @@ pub fn lint(node: &Node, plan: &Plan, vars: &BTreeMap<String, Var>) -> Vec<Findi
                 "NCCL_NET=Socket forces TCP sockets although the node has healthy HCAs".into(),
                 "unset NCCL_NET",
             ));
+        } else if k == "NCCL_CROSS_NIC"
+            && v.value.trim() == "0"
+            && vars.get("NCCL_GIN_ENABLE").is_none_or(|g| g.value.trim() != "0")
+        {
+            // nccl:src/transport/net_ib/gin.cc: GIN (the device API, NCCL 2.28+) needs full NIC
+            // connectivity and refuses NCCL_CROSS_NIC=0 (shared/spec/nccl-2.27-2.32.md §1).
+            out.push(f(
+                Severity::Info,
+                k,
+                "NCCL_CROSS_NIC=0: fine for collectives on a rail-only fabric, but NCCL's device API (GIN, 2.28+: kernels that call ncclGin/ncclLsa) cannot run with it".into(),
+                "if the job uses the device API, unset NCCL_CROSS_NIC (GIN needs every NIC to reach every other); else nothing to do",
+            ));
         } else if k == "NCCL_NET" && unversioned_plugin_name(&v.value) {
             // nccl:src/plugin/net.cc compares NCCL_NET with each network's full name
             // (strcasecmp); HPC-X's plugin names itself IBext_v11 (IBext_v8 in older builds):
