@@ -256,7 +256,8 @@ enum Cmd {
     /// layer, rate and width, GPU count and model, a GPUDirect path and the memlock limit. A
     /// fact that cannot be read is a note on stderr, never a failure. Healthy: exit 0, silent.
     /// Unhealthy: exit 1 and one line on stdout naming the HCA, port or GPU and the fix. Exit 2
-    /// on its own error (a broken configuration, scontrol failing), which drains nothing.
+    /// on its own error (a broken configuration, scontrol failing, past --timeout), which
+    /// drains nothing.
     ///
     /// With --drain (HealthCheckProgram=/usr/bin/ibwire-health, a link to the binary, does it)
     /// an unhealthy node is drained with the reason "ibwire: …", and a node ibwire drained is
@@ -682,7 +683,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let n = source(&node, false).load()?;
             cmd::cdi::run(&n, config.as_deref(), &kind, format, output.as_deref())
         }
-        Cmd::Health { node, args } => cmd::health::run(&source(&node, false).load()?, &args),
+        Cmd::Health { node, args } => cmd::health::run(&source(&node, false), &args),
         Cmd::Fleet { inputs, master_addr, config, json } => {
             cmd::fleet::run(&inputs, master_addr.as_deref(), config.as_deref(), json)
         }

@@ -546,6 +546,21 @@ fn health_is_silent_when_fit_and_drains_only_what_it_may() {
     assert!(stderr(&o).starts_with("ibwire health: error: config "), "{}", stderr(&o));
     assert!(stderr(&o).contains("did you mean `hcas`"), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&calls).unwrap().lines().count(), 2);
+    // a read that never answers: its deadline, one line, exit 2, nothing drained
+    if cfg!(debug_assertions) {
+        let t0 = std::time::Instant::now();
+        let o = Command::new(bin())
+            .args(["health", "--drain", "--timeout", "1"])
+            .env("IBWIRE_ROOT", &root)
+            .env("PATH", &path)
+            .env("IBWIRE_TEST_STALL", "20000")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(t0.elapsed() < std::time::Duration::from_secs(10));
+        assert!(stderr(&o).starts_with("ibwire health: error: gave up after 1s"), "{}", stderr(&o));
+        assert_eq!(std::fs::read_to_string(&calls).unwrap().lines().count(), 2);
+    }
     // --learn: the section, which the same node then passes
     let o = health(false, &["--learn"]);
     let learned = t.path().join("learned.yaml");

@@ -29,6 +29,10 @@ pub struct Args {
     /// The report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Give up after SECONDS (a sysfs read or a file system that does not answer): one line,
+    /// exit 2, nothing drained.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub timeout: u64,
 }
 
 /// The prefix of every drain reason ibwire writes: only such drains are ibwire's to resume.
@@ -36,8 +40,30 @@ pub const REASON_PREFIX: &str = "ibwire: ";
 
 const SCONTROL_LIMIT: Duration = Duration::from_secs(10);
 
-pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
+/// Past `secs`, from any state: one line and exit 2 (its own error: nothing is drained). A
+/// health check runs unattended every few minutes; a read that never returns must not pile up
+/// copies of it.
+fn watchdog(secs: u64) {
+    let limit = Duration::from_secs(secs.max(1));
+    let _ = std::thread::Builder::new().name("deadline".into()).spawn(move || {
+        std::thread::sleep(limit);
+        eprintln!(
+            "ibwire health: error: gave up after {}s (a read of the node or of the configuration did not answer): nothing drained",
+            limit.as_secs()
+        );
+        std::process::exit(2);
+    });
+}
+
+pub fn run(src: &super::NodeSource, a: &Args) -> Result<ExitCode> {
+    watchdog(a.timeout);
+    // Debug builds only (the tests'): `IBWIRE_TEST_STALL=MS` stands for a read that hangs.
+    #[cfg(debug_assertions)]
+    if let Some(ms) = std::env::var("IBWIRE_TEST_STALL").ok().and_then(|v| v.parse::<u64>().ok()) {
+        std::thread::sleep(Duration::from_millis(ms));
+    }
     let cfg = crate::config::load(a.config.as_deref())?;
+    let node = &src.load()?;
     // The job's variables are no business of a node check: decided as for an empty job.
     let intent = plan::Intent { master: None, config: cfg.clone(), env: Default::default() };
     let p = plan::decide(node, &intent);
