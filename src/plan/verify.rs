@@ -367,8 +367,11 @@ pub const RULES: &[Rule] = &[
     },
 ];
 
+/// The rule of `id`. Every id this file pushes is one of RULES (the test
+/// `every_pushed_id_is_a_rule` reads them from the source); an unknown one would be a bug, shown
+/// as the generic NCCL warning rather than as some other rule's meaning.
 pub fn rule(id: &str) -> &'static Rule {
-    RULES.iter().find(|r| r.id == id).unwrap_or(&RULES[RULES.len() - 1])
+    RULES.iter().find(|r| r.id == id).or_else(|| RULES.iter().find(|r| r.id == "nccl-warning")).unwrap_or(&RULES[0])
 }
 
 /// A problem verify found, with its evidence and fix.
@@ -1563,6 +1566,22 @@ fn version_le(v: Option<&str>, max: (u32, u32, u32)) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_pushed_id_is_a_rule() {
+        let src = include_str!("verify.rs");
+        let mut ids = Vec::new();
+        for pat in ["push(&mut findings, \"", "push(&mut v, \"", "rule(\""] {
+            for (i, _) in src.match_indices(pat) {
+                let rest = &src[i + pat.len()..];
+                ids.push(&rest[..rest.find('"').unwrap()]);
+            }
+        }
+        assert!(ids.len() > 20, "{ids:?}");
+        for id in ids {
+            assert!(super::RULES.iter().any(|r| r.id == id), "{id} is pushed but is no rule");
+        }
+    }
+
     #[test]
     fn a_peer_address_no_host_reaches_is_named() {
         // misc/socket.cc: "socketStartConnect: Connect to %s failed : %s" (the address with its <port>)
