@@ -375,19 +375,6 @@ fn clip(s: &str, n: usize) -> String {
     crate::text::clip_to(s.trim(), n)
 }
 
-/// The host that wrote an NCCL line (`host:pid:tid [dev] NCCL …`), if it is one.
-pub fn line_host(raw: &str) -> Option<&str> {
-    let l = unwrap_line(raw);
-    host_of(l)
-}
-
-fn host_of(l: &str) -> Option<&str> {
-    if !(has!(l, " NCCL INFO") || has!(l, " NCCL WARN")) {
-        return None;
-    }
-    host_in(l)
-}
-
 /// The first ` [` in `l` (memchr for the rarer `[`).
 fn space_bracket(l: &str) -> Option<usize> {
     let b = l.as_bytes();
@@ -400,11 +387,6 @@ fn space_bracket(l: &str) -> Option<usize> {
         from = at + 1;
     }
     None
-}
-
-/// The host of `host:pid:tid [dev] …` at the line's start.
-fn host_in(l: &str) -> Option<&str> {
-    host_head(&l[..find!(l, " [")?])
 }
 
 /// The host of `host:pid:tid`.
