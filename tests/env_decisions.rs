@@ -546,6 +546,12 @@ fn health_is_silent_when_fit_and_drains_only_what_it_may() {
     assert!(stderr(&o).starts_with("ibwire health: error: config "), "{}", stderr(&o));
     assert!(stderr(&o).contains("did you mean `hcas`"), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&calls).unwrap().lines().count(), 2);
+    // --learn on a node with a port down: refused, nothing printed
+    std::fs::write(port.join("state"), "1: DOWN").unwrap();
+    let o = health(false, &["--learn"]);
+    assert_eq!((o.status.code(), stdout(&o).as_str()), (Some(2), ""), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--learn: this node is not healthy (mlx5_6 port 1"), "{}", stderr(&o));
+    std::fs::write(port.join("state"), "4: ACTIVE").unwrap();
     // a read that never answers: its deadline, one line, exit 2, nothing drained
     if cfg!(debug_assertions) {
         let t0 = std::time::Instant::now();

@@ -68,6 +68,14 @@ pub fn run(src: &super::NodeSource, a: &Args) -> Result<ExitCode> {
     let intent = plan::Intent { master: None, config: cfg.clone(), env: Default::default() };
     let p = plan::decide(node, &intent);
     if a.learn {
+        // The shape of a node with a problem is no shape to hold others to.
+        let r = health::check(node, &p, &cfg.hca.exclude, &Default::default());
+        if let Some(line) = r.line() {
+            anyhow::bail!("--learn: this node is not healthy ({line}): learn from a good node");
+        }
+        for u in &r.unknown {
+            eprintln!("ibwire health: note: not learned: {}", crate::text::printable(u, 300));
+        }
         print!("{}", learned(node, &health::learn(node, &p, &cfg.hca.exclude))?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -81,7 +89,7 @@ pub fn run(src: &super::NodeSource, a: &Args) -> Result<ExitCode> {
                 "problems": r.problems,
                 "unknown": r.unknown,
                 "rails": r.rails,
-                "healthy_rails": r.healthy,
+                "healthy_rails": r.healthy_rails,
             }))?
         );
     } else {

@@ -80,7 +80,40 @@ pub fn port_problem(node: &Node, d: &RdmaDevice, p: &RdmaPort) -> Option<String>
     }
 }
 
-fn listed(list: &[String], dev: &str, port: u32) -> bool {
+/// Which devices stand in for others: an SR-IOV virtual function's physical function (when
+/// it is an RDMA device here), a bond's member functions. `select` and `health::rails` ask it.
+pub struct Structure<'a> {
+    pf_of: BTreeMap<&'a str, &'a str>,
+    bond_of: BTreeMap<&'a str, &'a str>,
+}
+
+impl<'a> Structure<'a> {
+    pub fn of(node: &'a Node) -> Structure<'a> {
+        let pf_of =
+            node.rdma.iter().filter_map(|d| d.pci.as_ref().map(|p| (p.bdf.as_str(), d.name.as_str()))).collect();
+        let bond_of = node
+            .rdma
+            .iter()
+            .filter(|d| d.is_bond)
+            .flat_map(|d| d.bond_members.iter().map(move |m| (m.as_str(), d.name.as_str())))
+            .collect();
+        Structure { pf_of, bond_of }
+    }
+
+    /// The RDMA device that is `d`'s physical function, when `d` is a VF of one here (a VF
+    /// passed into a VM without its PF is an HCA of its own).
+    pub fn pf(&self, d: &RdmaDevice) -> Option<&'a str> {
+        d.pci.as_ref().and_then(|x| x.physfn.as_deref()).and_then(|b| self.pf_of.get(b)).copied()
+    }
+
+    /// The bond device whose member function `d` is.
+    pub fn bond(&self, d: &RdmaDevice) -> Option<&'a str> {
+        (!d.is_bond).then(|| d.pci.as_ref().and_then(|x| self.bond_of.get(x.bdf.as_str()))).flatten().copied()
+    }
+}
+
+/// `dev` or `dev:port` in a configured list.
+pub fn listed(list: &[String], dev: &str, port: u32) -> bool {
     list.iter().any(|e| match e.split_once(':') {
         Some((n, p)) => n == dev && p.parse::<u32>().ok() == Some(port),
         None => e == dev,
@@ -112,18 +145,11 @@ fn netdevs_of(d: &RdmaDevice) -> BTreeSet<String> {
 
 pub fn select(node: &Node, policy: &Policy) -> Decision {
     let mut dec = Decision::default();
-    let pf_of: BTreeMap<&str, &str> =
-        node.rdma.iter().filter_map(|d| d.pci.as_ref().map(|p| (p.bdf.as_str(), d.name.as_str()))).collect();
-    let bond_members: BTreeMap<&str, &str> = node
-        .rdma
-        .iter()
-        .filter(|d| d.is_bond)
-        .flat_map(|d| d.bond_members.iter().map(move |m| (m.as_str(), d.name.as_str())))
-        .collect();
+    let structure = Structure::of(node);
 
     let mut cands: Vec<(&RdmaDevice, &RdmaPort)> = Vec::new();
     for d in &node.rdma {
-        let pf = d.pci.as_ref().and_then(|x| x.physfn.as_deref()).and_then(|b| pf_of.get(b));
+        let pf = structure.pf(d);
         let vf_reason = |pf: &str| format!("SR-IOV virtual function of {pf}; the physical function is used");
         if d.ports.is_empty() {
             // The hook does not read the ports of a VF whose PF is an RDMA device: the device
@@ -146,10 +172,7 @@ pub fn select(node: &Node, policy: &Policy) -> Decision {
             } else if let Some(r) = port_problem(node, d, p) {
                 Some(r)
             } else {
-                (!d.is_bond)
-                    .then(|| d.pci.as_ref().and_then(|x| bond_members.get(x.bdf.as_str())))
-                    .flatten()
-                    .map(|bond| format!("member of the bond device {bond}"))
+                structure.bond(d).map(|bond| format!("member of the bond device {bond}"))
             };
             match reason {
                 Some(r) => dec.excluded.push(Exclusion { device: d.name.clone(), port: Some(p.port), reason: r }),

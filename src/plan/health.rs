@@ -27,9 +27,9 @@ pub struct Report {
     pub problems: Vec<Problem>,
     /// What could not be checked, and why.
     pub unknown: Vec<String>,
-    /// The rails checked, `mlx5_0:1`, and the healthy ones among them.
+    /// The rails checked, `mlx5_0:1`, and how many of them are healthy.
     pub rails: Vec<String>,
-    pub healthy: usize,
+    pub healthy_rails: usize,
 }
 
 impl Report {
@@ -59,27 +59,30 @@ fn width_lanes(w: &str) -> Option<u32> {
     w.strip_suffix('X')?.parse().ok()
 }
 
-/// The node's rails: each port of a physical, non-bond device of a model (PCI vendor:device)
-/// whose port of that number NCCL selected, less what the configuration excludes. Where NCCL selected nothing,
-/// every InfiniBand port of a physical, non-bond device (an InfiniBand HCA exists only to be on
-/// the fabric; an Ethernet one may serve storage, and needs `health.hcas` to be judged).
+/// A port's lanes, from its rate (`400 Gb/sec (4X NDR)`: 4).
+fn lanes(p: &RdmaPort) -> Option<u32> {
+    p.rate.as_deref().and_then(width).and_then(width_lanes)
+}
+
+/// The fastest rate (Gb/s) and the most lanes among `ports`: what a healthy rail runs at here.
+fn best<'a>(ports: impl Iterator<Item = &'a RdmaPort> + Clone) -> (f64, Option<u32>) {
+    (ports.clone().filter_map(|p| p.rate_gbps).fold(0.0_f64, f64::max), ports.filter_map(lanes).max())
+}
+
+/// The node's rails: each port of a device of a model (PCI vendor:device) whose port of that
+/// number NCCL selected, less what `select` never takes whatever the port says (a bond device, a
+/// bond's member, a VF whose PF is here) and what the configuration excludes. Where NCCL selected
+/// nothing, every InfiniBand port of such a device (an InfiniBand HCA exists only to be on the
+/// fabric; an Ethernet one may serve storage, and needs `health.hcas` to be judged).
 pub fn rails<'a>(node: &'a Node, plan: &Plan, exclude: &[String]) -> Vec<(&'a RdmaDevice, &'a RdmaPort)> {
     let model = |d: &RdmaDevice| d.pci.as_ref().and_then(|p| Some((p.vendor?, p.device?)));
     // (model, port number): port 2 of a dual-port model is a rail only where NCCL took a port 2.
     let chosen: Vec<((u32, u32), u32)> =
         plan.hcas.iter().filter_map(|(d, p)| Some((model(node.rdma_device(d)?)?, *p))).collect();
-    let excluded = |d: &RdmaDevice, p: u32| {
-        exclude.iter().any(|e| match e.split_once(':') {
-            Some((n, port)) => n == d.name && port.parse::<u32>().ok() == Some(p),
-            None => *e == d.name,
-        })
-    };
+    let structure = hca::Structure::of(node);
     let mut out = Vec::new();
-    for d in node.rdma.iter().filter(|d| !d.is_bond && !d.virtual_function && !is_bond_member(node, d)) {
-        for p in &d.ports {
-            if excluded(d, p.port) {
-                continue;
-            }
+    for d in node.rdma.iter().filter(|d| !d.is_bond && structure.pf(d).is_none() && structure.bond(d).is_none()) {
+        for p in d.ports.iter().filter(|p| !hca::listed(exclude, &d.name, p.port)) {
             let rail = if chosen.is_empty() {
                 p.link_layer == Some(LinkLayer::InfiniBand)
             } else {
@@ -94,8 +97,20 @@ pub fn rails<'a>(node: &'a Node, plan: &Plan, exclude: &[String]) -> Vec<(&'a Rd
     out
 }
 
-fn is_bond_member(node: &Node, d: &RdmaDevice) -> bool {
-    node.rdma.iter().any(|b| b.is_bond && b.bond_members.contains(&d.name))
+/// `health.link_layer`'s words and the probe's link layers, both ways.
+fn layer(f: crate::config::Fabric) -> LinkLayer {
+    match f {
+        crate::config::Fabric::InfiniBand => LinkLayer::InfiniBand,
+        crate::config::Fabric::Ethernet => LinkLayer::Ethernet,
+    }
+}
+
+fn fabric(l: LinkLayer) -> Option<crate::config::Fabric> {
+    match l {
+        LinkLayer::InfiniBand => Some(crate::config::Fabric::InfiniBand),
+        LinkLayer::Ethernet => Some(crate::config::Fabric::Ethernet),
+        LinkLayer::Unknown => None,
+    }
 }
 
 pub fn check(node: &Node, plan: &Plan, exclude: &[String], expect: &HealthConfig) -> Report {
@@ -119,7 +134,13 @@ pub fn check(node: &Node, plan: &Plan, exclude: &[String], expect: &HealthConfig
             }),
         }
     }
-    r.healthy = healthy.len();
+    r.healthy_rails = healthy.len();
+    // No rail at all is no evidence of health: a node whose HCA driver did not load looks so.
+    if rails.is_empty() && expect.hcas.is_none() {
+        r.unknown.push(
+            "no HCA port NCCL would take here (none InfiniBand, none selected): whether this node should have some is set by health.hcas (ibwire health --learn on a good node)".into(),
+        );
+    }
     downtrained(&healthy, expect, &mut r);
     if let Some(want) = expect.hcas {
         // Ports whose state could not be read may be the missing ones: unknown, not a problem.
@@ -131,10 +152,7 @@ pub fn check(node: &Node, plan: &Plan, exclude: &[String], expect: &HealthConfig
             });
         }
     }
-    if let Some(want) = expect.link_layer.map(|f| match f {
-        crate::config::Fabric::InfiniBand => LinkLayer::InfiniBand,
-        crate::config::Fabric::Ethernet => LinkLayer::Ethernet,
-    }) {
+    if let Some(want) = expect.link_layer.map(layer) {
         for (d, p) in &healthy {
             if let Some(l) = p.link_layer.filter(|l| *l != want) {
                 r.problems.push(Problem {
@@ -145,7 +163,7 @@ pub fn check(node: &Node, plan: &Plan, exclude: &[String], expect: &HealthConfig
             }
         }
     }
-    device_nodes(node, plan, &healthy, &mut r);
+    device_nodes(node, &healthy, &mut r);
     gpus(node, expect, &mut r);
     gpudirect(node, expect, !healthy.is_empty(), &mut r);
     if expect.memlock_unlimited == Some(true) {
@@ -188,12 +206,11 @@ fn port_fix(p: &RdmaPort) -> String {
 /// A healthy rail slower or narrower than its peers (or than `health.rate_gbps`/`width`): it
 /// caps every ring through this node.
 fn downtrained(healthy: &[(&RdmaDevice, &RdmaPort)], expect: &HealthConfig, r: &mut Report) {
-    let best_rate = healthy.iter().filter_map(|(_, p)| p.rate_gbps).fold(0.0_f64, f64::max);
-    let best_lanes = healthy.iter().filter_map(|(_, p)| p.rate.as_deref().and_then(width).and_then(width_lanes)).max();
+    let (best_rate, best_lanes) = best(healthy.iter().map(|(_, p)| *p));
     let want_rate = expect.rate_gbps.map(|g| g as f64).unwrap_or(best_rate);
     let want_lanes = expect.width.as_deref().and_then(width_lanes).or(best_lanes);
     for (d, p) in healthy {
-        let lanes = p.rate.as_deref().and_then(width).and_then(width_lanes);
+        let lanes = lanes(p);
         let slow = p.rate_gbps.is_some_and(|g| g + 0.5 < want_rate);
         let narrow = matches!((lanes, want_lanes), (Some(l), Some(w)) if l < w);
         if slow || narrow {
@@ -219,7 +236,7 @@ fn downtrained(healthy: &[(&RdmaDevice, &RdmaPort)], expect: &HealthConfig, r: &
     }
 }
 
-fn device_nodes(node: &Node, plan: &Plan, healthy: &[(&RdmaDevice, &RdmaPort)], r: &mut Report) {
+fn device_nodes(node: &Node, healthy: &[(&RdmaDevice, &RdmaPort)], r: &mut Report) {
     if healthy.is_empty() {
         return;
     }
@@ -231,16 +248,12 @@ fn device_nodes(node: &Node, plan: &Plan, healthy: &[(&RdmaDevice, &RdmaPort)], 
         });
         return;
     }
-    let missing = plan.missing_device_nodes(node);
-    let rail_missing: Vec<&String> =
-        missing.iter().filter(|m| healthy.iter().any(|(d, _)| m.split(' ').next() == Some(d.name.as_str()))).collect();
-    if !rail_missing.is_empty() {
+    // each healthy rail's own /dev/infiniband/uverbsN, as the plan asks of its selected set
+    let missing = super::missing_device_nodes(healthy.iter().map(|(d, _)| *d));
+    if !missing.is_empty() {
         r.problems.push(Problem {
             subject: "/dev/infiniband".into(),
-            message: format!(
-                "no device node for {}",
-                rail_missing.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-            ),
+            message: format!("no device node for {}", missing.join(", ")),
             fix: "modprobe ib_uverbs (and rdma-core's udev rules make the nodes)".into(),
         });
     }
@@ -295,14 +308,12 @@ pub fn learn(node: &Node, plan: &Plan, exclude: &[String]) -> HealthConfig {
     let healthy: Vec<&RdmaPort> =
         rails.iter().filter(|(d, p)| hca::port_problem(node, d, p).is_none()).map(|(_, p)| *p).collect();
     let layers: std::collections::BTreeSet<LinkLayer> = healthy.iter().filter_map(|p| p.link_layer).collect();
-    let rate = healthy.iter().filter_map(|p| p.rate_gbps).fold(0.0_f64, f64::max);
-    let lanes = healthy.iter().filter_map(|p| p.rate.as_deref().and_then(width).and_then(width_lanes)).max();
+    let (rate, lanes) = best(healthy.iter().copied());
     let models: std::collections::BTreeSet<&str> = node.gpus.iter().map(|g| g.model.as_str()).collect();
     HealthConfig {
         hcas: Some(healthy.len() as u32),
         link_layer: match (layers.len(), layers.iter().next()) {
-            (1, Some(LinkLayer::InfiniBand)) => Some(crate::config::Fabric::InfiniBand),
-            (1, Some(LinkLayer::Ethernet)) => Some(crate::config::Fabric::Ethernet),
+            (1, Some(l)) => fabric(*l),
             _ => None,
         },
         rate_gbps: (rate > 0.0).then_some(rate as u32),
@@ -347,7 +358,7 @@ mod tests {
         let (_t, n) = story();
         let r = checked(&n, &HealthConfig::default());
         assert!(r.healthy(), "{r:?}");
-        assert_eq!(r.healthy, 8);
+        assert_eq!(r.healthy_rails, 8);
         assert!(!r.rails.iter().any(|x| x.starts_with("mlx5_bond_0")), "{:?}", r.rails);
         // and against its own learned shape
         let learned = learn(&n, &decide(&n, &Intent::default()), &[]);
@@ -357,6 +368,28 @@ mod tests {
         assert_eq!(learned.gpus, Some(8));
         assert_eq!(learned.gpudirect, Some(true));
         assert!(checked(&n, &learned).healthy());
+    }
+
+    #[test]
+    fn rails_are_what_select_would_take_bond_members_and_vfs_of_a_pf_here_are_not() {
+        let (_t, mut n) = story();
+        let down = |name: &str, bdf: &str, physfn: Option<&str>| {
+            let mut d = n.rdma_device("mlx5_0").unwrap().clone();
+            d.name = name.into();
+            let pci = d.pci.as_mut().unwrap();
+            pci.bdf = bdf.into();
+            pci.physfn = physfn.map(str::to_string);
+            d.ports[0].state = Some(1);
+            d
+        };
+        let pf = n.rdma_device("mlx5_0").unwrap().pci.as_ref().unwrap().bdf.clone();
+        let member = down("mlx5_1", "0000:49:00.1", None); // a function the bond holds
+        let vf_here = down("mlx5_10", "0000:19:00.1", Some(&pf)); // its PF is mlx5_0
+        let vf_alone = down("mlx5_11", "0000:77:00.1", Some("0000:76:00.0")); // passed in, no PF
+        n.rdma.extend([member, vf_here, vf_alone]);
+        let r = checked(&n, &HealthConfig::default());
+        let subjects: Vec<&str> = r.problems.iter().map(|p| p.subject.as_str()).collect();
+        assert_eq!(subjects, ["mlx5_11 port 1"], "{r:?}");
     }
 
     #[test]
@@ -424,6 +457,17 @@ mod tests {
         let r = checked(&n, &want);
         assert_eq!(r.problems[0].subject, "GPUDirect RDMA", "{r:?}");
         assert!(r.problems[0].message.contains("kernel 5.4.0 is older than 5.12"), "{r:?}");
+    }
+
+    #[test]
+    fn a_node_without_rails_is_not_called_healthy_on_no_evidence() {
+        let (_t, mut n) = story();
+        n.rdma.clear(); // the HCA driver did not load
+        let r = checked(&n, &HealthConfig::default());
+        assert!(r.problems.is_empty() && r.unknown.len() == 1, "{r:?}");
+        assert!(r.unknown[0].contains("health.hcas"), "{r:?}");
+        let r = checked(&n, &HealthConfig { hcas: Some(8), ..Default::default() });
+        assert_eq!(r.problems[0].message, "0 healthy, 8 expected (health.hcas)", "{r:?}");
     }
 
     #[test]

@@ -128,17 +128,22 @@ impl Plan {
     /// Healthy HCAs whose /dev/infiniband/uverbsN node is absent, as `mlx5_0 (uverbs0)`: the
     /// silent socket fallback of our story, seen from the node.
     pub fn missing_device_nodes(&self, node: &Node) -> Vec<String> {
-        self.hcas
-            .iter()
-            .filter_map(|(d, _)| node.rdma_device(d))
-            .filter(|d| !d.uverbs_node_present)
-            .map(|d| format!("{} ({})", d.name, d.uverbs.as_deref().unwrap_or("no uverbs")))
-            .collect()
+        missing_device_nodes(self.hcas.iter().filter_map(|(d, _)| node.rdma_device(d)))
     }
 
     pub fn has_errors(&self) -> bool {
         self.findings.iter().any(|f| f.severity == Severity::Error)
     }
+}
+
+/// Of `devs`, those whose /dev/infiniband/uverbsN node is absent, as `mlx5_0 (uverbs0)`, each once.
+pub fn missing_device_nodes<'a>(devs: impl Iterator<Item = &'a crate::probe::RdmaDevice>) -> Vec<String> {
+    let mut v: Vec<String> = devs
+        .filter(|d| !d.uverbs_node_present)
+        .map(|d| format!("{} ({})", d.name, d.uverbs.as_deref().unwrap_or("no uverbs")))
+        .collect();
+    v.dedup();
+    v
 }
 
 /// Decide every setting for this node.
