@@ -54,7 +54,7 @@ fn width_of(fd: impl std::os::fd::AsFd) -> Option<usize> {
 }
 
 /// Human output's width when it is not on a terminal.
-pub const PIPED_WIDTH: usize = 100;
+const PIPED_WIDTH: usize = 100;
 
 /// `for_terminal`, then `fit` to `width` when there is one.
 fn fitted(s: &str, width: Option<usize>) -> String {

@@ -1083,12 +1083,7 @@ fn human_output_fits_the_terminal_and_pipes_stay_stable() {
         let o = ibwire(&args);
         let piped = if explain { stderr(&o) } else { stdout(&o) };
         let long = piped.lines().filter(|l| !l.contains('\t')).map(|l| l.chars().count()).max().unwrap_or(0);
-        let piped_widest = piped
-            .lines()
-            .filter(|l| !l.contains('\t') && l.trim().contains(' '))
-            .map(|l| l.chars().count())
-            .max()
-            .unwrap_or(0);
+        let piped_widest = widest_breakable(&piped);
         assert!(piped_widest <= 100, "{args:?} piped: a line of {piped_widest}:\n{piped}");
         let line = format!(
             "stty rows 24 cols 80; {} {}{}",
@@ -1098,19 +1093,19 @@ fn human_output_fits_the_terminal_and_pipes_stay_stable() {
         );
         let o = Command::new("script").args(["-qec", &line, "/dev/null"]).output().unwrap();
         let tty = String::from_utf8_lossy(&o.stdout).replace('\r', "");
-        // a single word longer than the line (NCCL_IB_HCA's value) cannot be broken: left whole
-        let widest = tty
-            .lines()
-            .filter(|l| !l.contains('\t') && l.trim().contains(' '))
-            .map(|l| l.chars().count())
-            .max()
-            .unwrap_or(0);
+        let widest = widest_breakable(&tty);
         assert!(widest <= 80, "{args:?} on an 80-column terminal: a line of {widest}:\n{tty}");
         // wrapped at 80 on the terminal, at 100 piped: never fewer lines on the narrower one
         if long > 80 {
             assert!(tty.lines().count() >= piped.lines().count(), "{args:?}: nothing was wrapped");
         }
     }
+}
+
+/// The widest line that could have been wrapped: not a table's (a tab), not a single word longer
+/// than the line (NCCL_IB_HCA's value cannot be broken and is left whole).
+fn widest_breakable(s: &str) -> usize {
+    s.lines().filter(|l| !l.contains('\t') && l.trim().contains(' ')).map(|l| l.chars().count()).max().unwrap_or(0)
 }
 
 /// The README's quick starts, run as written on the story node (IBWIRE_ROOT, the binary first on

@@ -105,7 +105,7 @@ fn pages(top: &Command) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     // The help subcommand has no page: ibwire(1) lists only pages that exist.
     let shown = top.clone().disable_help_subcommand(true);
-    out.push(("ibwire".to_string(), render(shown, "ibwire", None)));
+    out.push(("ibwire".to_string(), render(shown, None)));
     for s in commands(top) {
         let name = format!("ibwire-{}", s.get_name());
         let c = s
@@ -115,12 +115,15 @@ fn pages(top: &Command) -> Vec<(String, Vec<u8>)> {
             .bin_name(format!("ibwire {}", s.get_name()))
             .version(version)
             .disable_version_flag(true);
-        out.push((name, render(c, &format!("ibwire {}", s.get_name()), Some(s.get_name()))));
+        out.push((name, render(c, Some(s.get_name()))));
     }
     out
 }
 
-fn render(mut cmd: Command, typed: &str, sub: Option<&str>) -> Vec<u8> {
+/// One page: `sub`'s (`ibwire env`), or ibwire(1)'s with `None`.
+fn render(mut cmd: Command, sub: Option<&str>) -> Vec<u8> {
+    let typed = sub.map_or_else(|| "ibwire".to_string(), |s| format!("ibwire {s}"));
+    let typed = typed.as_str();
     cmd.build();
     let usage = cmd.render_usage().to_string();
     let usage = usage.trim_start_matches("Usage:").trim();

@@ -1002,15 +1002,22 @@ pub struct Analyser {
     warned: Vec<(String, usize, bool)>,
     /// Failures printed by more processes than `warned` follows.
     warned_unfollowed: BTreeSet<usize>,
-    /// aws-ofi-nccl selected a provider (a "No eligible providers" before it was one it tried).
+    /// aws-ofi-nccl selected a provider; how many of its no-device lines were the provider
+    /// search's (`No eligible providers`, `fi_getinfo`), which a selection after them ends.
     ofi_selected: bool,
+    ofi_search_failed: usize,
     /// `(rank, nranks)` of prefixed `rank R nranks N` lines (bounded).
     rank_pairs: BTreeSet<(usize, usize)>,
 }
 
-/// `Failed to open libibverbs.so[.1]`, `Could not open libibverbs…`: a fact of its own.
-fn hasm_plain_libibverbs(msg: &str) -> bool {
-    has!(msg, "libibverbs") && (has!(msg, "Failed to open") || has!(msg, "ould not open"))
+/// `Failed to open libibverbs.so[.1]`, `Could not open libibverbs…`, 2.30's `Count not open
+/// libibverbs.so.1`: libibverbs is missing, a fact of its own (read as INFO or as WARN).
+fn libibverbs_missing(l: &str) -> bool {
+    has!(l, "Failed to open libibverbs")
+        || (has!(l, "ould not open") && has!(l, "libibverbs"))
+        // 2.30 prints `Count not open <name>` for every name it tries (NCCL_IBVERBS_LIB,
+        // libibverbs.so, libibverbs.so.1): only the last one failing is libibverbs missing.
+        || has!(l, "Count not open libibverbs.so.1")
 }
 
 /// `host:pid` of a line that starts `host:pid:tid [dev] …`.
@@ -1031,6 +1038,9 @@ impl Analyser {
     }
 
     fn fail(&mut self, k: Failure, code: Option<i64>, vendor: Option<i64>, line: &str) {
+        if k == Failure::OfiNoDevice && (has!(line, "No eligible providers") || has!(line, "fi_getinfo")) {
+            self.ofi_search_failed += 1;
+        }
         if let Some(x) = self.f.failures.iter_mut().find(|x| x.kind == k) {
             x.count += 1;
             if x.code.is_none() {
@@ -1120,6 +1130,11 @@ impl Analyser {
         }
     }
 
+    /// A ring's order line of `n` ranks.
+    fn ring(&mut self, n: usize) {
+        self.f.ring_max = Some(self.f.ring_max.map_or(n, |m| m.max(n)));
+    }
+
     /// A process (`host:pid`) completed its init: the source-table warnings it printed before
     /// did not stop it.
     fn completed(&mut self, l: &str) {
@@ -1166,7 +1181,7 @@ impl Analyser {
                 self.f.remote_peer = true;
             }
             self.fail(k, code, vendor, msg);
-        } else if hasm_plain_libibverbs(msg) {
+        } else if libibverbs_missing(msg) {
             // NCCL before 2.19 printed a missing libibverbs as a WARN (`misc/ibvwrap.cu`); its
             // own reader records the fact (`ibverbs_missing`), which counts only across nodes.
         } else {
@@ -1246,7 +1261,7 @@ impl Analyser {
                 // a ring's or tree's order, thresholds: nothing to read
                 Some(Short::Nothing) => return,
                 Some(Short::Ring(n)) => {
-                    self.f.ring_max = Some(self.f.ring_max.map_or(n, |m| m.max(n)));
+                    self.ring(n);
                     return;
                 }
                 Some(Short::Connected) => {
@@ -1266,7 +1281,7 @@ impl Analyser {
         // own is there (all of them, ungated). The reader thread of `verify` computes it.
         if self.ungated {
             if let Some(n) = tag.and_then(|(_, msg)| ring_len(msg)) {
-                self.f.ring_max = Some(self.f.ring_max.map_or(n, |m| m.max(n)));
+                self.ring(n);
             }
         }
         let m = match tag {
@@ -1378,19 +1393,10 @@ impl Analyser {
     /// What NCCL chose: its version, `Using network`, the bootstrap interface, the IB devices and
     /// OOB interface (`NET/IB : Using`), "No device found", and the socket interfaces.
     fn network_choice(&mut self, l: &str, host: Option<&str>) {
-        if let Some(v) = after!(l, "NCCL version ") {
-            let v = v.split_whitespace().next().unwrap_or("").trim_end_matches(',');
-            // `NCCL version 2.28.9+cuda13.0`: NCCL's banner (NCCL_DEBUG=WARN prints it alone).
-            if v.starts_with(|c: char| c.is_ascii_digit()) && v.contains('.') {
-                if host.is_none() && !has!(l, " NCCL INFO") {
-                    self.f.nccl_lines += 1;
-                }
-                self.f.version.get_or_insert_with(|| v.to_string());
-            }
-        }
+        // `NCCL version 2.28.9+cuda13.0`: NCCL's banner (NCCL_DEBUG=WARN prints it alone);
         // vLLM's `vLLM is using nccl==2.21.5` (pynccl.py): the job ran NCCL, without its log.
-        if let Some(v) = after!(l, "is using nccl==") {
-            let v = v.split_whitespace().next().unwrap_or("");
+        if let Some(v) = after!(l, "NCCL version ").or_else(|| after!(l, "is using nccl==")) {
+            let v = v.split_whitespace().next().unwrap_or("").trim_end_matches(',');
             if v.starts_with(|c: char| c.is_ascii_digit()) && v.contains('.') {
                 if host.is_none() && !has!(l, " NCCL INFO") {
                     self.f.nccl_lines += 1;
@@ -1627,12 +1633,7 @@ impl Analyser {
     /// libibverbs that cannot be opened, a verbs provider that is missing, a named net plugin
     /// that is absent.
     fn verbs_and_plugin(&mut self, l: &str, is_nccl: bool) {
-        if has!(l, "Failed to open libibverbs")
-            || (has!(l, "ould not open") && has!(l, "libibverbs"))
-            // 2.30 prints `Count not open <name>` for every name it tries (NCCL_IBVERBS_LIB,
-            // libibverbs.so, libibverbs.so.1): only the last one failing is libibverbs missing.
-            || has!(l, "Count not open libibverbs.so.1")
-        {
+        if libibverbs_missing(l) {
             self.f.ibverbs_missing = true;
             if !is_nccl {
                 self.f.nccl_lines += 1;
@@ -1756,8 +1757,11 @@ impl Analyser {
 
     pub fn finish(mut self) -> LogFacts {
         let mut f = std::mem::take(&mut self.f);
+        // A provider selected: the search's misses on the way were not the failure; any other
+        // no-device line (no protocol worked, the plugin failed to initialise) still is.
         if self.ofi_selected {
-            f.failures.retain(|x| x.kind != Failure::OfiNoDevice);
+            let search = self.ofi_search_failed;
+            f.failures.retain(|x| x.kind != Failure::OfiNoDevice || x.count > search);
         }
         if let Some(n) = f.nranks {
             f.ranks_seen = self.rank_pairs.iter().filter(|(r, m)| *m == n && *r < n).count();
@@ -2079,6 +2083,19 @@ mod tests {
         let mut a = Analyser::new();
         a.line("[rank3]: Call to ibv_create_qp failed with 12 Cannot allocate memory");
         assert!(!a.finish().failures.is_empty());
+    }
+
+    #[test]
+    fn a_provider_selected_ends_only_the_provider_search_misses() {
+        // aws-ofi-nccl: providers tried and not found, then one selected: not a failure ...
+        let f = analyse("NET/OFI No eligible providers were found\nNET/OFI Selected provider is cxi, fabric is cxi (found 4 nics)\nUsing network Libfabric\n");
+        assert!(!f.failures.iter().any(|x| x.kind == Failure::OfiNoDevice), "{:?}", f.failures);
+        // ... but what fails after the selection still is
+        let f = analyse("NET/OFI No eligible providers were found\nNET/OFI Selected provider is efa, fabric is efa (found 4 nics)\nNET/OFI Unable to find a protocol that worked\n");
+        assert!(f.failures.iter().any(|x| x.kind == Failure::OfiNoDevice), "{:?}", f.failures);
+        // and without a selection the search's miss is the failure
+        let f = analyse("NET/OFI No eligible providers were found\n");
+        assert!(f.failures.iter().any(|x| x.kind == Failure::OfiNoDevice), "{:?}", f.failures);
     }
 
     #[test]
