@@ -55,6 +55,9 @@ fn story_node_every_master_case() {
         assert_eq!(val(&p, "NCCL_IB_HCA").as_deref(), Some(STORY_HCA), "{m:?}");
         assert!(excluded(&p, "mlx5_bond_0").contains("LID 0x0"), "{:?}", p.excluded);
         assert!(excluded(&p, "mlx5_bond_0").contains("EINVAL"));
+        // Decisions (the hook's EINVAL warning) ask the kind, not these words.
+        let kind = |d: &str| p.excluded.iter().find(|e| e.device == d).map(|e| e.kind);
+        assert_eq!(kind("mlx5_bond_0"), Some(plan::ExclusionKind::LidZero));
         assert_eq!(val(&p, "CUDA_VISIBLE_DEVICES").as_deref(), Some("0,1,2,3,4,5,6,7"));
         assert_eq!(val(&p, "CUDA_DEVICE_ORDER").as_deref(), Some("PCI_BUS_ID"));
         assert_eq!(p.nproc_per_node, 8);
@@ -146,6 +149,8 @@ fn roce_bond_lid0_is_normal_but_management_bond_is_excluded() {
     let why = excluded(&p, "mlx5_bond_0");
     assert!(why.contains("bootstrap/management network (bond0)"), "{why}");
     assert!(!why.contains("LID"), "LID 0 is never a reason on Ethernet: {why}");
+    let kind = p.excluded.iter().find(|e| e.device == "mlx5_bond_0").map(|e| e.kind);
+    assert_eq!(kind, Some(plan::ExclusionKind::BootstrapCarrier));
     // Alone, the RoCE bond with LID 0 is healthy.
     let only = plan::hca::select(
         &n,

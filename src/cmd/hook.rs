@@ -614,12 +614,12 @@ pub fn decide_saying(
     if let Some(v) = var("NCCL_IB_HCA").filter(|v| !v.trim().is_empty()) {
         let bad = hook::job_hca_takes_excluded(node, &p, &v);
         if !bad.is_empty() {
-            let lid0 = bad.iter().any(|b| b.contains("LID"));
+            let lid0 = bad.iter().any(|b| b.kind == Some(plan::ExclusionKind::LidZero));
             d.problems.push((
                 hook::Problem::JobHcaExcluded,
                 format!(
                     "the job's NCCL_IB_HCA={v} takes {} (kept, the job set it){}; ibwire's set: NCCL_IB_HCA=={}",
-                    bad.join(", "),
+                    bad.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", "),
                     if lid0 {
                         ": NCCL will fail in ibv_modify_qp with EINVAL (Invalid argument) when it connects"
                     } else {

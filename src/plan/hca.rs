@@ -6,7 +6,7 @@
 //! carries the evidence in words a user can check with `ibstat` or sysfs.
 
 use super::topo::{classify, PathType};
-use super::{nccl_list_safe, Exclusion, Finding, Severity};
+use super::{nccl_list_safe, Exclusion, ExclusionKind, Finding, Severity};
 use crate::probe::{LinkLayer, Node, RdmaDevice, RdmaPort};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -33,31 +33,39 @@ pub struct Decision {
 }
 
 /// Why a port cannot carry NCCL traffic, or None if it is healthy on its own.
-pub fn port_problem(node: &Node, d: &RdmaDevice, p: &RdmaPort) -> Option<String> {
+pub fn port_fault(node: &Node, d: &RdmaDevice, p: &RdmaPort) -> Option<(ExclusionKind, String)> {
+    use ExclusionKind as K;
     match (p.state, p.state_name.as_deref()) {
         (Some(4), _) => {}
-        (Some(n), name) => return Some(format!("port state {} ({}), not ACTIVE", name.unwrap_or("?"), n)),
-        (None, _) => return Some("port state unknown (unreadable)".into()),
+        (Some(n), name) => {
+            return Some((K::PortNotActive, format!("port state {} ({}), not ACTIVE", name.unwrap_or("?"), n)))
+        }
+        (None, _) => return Some((K::PortStateUnknown, "port state unknown (unreadable)".into())),
     }
     match (p.phys_state, p.phys_state_name.as_deref()) {
         (Some(5), _) => {}
-        (Some(n), name) => return Some(format!("physical state {} ({}), not LinkUp", name.unwrap_or("?"), n)),
+        (Some(n), name) => {
+            return Some((K::PhysNotLinkUp, format!("physical state {} ({}), not LinkUp", name.unwrap_or("?"), n)))
+        }
         // ACTIVE is reached only over a physical link that is up, so an unknown physical state
         // (the hook does not read it for ACTIVE ports) says nothing more.
         (None, _) => {}
     }
     match p.link_layer {
         Some(LinkLayer::InfiniBand) => match (p.lid, p.sm_lid) {
-            (Some(0), _) => Some(
+            (Some(0), _) => Some((
+                K::LidZero,
                 "InfiniBand link layer with LID 0x0; NCCL would fail ibv_modify_qp (EINVAL) on every peer that connects to it"
                     .into(),
-            ),
+            )),
             (Some(l), _) if l == 0xffff || l >= 0xc000 => {
-                Some(format!("InfiniBand link layer with LID 0x{l:x}, not a unicast LID; peers cannot address it"))
+                Some((K::LidNotUnicast, format!("InfiniBand link layer with LID 0x{l:x}, not a unicast LID; peers cannot address it")))
             }
-            (None, _) => Some("InfiniBand port whose LID is unreadable".into()),
-            (_, Some(0)) => Some("InfiniBand port with SM LID 0x0: no subnet manager has configured it".into()),
-            (_, None) => Some("InfiniBand port whose SM LID is unreadable".into()),
+            (None, _) => Some((K::LidUnreadable, "InfiniBand port whose LID is unreadable".into())),
+            (_, Some(0)) => {
+                Some((K::NoSubnetManager, "InfiniBand port with SM LID 0x0: no subnet manager has configured it".into()))
+            }
+            (_, None) => Some((K::SmLidUnreadable, "InfiniBand port whose SM LID is unreadable".into())),
             _ => None,
         },
         Some(LinkLayer::Ethernet) => {
@@ -71,13 +79,19 @@ pub fn port_problem(node: &Node, d: &RdmaDevice, p: &RdmaPort) -> Option<String>
                 None
             } else {
                 let nd = d.netdevs.first().map(|n| format!(" (netdev {n})")).unwrap_or_default();
-                Some(format!(
-                    "RoCE port without a usable address: no RoCE v2 GID with an IPv4 address on an up interface{nd}"
+                Some((
+                    K::RoceNoAddress,
+                    format!("RoCE port without a usable address: no RoCE v2 GID with an IPv4 address on an up interface{nd}"),
                 ))
             }
         }
-        _ => Some("link layer unknown".into()),
+        _ => Some((K::LinkLayerUnknown, "link layer unknown".into())),
     }
+}
+
+/// The words of `port_fault`, for readers that report rather than decide.
+pub fn port_problem(node: &Node, d: &RdmaDevice, p: &RdmaPort) -> Option<String> {
+    port_fault(node, d, p).map(|(_, why)| why)
 }
 
 /// Which devices stand in for others: an SR-IOV virtual function's physical function (when
@@ -155,27 +169,35 @@ pub fn select(node: &Node, policy: &Policy) -> Decision {
             // The hook does not read the ports of a VF whose PF is an RDMA device: the device
             // is excluded as a whole.
             if let Some(pf) = pf {
-                dec.excluded.push(Exclusion { device: d.name.clone(), port: None, reason: vf_reason(pf) });
+                dec.excluded.push(Exclusion {
+                    device: d.name.clone(),
+                    port: None,
+                    kind: ExclusionKind::VirtualFunction,
+                    reason: vf_reason(pf),
+                });
             }
             continue;
         }
         for p in &d.ports {
+            use ExclusionKind as K;
             let reason = if !policy.include.is_empty() && !listed(policy.include, &d.name, p.port) {
-                Some("not in the configured hca.include list".to_string())
+                Some((K::NotIncluded, "not in the configured hca.include list".to_string()))
             } else if listed(policy.exclude, &d.name, p.port) {
-                Some("listed in the configured hca.exclude".to_string())
+                Some((K::ConfigExcluded, "listed in the configured hca.exclude".to_string()))
             } else if !nccl_list_safe(&d.name) {
-                Some("device name cannot be written in NCCL_IB_HCA syntax".to_string())
+                Some((K::UnsafeName, "device name cannot be written in NCCL_IB_HCA syntax".to_string()))
             } else if let Some(pf) = pf {
                 // Before the port checks, as on the hook's path, which has none to check.
-                Some(vf_reason(pf))
-            } else if let Some(r) = port_problem(node, d, p) {
+                Some((K::VirtualFunction, vf_reason(pf)))
+            } else if let Some(r) = port_fault(node, d, p) {
                 Some(r)
             } else {
-                structure.bond(d).map(|bond| format!("member of the bond device {bond}"))
+                structure.bond(d).map(|bond| (K::BondMember, format!("member of the bond device {bond}")))
             };
             match reason {
-                Some(r) => dec.excluded.push(Exclusion { device: d.name.clone(), port: Some(p.port), reason: r }),
+                Some((kind, reason)) => {
+                    dec.excluded.push(Exclusion { device: d.name.clone(), port: Some(p.port), kind, reason })
+                }
                 None => cands.push((d, p)),
             }
         }
@@ -191,6 +213,7 @@ pub fn select(node: &Node, policy: &Policy) -> Decision {
             dec.excluded.push(Exclusion {
                 device: d.name.clone(),
                 port: Some(p.port),
+                kind: ExclusionKind::TooMany,
                 reason: format!("NCCL accepts at most {MAX_ENTRIES} devices"),
             });
         } else {
@@ -235,6 +258,7 @@ fn without_bootstrap_carrier<'a>(node: &Node, policy: &Policy, mut cands: Cands<
                 dec.excluded.push(Exclusion {
                     device: d.name.clone(),
                     port: Some(p.port),
+                    kind: ExclusionKind::BootstrapCarrier,
                     reason: format!(
                         "carries the bootstrap/management network ({b}) while {} dedicated data ports exist",
                         data.len()
@@ -271,6 +295,7 @@ fn one_partition<'a>(mut cands: Cands<'a>, dec: &mut Decision) -> Cands<'a> {
                         dec.excluded.push(Exclusion {
                             device: d.name.clone(),
                             port: Some(p.port),
+                            kind: ExclusionKind::OtherPartition,
                             reason: format!(
                                 "P_Key 0x{k:04x} at index 0 (the one NCCL uses) is in another partition than the fabric's 0x{majority:04x}"
                             ),
@@ -316,6 +341,7 @@ fn one_fabric<'a>(node: &Node, mut cands: Cands<'a>, dec: &mut Decision) -> Cand
                 dec.excluded.push(Exclusion {
                     device: d.name.clone(),
                     port: Some(p.port),
+                    kind: ExclusionKind::OtherFabric,
                     reason: format!(
                         "{} link layer; this job uses the {} fabric ({}); NCCL cannot mix link layers",
                         p.link_layer.unwrap_or(LinkLayer::Unknown),

@@ -67,10 +67,25 @@ pub fn verbs_provider(dev: &str) -> Option<&'static str> {
     ["mlx5", "mlx4", "irdma", "bnxt_re", "efa", "hns"].into_iter().find(|p| dev.starts_with(p))
 }
 
+/// A port the job's own NCCL_IB_HCA lets NCCL take although ibwire excluded it.
+pub struct Taken {
+    /// `mlx5_bond_0:1`
+    pub port: String,
+    /// Why ibwire excluded it; None when it was simply not selected.
+    pub kind: Option<super::ExclusionKind>,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Taken {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "{} ({})", self.port, self.reason)
+    }
+}
+
 /// The ports a job's own `NCCL_IB_HCA` would let NCCL take that ibwire excluded, with why:
 /// `mlx5` is a prefix that takes `mlx5_bond_0`, LID 0, and NCCL dies in ibv_modify_qp with
 /// EINVAL. Only ports NCCL can see count (active ones; NCCL skips the rest itself).
-pub fn job_hca_takes_excluded(node: &Node, plan: &Plan, value: &str) -> Vec<String> {
+pub fn job_hca_takes_excluded(node: &Node, plan: &Plan, value: &str) -> Vec<Taken> {
     let (f, _) = crate::nccl::filter::parse(value.trim());
     let mut out = Vec::new();
     for d in &node.rdma {
@@ -79,13 +94,12 @@ pub fn job_hca_takes_excluded(node: &Node, plan: &Plan, value: &str) -> Vec<Stri
                 continue;
             }
             if f.selects(&d.name, p.port) {
-                let why = plan
-                    .excluded
-                    .iter()
-                    .find(|e| e.device == d.name && e.port.is_none_or(|q| q == p.port))
-                    .map(|e| e.reason.clone())
-                    .unwrap_or_else(|| "not in ibwire's healthy set".into());
-                out.push(format!("{}:{} ({why})", d.name, p.port));
+                let why = plan.excluded.iter().find(|e| e.device == d.name && e.port.is_none_or(|q| q == p.port));
+                out.push(Taken {
+                    port: format!("{}:{}", d.name, p.port),
+                    kind: why.map(|e| e.kind),
+                    reason: why.map(|e| e.reason.clone()).unwrap_or_else(|| "not in ibwire's healthy set".into()),
+                });
             }
         }
     }

@@ -93,9 +93,7 @@ pub fn build(plan: &Plan, node_healthy_missing_nodes: &[String], inp: &Input) ->
         }
     }
     if plan.hcas.is_empty() && !inp.allow_socket_fallback {
-        if let Some(f) =
-            plan.findings.iter().find(|f| f.subject == "NCCL_IB_HCA" && f.message.contains("no healthy HCA"))
-        {
+        if let Some(f) = plan.findings.iter().find(|f| f.kind == Some(super::FindingKind::NoHealthyHca)) {
             return Err(Refusal {
                 reason: f.message.clone(),
                 fix: "fix the HCA ports (ibwire env --explain), or pass --allow-socket-fallback".into(),

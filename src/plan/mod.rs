@@ -39,11 +39,21 @@ pub struct Finding {
     pub subject: String,
     pub message: String,
     pub fix: Option<String>,
+    /// What a decision elsewhere asks of this finding (launch's preflight), never its words.
+    #[serde(skip)]
+    pub kind: Option<FindingKind>,
+}
+
+/// Findings that other steps act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FindingKind {
+    /// RDMA devices are here but no port of them is healthy: multi-node traffic would be sockets.
+    NoHealthyHca,
 }
 
 impl Finding {
     pub fn new(severity: Severity, subject: impl Into<String>, message: impl Into<String>) -> Finding {
-        Finding { severity, subject: subject.into(), message: message.into(), fix: None }
+        Finding { severity, subject: subject.into(), message: message.into(), fix: None, kind: None }
     }
     /// "subject: message" for people, the subject once: a message that already starts with its
     /// subject ("mlx5_bond_0 port 1: …" about mlx5_bond_0) is shown as it is.
@@ -52,6 +62,10 @@ impl Finding {
             Some(rest) if rest.starts_with([' ', ':']) => self.message.clone(),
             _ => format!("{}: {}", self.subject, self.message),
         }
+    }
+    pub fn kind(mut self, kind: FindingKind) -> Finding {
+        self.kind = Some(kind);
+        self
     }
     pub fn fix(mut self, fix: impl Into<String>) -> Finding {
         self.fix = Some(fix.into());
@@ -80,7 +94,34 @@ pub struct Setting {
 pub struct Exclusion {
     pub device: String,
     pub port: Option<u32>,
+    /// What decisions ask (the hook, launch, the renderers); `reason` is for people.
+    pub kind: ExclusionKind,
     pub reason: String,
+}
+
+/// Why a device or port is left out of NCCL_IB_HCA. The port faults are `hca::port_fault`'s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExclusionKind {
+    NotIncluded,
+    ConfigExcluded,
+    UnsafeName,
+    VirtualFunction,
+    BondMember,
+    BootstrapCarrier,
+    OtherPartition,
+    OtherFabric,
+    TooMany,
+    PortNotActive,
+    PhysNotLinkUp,
+    PortStateUnknown,
+    LidZero,
+    LidNotUnicast,
+    LidUnreadable,
+    NoSubnetManager,
+    SmLidUnreadable,
+    RoceNoAddress,
+    LinkLayerUnknown,
 }
 
 /// The master (rendezvous) address: what the user gave and what it resolved to.
@@ -279,7 +320,8 @@ fn hca_setting(
             } else {
                 "fix the ports listed as excluded (`ibwire env --explain` gives each reason), or accept socket speed for single-node or test jobs"
             };
-            findings.push(Finding::new(sev, "NCCL_IB_HCA", msg).fix(fix));
+            let f = Finding::new(sev, "NCCL_IB_HCA", msg).fix(fix);
+            findings.push(if node.rdma.is_empty() { f } else { f.kind(FindingKind::NoHealthyHca) });
         }
     }
 }

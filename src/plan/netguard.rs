@@ -11,7 +11,7 @@
 
 use super::verify::{self, CeilingInputs};
 use super::Plan;
-use crate::nccl::log::LogFacts;
+use crate::nccl::log::{Failure, LogFacts};
 use crate::probe::Node;
 
 /// What the user declared with `--expect-net`.
@@ -133,8 +133,7 @@ pub fn judge(
     expect_rdma: bool,
     require_gdr: bool,
 ) -> Verdict {
-    let failed_init =
-        facts.warns.iter().chain(&facts.errors).find(|w| w.contains("Failed to initialize any NET plugin"));
+    let failed_init = facts.failures.iter().find(|f| f.kind == Failure::NoNetPlugin).map(|f| &f.line);
     let observed = facts.observed();
     let report = verify::judge(
         node,

@@ -107,7 +107,7 @@ pub fn explain(plan: &Plan) -> String {
     }
     // SR-IOV virtual functions, one line each, would be hundreds of lines on a large node:
     // past a few, one line says how many and which (the JSON output lists every one).
-    let vf = |e: &&crate::plan::Exclusion| e.reason.starts_with("SR-IOV virtual function of");
+    let vf = |e: &&crate::plan::Exclusion| e.kind == crate::plan::ExclusionKind::VirtualFunction;
     let vfs: Vec<&crate::plan::Exclusion> = plan.excluded.iter().filter(vf).collect();
     for e in plan.excluded.iter().filter(|e| vfs.len() <= 4 || !vf(e)) {
         let port = e.port.map(|p| format!(" port {p}")).unwrap_or_default();
