@@ -2,7 +2,7 @@
 # The hook over a hostile corpus (issues 13 and 23): whole-process wall time, peak memory and
 # stderr bytes of each case (date around the run, which includes env and /usr/bin/time; peak
 # RSS from /usr/bin/time), and its exit status outside strict mode; then fleet over a hostile
-# directory. Not a test: the tests are tests/hostile.rs; this reports the worst case. Needs
+# directory. Not a test: the tests are tests/it/hostile.rs; this reports the worst case. Needs
 # python3 (to write the large inputs) and GNU time. Usage: bench/hostile.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

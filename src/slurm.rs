@@ -19,7 +19,7 @@ const MAX_HOSTS: usize = 100_000;
 /// in one name multiply out. Whitespace, nesting, empty or inverted ranges are errors.
 ///
 /// (Written here rather than taken from the hostlist-parser crate, which expands `a[096-100]`
-/// to `a96`… and drops repeated names; found by tests/properties.rs.)
+/// to `a96`… and drops repeated names; found by tests/it/properties.rs.)
 pub fn expand_hostlist(s: &str) -> Result<Vec<String>> {
     let s = s.trim();
     if s.is_empty() {

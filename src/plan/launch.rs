@@ -231,7 +231,7 @@ impl Launch {
 /// promise): those use bash's `$'…'` with escapes.
 pub fn quote_word(w: &str) -> String {
     // Only ASCII controls need $'…': C1 controls (U+0080–U+009F) are safe in single quotes,
-    // and \xHH would turn them into raw bytes (found by tests/properties.rs).
+    // and \xHH would turn them into raw bytes (found by tests/it/properties.rs).
     if !w.chars().any(|c| c.is_ascii_control()) {
         return crate::shell::sh_quote(w);
     }

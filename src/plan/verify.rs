@@ -78,7 +78,7 @@ impl Outcome {
 }
 
 /// One known failure: the message users search for, what it means, and the fix. docs/troubleshooting.md's
-/// table is generated from this list (tests/verify_corpus.rs keeps them equal).
+/// table is generated from this list (tests/it/verify_corpus.rs keeps them equal).
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Rule {
     pub id: &'static str,

@@ -38,7 +38,7 @@ for cmd in "hook --root" "probe --json --root"; do
   [ "$ok" = True ] || { echo "FAILED: ibwire $cmd grows faster than linearly"; fail=1; }
 done
 # The whole process on the tree (--root: the tree's own walk included). Live on the story node
-# the hook opens fewer (bench/live.sh); the in-tree part alone is pinned by tests/open_budget.rs.
+# the hook opens fewer (bench/live.sh); the in-tree part alone is pinned by tests/it/open_budget.rs.
 # On 1 024 functions the hook reads the VFs' links on two threads: std asks the cgroup for the
 # CPU quota first (3 files), hence the + 5.
 budget=100

@@ -3,7 +3,7 @@
 //! the top cause must be the ones in corpus.json. Also: docs/troubleshooting.md's table is
 //! the rule table, and a log far larger than memory budgets is read in bounded memory.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 use std::io::Write;
@@ -120,7 +120,7 @@ fn generated_block(begin: &str, end_marker: &str, want: &str, what: &str) {
 #[test]
 fn troubleshooting_table_is_the_rule_table() {
     generated_block(
-        "<!-- troubleshooting:begin (generated from src/plan/verify.rs RULES; IBWIRE_BLESS=1 cargo test --test verify_corpus rewrites it) -->\n",
+        "<!-- troubleshooting:begin (generated from src/plan/verify.rs RULES; IBWIRE_BLESS=1 cargo test --test it verify_corpus rewrites it) -->\n",
         "<!-- troubleshooting:end -->",
         &table(),
         "rule table",
@@ -272,7 +272,7 @@ fn coverage_table() -> String {
 #[test]
 fn troubleshooting_coverage_is_the_warn_table() {
     generated_block(
-        "<!-- warn-coverage:begin (generated from src/nccl/warns.tsv; IBWIRE_BLESS=1 cargo test --test verify_corpus rewrites it) -->\n",
+        "<!-- warn-coverage:begin (generated from src/nccl/warns.tsv; IBWIRE_BLESS=1 cargo test --test it verify_corpus rewrites it) -->\n",
         "<!-- warn-coverage:end -->",
         &coverage_table(),
         "warn coverage",

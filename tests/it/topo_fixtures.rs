@@ -1,7 +1,7 @@
 //! `ibwire topo` against real machines: trees that reproduce the PCIe layout of nodes whose
 //! `nvidia-smi topo -m` output is in shared/fixtures/topo, compared cell for cell.
 
-mod common;
+use crate::common;
 use common::*;
 use ibwire::nvsmi::parse_topo;
 use ibwire::plan::topo::matrix;

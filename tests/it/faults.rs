@@ -2,7 +2,7 @@
 //! garbage, names that do not resolve, garbage everywhere under the hook. Each ends in a clear
 //! one-line error or a documented fallback; the hook never fails a start outside strict mode.
 
-mod common;
+use crate::common;
 use common::*;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

@@ -9,7 +9,7 @@
 //! SR-IOV functions — costs no open. The whole process (loader, config, enroot files) is
 //! counted with strace by tests/system/growth.sh.
 
-mod common;
+use crate::common;
 use common::tree_dir;
 use ibwire::plan::{self, Intent};
 use ibwire::probe::{self, sysroot::SysRoot, Detail, ProbeOptions};

@@ -2,7 +2,7 @@
 //! rules, arbitrary text into every parser, arbitrary values through every quoting. Case counts
 //! are kept small enough for CI; PROPTEST_CASES raises them for a longer run by hand.
 
-mod common;
+use crate::common;
 use common::tree_dir;
 use ibwire::nccl::filter;
 use ibwire::plan::{self, Intent};

@@ -2,7 +2,7 @@
 //! built binary first on PATH, from the repository's top directory; what it shows is checked
 //! against the story (issue 41).
 
-mod common;
+use crate::common;
 use common::*;
 use std::path::Path;
 use std::process::Command;

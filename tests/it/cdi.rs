@@ -2,7 +2,7 @@
 //! reads, written atomically; nothing unhealthy is offered. The podman run itself is the root
 //! system test tests/system/cdi-podman.sh.
 
-mod common;
+use crate::common;
 use common::{bin, ibwire, stderr, stdout, tree_dir};
 use ibwire::plan::cdi::Spec;
 use ibwire_fixture::{under_root_port, Port, Tree};
@@ -71,7 +71,7 @@ fn env_hca(s: &Spec, name: &str) -> Option<String> {
     device(s, name)?.container_edits.env.iter().find_map(|e| e.strip_prefix("NCCL_IB_HCA=").map(String::from))
 }
 
-/// A RoCE node with its LID-0 bond carrying the management network (as tests/env_decisions.rs).
+/// A RoCE node with its LID-0 bond carrying the management network (as tests/it/env_decisions.rs).
 fn roce(r: &Path) {
     let mut t = Tree::new(r);
     t.numa(0, "0-31");

@@ -1,6 +1,6 @@
 //! The decisions behind `ibwire env`, table-driven over fixture nodes (issue: env).
 
-mod common;
+use crate::common;
 use common::*;
 use ibwire::config::{Config, EmptyPolicy};
 use ibwire::plan::{self, Intent, Master, Severity, Source};

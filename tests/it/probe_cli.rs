@@ -1,6 +1,6 @@
 //! `ibwire probe` on fixture trees and the real hwloc captures.
 
-mod common;
+use crate::common;
 use common::*;
 use ibwire::probe::{self, LinkLayer, ProbeOptions};
 use std::fs;

@@ -1,7 +1,7 @@
 //! `ibwire fleet` on snapshots made from the story node with one change at a time, a 64-node
 //! set with two independent outliers, and bad input.
 
-mod common;
+use crate::common;
 use common::*;
 use ibwire::probe::{self, Node, ProbeOptions};
 use serde_json::Value;

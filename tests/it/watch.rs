@@ -3,7 +3,7 @@
 //! then trains (sleeps). The watch must stop a Socket job within its promise, let an IB job
 //! run, warn when GPUDirect RDMA is missing, forward signals, and keep torchrun's status.
 
-mod common;
+use crate::common;
 use common::*;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -2,7 +2,7 @@
 //! tests/fixtures/expected/<file>.json (reviewed by hand against the log; regenerate a missing
 //! one with IBWIRE_BLESS=1 and review it before committing).
 
-mod common;
+use crate::common;
 use common::*;
 use ibwire::nccl::{log, tests_output};
 use serde_json::{json, Value};

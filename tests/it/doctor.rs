@@ -1,7 +1,7 @@
 //! `ibwire doctor` on our story's node with the cluster docs' list of variables, on the host and
 //! inside a container without /dev/infiniband: the verdicts the story reached.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! `ibwire taskprolog`, as slurmstepd runs it: the task's environment in, `export` lines out,
 //! never a failed task.
 
-mod common;
+use crate::common;
 use common::*;
 use std::process::Command;
 

@@ -1,7 +1,7 @@
 //! Regression tests for the security review (issue 13): each finding, reproduced as a user or an
 //! attacker would, then checked for its fix.
 
-mod common;
+use crate::common;
 use common::*;
 use ibwire::probe::{self, Detail, ProbeOptions};
 use std::fs;
@@ -1126,7 +1126,7 @@ fn readme_quick_starts_run_as_written() {
     let mut ran = 0;
     let mut in_sh = false;
     // The "Try it" block replays the repository's own files from its top directory:
-    // tests/readme_try_it.rs runs it as written.
+    // tests/it/readme_try_it.rs runs it as written.
     let mut in_try = false;
     for line in readme.lines() {
         if line.starts_with("<!-- try-it:") {

@@ -1,7 +1,7 @@
 //! The enroot hook's contract without root: ENROOT_* variables and temp files, fixture trees
 //! through --root, the exact fstab and environ lines asserted.
 
-mod common;
+use crate::common;
 use common::*;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
