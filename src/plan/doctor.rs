@@ -24,6 +24,213 @@ fn unversioned_plugin_name(v: &str) -> bool {
     v.trim().eq_ignore_ascii_case("IBext")
 }
 
+/// MELLANOX_VISIBLE_DEVICES: the stock hook's variable, read at container start only.
+fn lint_mellanox_visible(node: &Node, v: &Var, inside: bool, healthy: &[&str]) -> Finding {
+    let val = v.value.trim();
+    let names = !val.is_empty()
+        && !matches!(val, "all" | "none" | "void")
+        && val.split(',').any(|e| e.trim().parse::<u32>().is_err());
+    if names {
+        f(Severity::Error, "MELLANOX_VISIBLE_DEVICES", format!("MELLANOX_VISIBLE_DEVICES={val}: enroot's 99-mellanox.sh takes indices in PCI order (0,1,…), not names; the container start fails with 'Unknown MELLANOX device id'"), "use indices, or ibwire's IBWIRE_VISIBLE_DEVICES which takes names")
+    } else if inside {
+        f(Severity::Warning, "MELLANOX_VISIBLE_DEVICES", format!("MELLANOX_VISIBLE_DEVICES={val} inside a running container does nothing: only the enroot hook reads it, at container start"), "set it in the job environment before the container starts (or rely on ibwire's hook)")
+    } else {
+        let bond = if val == "all" {
+            node.rdma.iter().filter(|d| !healthy.contains(&d.name.as_str())).map(|d| d.name.clone()).collect::<Vec<_>>()
+        } else {
+            vec![]
+        };
+        f(
+            Severity::Info,
+            "MELLANOX_VISIBLE_DEVICES",
+            format!(
+                "MELLANOX_VISIBLE_DEVICES={val} is read by enroot's hook at container start (indices in PCI order){}",
+                if bond.is_empty() {
+                    String::new()
+                } else {
+                    format!("; `all` also exposes {}, which NCCL must not use", bond.join(", "))
+                }
+            ),
+            "nothing to do when ibwire's hook is installed; it also sets NCCL_IB_HCA to the healthy ones",
+        )
+    }
+}
+
+/// Variables that NCCL and torchrun never read, or read only elsewhere.
+fn ignored_var(k: &str, v: &Var, vars: &BTreeMap<String, Var>) -> Option<Finding> {
+    if k.starts_with("PMIX_MCA_") {
+        return Some(f(
+            Severity::Info,
+            k,
+            format!(
+                "{k}={} only matters to PMIx launches (srun --mpi=pmix, mpirun); torchrun and NCCL never read it",
+                v.value
+            ),
+            "keep it only in MPI job scripts",
+        ));
+    }
+    if k == "UCX_NET_DEVICES" || (k.starts_with("UCX_") && k != "UCX_HOME") {
+        let plugin = vars.get("NCCL_NET").map(|n| n.value.to_ascii_lowercase().contains("ucx")).unwrap_or(false)
+            || vars.get("NCCL_NET_PLUGIN").map(|n| n.value.contains("ucx")).unwrap_or(false);
+        if !plugin {
+            return Some(f(Severity::Warning, k, format!("{k}={} does nothing for NCCL: its IB transport uses verbs directly, not UCX; the knob that selects HCAs is NCCL_IB_HCA", v.value), "unset it; `ibwire env` sets NCCL_IB_HCA"));
+        }
+    }
+    if k == "NCCL_ENV_PLUGIN" {
+        return Some(f(
+            Severity::Warning,
+            k,
+            format!(
+                "NCCL_ENV_PLUGIN={}: NCCL ≥ 2.28 loads this plugin to supply its settings, and what it sets is not in this environment: ibwire (and this report) cannot see those values",
+                v.value
+            ),
+            "compare what NCCL used (NCCL_DEBUG=INFO, `ibwire verify`) with `ibwire env`, or unset NCCL_ENV_PLUGIN",
+        ));
+    }
+    if k == "MELLANOX_MOUNT_DRIVER" {
+        return Some(f(
+            Severity::Info,
+            k,
+            format!(
+                "MELLANOX_MOUNT_DRIVER={}: only enroot 3.x's 99-mellanox.sh reads it (to inject the host's verbs provider into an image without rdma-core); enroot 4 dropped it and ibwire's hook does not do it",
+                v.value
+            ),
+            "install rdma-core (libibverbs1, ibverbs-providers) in the image; ibwire's hook names an image without libibverbs",
+        ));
+    }
+    None
+}
+
+/// Variables that switch a fast path off.
+fn disabling_var(k: &str, v: &Var, healthy: &[&str]) -> Option<Finding> {
+    if k == "NCCL_IB_DISABLE" && v.value != "0" && !v.value.is_empty() {
+        let sev = if healthy.is_empty() { Severity::Info } else { Severity::Error };
+        return Some(f(
+            sev,
+            k,
+            format!("NCCL_IB_DISABLE={} ({}) turns InfiniBand off: NCCL runs on TCP sockets", v.value, v.origin),
+            "unset NCCL_IB_DISABLE",
+        ));
+    }
+    if k == "NCCL_P2P_DISABLE" && v.value != "0" {
+        return Some(f(
+            Severity::Warning,
+            k,
+            format!(
+                "NCCL_P2P_DISABLE={} forces intra-node traffic through host memory instead of NVLink/PCIe P2P",
+                v.value
+            ),
+            "unset NCCL_P2P_DISABLE",
+        ));
+    }
+    if k == "NCCL_SHM_DISABLE" && v.value != "0" {
+        return Some(f(
+            Severity::Warning,
+            k,
+            format!("NCCL_SHM_DISABLE={} removes the shared-memory fallback", v.value),
+            "unset NCCL_SHM_DISABLE",
+        ));
+    }
+    if k == "NCCL_NET_GDR_LEVEL" && matches!(v.value.as_str(), "LOC" | "0") {
+        return Some(f(
+            Severity::Warning,
+            k,
+            "NCCL_NET_GDR_LEVEL=LOC disables GPUDirect RDMA: every transfer is staged through host memory".into(),
+            "unset NCCL_NET_GDR_LEVEL",
+        ));
+    }
+    if k == "NCCL_NET" && v.value.eq_ignore_ascii_case("socket") && !healthy.is_empty() {
+        return Some(f(
+            Severity::Error,
+            k,
+            "NCCL_NET=Socket forces TCP sockets although the node has healthy HCAs".into(),
+            "unset NCCL_NET",
+        ));
+    }
+    None
+}
+
+/// Variables that force what NCCL chooses better itself, or change how it fails.
+fn forcing_var(k: &str, v: &Var) -> Option<Finding> {
+    if k == "NCCL_ALGO" || k == "NCCL_PROTO" {
+        return Some(f(
+            Severity::Warning,
+            k,
+            format!(
+                "{k}={} forces an algorithm/protocol; NCCL's tuner picks per message size and usually does better",
+                v.value
+            ),
+            &format!("unset {k} unless you measured that it helps"),
+        ));
+    }
+    if k == "NCCL_IB_GID_INDEX" {
+        return Some(f(Severity::Warning, k, format!("NCCL_IB_GID_INDEX={} is forced: NCCL ≥ 2.21 selects the RoCE v2 IPv4 GID itself, and on InfiniBand the variable is ignored since 2.22; a wrong index gives ibv_modify_qp EINVAL or no GPUDirect", v.value), "unset NCCL_IB_GID_INDEX"));
+    }
+    if k == "NCCL_COMM_ID" {
+        return Some(f(Severity::Warning, k, format!("NCCL_COMM_ID={} overrides the interface choice (NCCL_SOCKET_IFNAME is ignored for bootstrap) and PyTorch does not need it", v.value), "unset NCCL_COMM_ID"));
+    }
+    if k == "NCCL_DEBUG" && matches!(v.value.to_ascii_uppercase().as_str(), "INFO" | "TRACE") {
+        return Some(f(
+            Severity::Info,
+            k,
+            format!(
+                "NCCL_DEBUG={} left on: verbose logs on every rank (fine for `ibwire verify`, noise in production)",
+                v.value
+            ),
+            "unset NCCL_DEBUG or set it to WARN",
+        ));
+    }
+    None
+}
+
+/// Variables that change which networks NCCL may use, or how it fails when nodes differ.
+fn network_var(k: &str, v: &Var, vars: &BTreeMap<String, Var>) -> Option<Finding> {
+    if k == "NCCL_CROSS_NIC"
+        && v.value.trim() == "0"
+        && vars.get("NCCL_GIN_ENABLE").is_none_or(|g| g.value.trim() != "0")
+    {
+        // nccl:src/transport/net_ib/gin.cc: GIN (the device API, NCCL 2.28+) needs full NIC
+        // connectivity and refuses NCCL_CROSS_NIC=0 (shared/spec/nccl-2.27-2.32.md §1).
+        return Some(f(
+            Severity::Info,
+            k,
+            "NCCL_CROSS_NIC=0: fine for collectives on a rail-only fabric, but NCCL's device API (GIN, 2.28+: kernels that call ncclGin/ncclLsa) cannot run with it".into(),
+            "if the job uses the device API, unset NCCL_CROSS_NIC (GIN needs every NIC to reach every other); else nothing to do",
+        ));
+    }
+    if k == "NCCL_NET" && unversioned_plugin_name(&v.value) {
+        // nccl:src/plugin/net.cc compares NCCL_NET with each network's full name
+        // (strcasecmp); HPC-X's plugin names itself IBext_v11 (IBext_v8 in older builds):
+        // shared/spec/nccl-2.27-2.32.md §1.2.
+        return Some(f(
+            Severity::Warning,
+            k,
+            format!(
+                "NCCL_NET={}: NCCL matches NCCL_NET against a network's full name, and the HPC-X plugin is named with its version (IBext_v11, IBext_v8): this name selects no network where the plugin is one of those builds",
+                v.value
+            ),
+            "use the name NCCL prints in `Using network …` (NCCL_DEBUG=INFO), or unset NCCL_NET",
+        ));
+    }
+    if k == "NCCL_IGNORE_NET_MISMATCH" && v.value.trim() == "1" {
+        return Some(f(
+            Severity::Warning,
+            k,
+            "NCCL_IGNORE_NET_MISMATCH=1 lets a job start whose ranks see different numbers of network devices; with HCAs missing on one node NCCL can then hang after init instead of failing (NVIDIA/nccl#2428: NCCL 2.30.7, one HCA not openable on one node)".into(),
+            "unset it and make the nodes agree: `ibwire fleet` names a node with fewer healthy ports",
+        ));
+    }
+    if k == "NCCL_IGNORE_NET_MISMATCH" && v.value.trim() == "0" {
+        return Some(f(
+            Severity::Info,
+            k,
+            "NCCL_IGNORE_NET_MISMATCH=0: NCCL fails init when ranks see different numbers of network devices (\"Detected mixed local Net device counts across ranks\"): one node with a port down or an HCA excluded stops the whole job".into(),
+            "run `ibwire fleet` over the job's nodes first: it names a node with fewer healthy ports",
+        ));
+    }
+    None
+}
+
 pub fn lint(node: &Node, plan: &Plan, vars: &BTreeMap<String, Var>) -> Vec<Finding> {
     let mut out = Vec::new();
     let inside = node.host.in_container;
@@ -31,173 +238,19 @@ pub fn lint(node: &Node, plan: &Plan, vars: &BTreeMap<String, Var>) -> Vec<Findi
     let healthy: Vec<&str> = plan.hcas.iter().map(|(d, _)| d.as_str()).collect();
 
     for (k, v) in vars {
-        if k.starts_with("PMIX_MCA_") {
-            out.push(f(
-                Severity::Info,
-                k,
-                format!(
-                    "{k}={} only matters to PMIx launches (srun --mpi=pmix, mpirun); torchrun and NCCL never read it",
-                    v.value
-                ),
-                "keep it only in MPI job scripts",
-            ));
-        } else if k == "UCX_NET_DEVICES" || (k.starts_with("UCX_") && k != "UCX_HOME") {
-            let plugin = vars.get("NCCL_NET").map(|n| n.value.to_ascii_lowercase().contains("ucx")).unwrap_or(false)
-                || vars.get("NCCL_NET_PLUGIN").map(|n| n.value.contains("ucx")).unwrap_or(false);
-            if !plugin {
-                out.push(f(Severity::Warning, k, format!("{k}={} does nothing for NCCL: its IB transport uses verbs directly, not UCX; the knob that selects HCAs is NCCL_IB_HCA", v.value), "unset it; `ibwire env` sets NCCL_IB_HCA"));
-            }
-        } else if k == "NCCL_IB_DISABLE" && v.value != "0" && !v.value.is_empty() {
-            let sev = if healthy.is_empty() { Severity::Info } else { Severity::Error };
-            out.push(f(
-                sev,
-                k,
-                format!("NCCL_IB_DISABLE={} ({}) turns InfiniBand off: NCCL runs on TCP sockets", v.value, v.origin),
-                "unset NCCL_IB_DISABLE",
-            ));
-        } else if k == "NCCL_P2P_DISABLE" && v.value != "0" {
-            out.push(f(
-                Severity::Warning,
-                k,
-                format!(
-                    "NCCL_P2P_DISABLE={} forces intra-node traffic through host memory instead of NVLink/PCIe P2P",
-                    v.value
-                ),
-                "unset NCCL_P2P_DISABLE",
-            ));
-        } else if k == "NCCL_SHM_DISABLE" && v.value != "0" {
-            out.push(f(
-                Severity::Warning,
-                k,
-                format!("NCCL_SHM_DISABLE={} removes the shared-memory fallback", v.value),
-                "unset NCCL_SHM_DISABLE",
-            ));
-        } else if k == "NCCL_NET_GDR_LEVEL" && matches!(v.value.as_str(), "LOC" | "0") {
-            out.push(f(
-                Severity::Warning,
-                k,
-                "NCCL_NET_GDR_LEVEL=LOC disables GPUDirect RDMA: every transfer is staged through host memory".into(),
-                "unset NCCL_NET_GDR_LEVEL",
-            ));
-        } else if k == "NCCL_ALGO" || k == "NCCL_PROTO" {
-            out.push(f(
-                Severity::Warning,
-                k,
-                format!(
-                    "{k}={} forces an algorithm/protocol; NCCL's tuner picks per message size and usually does better",
-                    v.value
-                ),
-                &format!("unset {k} unless you measured that it helps"),
-            ));
-        } else if k == "NCCL_IB_GID_INDEX" {
-            out.push(f(Severity::Warning, k, format!("NCCL_IB_GID_INDEX={} is forced: NCCL ≥ 2.21 selects the RoCE v2 IPv4 GID itself, and on InfiniBand the variable is ignored since 2.22; a wrong index gives ibv_modify_qp EINVAL or no GPUDirect", v.value), "unset NCCL_IB_GID_INDEX"));
-        } else if k == "NCCL_COMM_ID" {
-            out.push(f(Severity::Warning, k, format!("NCCL_COMM_ID={} overrides the interface choice (NCCL_SOCKET_IFNAME is ignored for bootstrap) and PyTorch does not need it", v.value), "unset NCCL_COMM_ID"));
-        } else if k == "NCCL_DEBUG" && matches!(v.value.to_ascii_uppercase().as_str(), "INFO" | "TRACE") {
-            out.push(f(
-                Severity::Info,
-                k,
-                format!(
-                    "NCCL_DEBUG={} left on: verbose logs on every rank (fine for `ibwire verify`, noise in production)",
-                    v.value
-                ),
-                "unset NCCL_DEBUG or set it to WARN",
-            ));
-        } else if k == "NCCL_NET" && v.value.eq_ignore_ascii_case("socket") && !healthy.is_empty() {
-            out.push(f(
-                Severity::Error,
-                k,
-                "NCCL_NET=Socket forces TCP sockets although the node has healthy HCAs".into(),
-                "unset NCCL_NET",
-            ));
-        } else if k == "NCCL_CROSS_NIC"
-            && v.value.trim() == "0"
-            && vars.get("NCCL_GIN_ENABLE").is_none_or(|g| g.value.trim() != "0")
-        {
-            // nccl:src/transport/net_ib/gin.cc: GIN (the device API, NCCL 2.28+) needs full NIC
-            // connectivity and refuses NCCL_CROSS_NIC=0 (shared/spec/nccl-2.27-2.32.md §1).
-            out.push(f(
-                Severity::Info,
-                k,
-                "NCCL_CROSS_NIC=0: fine for collectives on a rail-only fabric, but NCCL's device API (GIN, 2.28+: kernels that call ncclGin/ncclLsa) cannot run with it".into(),
-                "if the job uses the device API, unset NCCL_CROSS_NIC (GIN needs every NIC to reach every other); else nothing to do",
-            ));
-        } else if k == "NCCL_NET" && unversioned_plugin_name(&v.value) {
-            // nccl:src/plugin/net.cc compares NCCL_NET with each network's full name
-            // (strcasecmp); HPC-X's plugin names itself IBext_v11 (IBext_v8 in older builds):
-            // shared/spec/nccl-2.27-2.32.md §1.2.
-            out.push(f(
-                Severity::Warning,
-                k,
-                format!(
-                    "NCCL_NET={}: NCCL matches NCCL_NET against a network's full name, and the HPC-X plugin is named with its version (IBext_v11, IBext_v8): this name selects no network where the plugin is one of those builds",
-                    v.value
-                ),
-                "use the name NCCL prints in `Using network …` (NCCL_DEBUG=INFO), or unset NCCL_NET",
-            ));
-        } else if k == "NCCL_NET_PLUGIN" {
+        if k == "NCCL_NET_PLUGIN" {
             lint_net_plugin(&v.value, &mut out);
-        } else if k == "NCCL_ENV_PLUGIN" {
-            out.push(f(
-                Severity::Warning,
-                k,
-                format!(
-                    "NCCL_ENV_PLUGIN={}: NCCL ≥ 2.28 loads this plugin to supply its settings, and what it sets is not in this environment: ibwire (and this report) cannot see those values",
-                    v.value
-                ),
-                "compare what NCCL used (NCCL_DEBUG=INFO, `ibwire verify`) with `ibwire env`, or unset NCCL_ENV_PLUGIN",
-            ));
-        } else if k == "NCCL_IGNORE_NET_MISMATCH" && v.value.trim() == "1" {
-            out.push(f(
-                Severity::Warning,
-                k,
-                "NCCL_IGNORE_NET_MISMATCH=1 lets a job start whose ranks see different numbers of network devices; with HCAs missing on one node NCCL can then hang after init instead of failing (NVIDIA/nccl#2428: NCCL 2.30.7, one HCA not openable on one node)".into(),
-                "unset it and make the nodes agree: `ibwire fleet` names a node with fewer healthy ports",
-            ));
-        } else if k == "NCCL_IGNORE_NET_MISMATCH" && v.value.trim() == "0" {
-            out.push(f(
-                Severity::Info,
-                k,
-                "NCCL_IGNORE_NET_MISMATCH=0: NCCL fails init when ranks see different numbers of network devices (\"Detected mixed local Net device counts across ranks\"): one node with a port down or an HCA excluded stops the whole job".into(),
-                "run `ibwire fleet` over the job's nodes first: it names a node with fewer healthy ports",
-            ));
-        } else if k == "MELLANOX_MOUNT_DRIVER" {
-            out.push(f(
-                Severity::Info,
-                k,
-                format!(
-                    "MELLANOX_MOUNT_DRIVER={}: only enroot 3.x's 99-mellanox.sh reads it (to inject the host's verbs provider into an image without rdma-core); enroot 4 dropped it and ibwire's hook does not do it",
-                    v.value
-                ),
-                "install rdma-core (libibverbs1, ibverbs-providers) in the image; ibwire's hook names an image without libibverbs",
-            ));
+        } else if let Some(x) = ignored_var(k, v, vars)
+            .or_else(|| disabling_var(k, v, &healthy))
+            .or_else(|| forcing_var(k, v))
+            .or_else(|| network_var(k, v, vars))
+        {
+            out.push(x);
         }
     }
 
     if let Some(v) = get("MELLANOX_VISIBLE_DEVICES") {
-        let val = v.value.trim();
-        let names = !val.is_empty()
-            && !matches!(val, "all" | "none" | "void")
-            && val.split(',').any(|e| e.trim().parse::<u32>().is_err());
-        if names {
-            out.push(f(Severity::Error, "MELLANOX_VISIBLE_DEVICES", format!("MELLANOX_VISIBLE_DEVICES={val}: enroot's 99-mellanox.sh takes indices in PCI order (0,1,…), not names; the container start fails with 'Unknown MELLANOX device id'"), "use indices, or ibwire's IBWIRE_VISIBLE_DEVICES which takes names"));
-        } else if inside {
-            out.push(f(Severity::Warning, "MELLANOX_VISIBLE_DEVICES", format!("MELLANOX_VISIBLE_DEVICES={val} inside a running container does nothing: only the enroot hook reads it, at container start"), "set it in the job environment before the container starts (or rely on ibwire's hook)"));
-        } else {
-            let bond = if val == "all" {
-                node.rdma
-                    .iter()
-                    .filter(|d| !healthy.contains(&d.name.as_str()))
-                    .map(|d| d.name.clone())
-                    .collect::<Vec<_>>()
-            } else {
-                vec![]
-            };
-            out.push(f(Severity::Info, "MELLANOX_VISIBLE_DEVICES", format!(
-                "MELLANOX_VISIBLE_DEVICES={val} is read by enroot's hook at container start (indices in PCI order){}",
-                if bond.is_empty() { String::new() } else { format!("; `all` also exposes {}, which NCCL must not use", bond.join(", ")) }
-            ), "nothing to do when ibwire's hook is installed; it also sets NCCL_IB_HCA to the healthy ones"));
-        }
+        out.push(lint_mellanox_visible(node, v, inside, &healthy));
     }
 
     if let Some(v) = get("NCCL_IB_HCA") {
@@ -492,10 +545,29 @@ fn lint_gpudirect(node: &Node, plan: &Plan, out: &mut Vec<Finding>) {
 }
 
 fn lint_node(node: &Node, plan: &Plan, out: &mut Vec<Finding>) {
-    let inside = node.host.in_container;
     if node.rdma.is_empty() {
         return;
     }
+    lint_rdma_userspace(node, plan, out);
+    if let (Some(false), Some(b)) = (node.host.memlock_unlimited, node.host.memlock_bytes) {
+        if !plan.hcas.is_empty() {
+            out.push(f(
+                Severity::Warning,
+                "memlock",
+                format!("memlock limit is {} KiB: ibv_reg_mr may fail when NCCL registers its buffers", b / 1024),
+                "ulimit -l unlimited (in Slurm: PropagateResourceLimits, or a limits.d entry)",
+            ));
+        }
+    }
+    if !node.gpus.is_empty() && !plan.hcas.is_empty() {
+        lint_gpudirect(node, plan, out);
+    }
+    lint_links(node, plan, out);
+}
+
+/// What NCCL needs to open the HCAs: the device nodes, rdma_cm, libibverbs and its provider.
+fn lint_rdma_userspace(node: &Node, plan: &Plan, out: &mut Vec<Finding>) {
+    let inside = node.host.in_container;
     let missing = plan.missing_device_nodes(node);
     if !missing.is_empty() {
         let msg = if inside {
@@ -543,19 +615,10 @@ fn lint_node(node: &Node, plan: &Plan, out: &mut Vec<Finding>) {
             "install ibverbs-providers (or MOFED) in the image",
         ));
     }
-    if let (Some(false), Some(b)) = (node.host.memlock_unlimited, node.host.memlock_bytes) {
-        if !plan.hcas.is_empty() {
-            out.push(f(
-                Severity::Warning,
-                "memlock",
-                format!("memlock limit is {} KiB: ibv_reg_mr may fail when NCCL registers its buffers", b / 1024),
-                "ulimit -l unlimited (in Slurm: PropagateResourceLimits, or a limits.d entry)",
-            ));
-        }
-    }
-    if !node.gpus.is_empty() && !plan.hcas.is_empty() {
-        lint_gpudirect(node, plan, out);
-    }
+}
+
+/// The links: GPUs without a near HCA, slower or narrower HCA and GPU links, unhealthy ports.
+fn lint_links(node: &Node, plan: &Plan, out: &mut Vec<Finding>) {
     for g in &node.gpus {
         let near = plan
             .hcas

@@ -1,8 +1,8 @@
 //! The integration tests, one binary (a binary per file linked the whole crate once each: most
 //! of a test build on a 2-core machine). `cargo test --test it <module>` runs one module.
 
-mod common;
 mod cdi;
+mod common;
 mod doctor;
 mod env_decisions;
 mod faults;
