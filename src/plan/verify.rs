@@ -529,187 +529,177 @@ pub fn bound(
 /// whatever else the log shows), with what this node's facts add when the log is from it.
 fn failure_findings(node: &Node, plan: &Plan, log: &LogFacts, same_node: bool, lid0: &[String]) -> Vec<Finding> {
     let mut findings: Vec<Finding> = Vec::new();
-    let gid_forced = || log.env("NCCL_IB_GID_INDEX").map(|g| format!("NCCL_IB_GID_INDEX={g} is forced"));
-    for fs in &log.failures {
-        if fs.init_completed_after {
-            // read as a note by `judge`: NCCL went on after it
-            continue;
-        }
+    // One NCCL went on after (`init_completed_after`) is read as a note by `judge`.
+    for fs in log.failures.iter().filter(|f| !f.init_completed_after) {
         let ev = Some(fs.line.clone());
-        use crate::nccl::log::Failure as F;
-        match fs.kind {
-            F::QpInvalid => {
-                let mut d = Vec::new();
-                if !lid0.is_empty() {
-                    d.push(format!("LID 0 here: {}", lid0.join(", ")));
-                }
-                if let Some(v) = log.env("NCCL_IB_HCA").filter(|v| !v.starts_with('=')) {
-                    d.push(format!("NCCL_IB_HCA={v} is a prefix match"));
-                }
-                d.extend(gid_forced());
-                push(&mut findings, "qp-invalid", "ibv_modify_qp failed with EINVAL", Some(d.join("; ")), ev);
-            }
-            F::QpUnreachable => {
-                push(&mut findings, "qp-unreachable", "ibv_modify_qp: network unreachable", gid_forced(), ev)
-            }
-            F::QpTimeout => push(&mut findings, "qp-timeout", "ibv_modify_qp timed out", None, ev),
-            F::QpNoDevice => push(&mut findings, "qp-no-device", "ibv_modify_qp: no such device", None, ev),
-            F::QpOther => push(
-                &mut findings,
-                "qp-other",
-                format!("ibv_modify_qp failed{}", fs.code.map(|c| format!(" with errno {c}")).unwrap_or_default()),
-                None,
-                ev,
-            ),
-            F::RetryExceeded => push(
-                &mut findings,
-                "retry-exceeded",
-                "IB transport retries exceeded (completion error 12)",
-                gid_forced(),
-                ev,
-            ),
-            F::LocalProtection => {
-                let gdr = if log.channels.net_ib_gdr > 0 { "GPUDirect RDMA is in use" } else { "with GPUDirect RDMA" };
-                // What this node's own PCIe says, when the log is from this node: a log from
-                // elsewhere says nothing about the bridges here.
-                let a = super::gpudirect::acs(node, plan);
-                let here = if !same_node {
-                    String::new()
-                } else if !a.redirecting.is_empty() {
-                    format!(
-                        "; here ACS redirects at {}",
-                        a.redirecting
-                            .iter()
-                            .map(|r| format!("{} (0x{:04x})", r.bridge, r.ctrl))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                } else if a.pairs > 0 && a.unknown.is_empty() {
-                    match super::gpudirect::iommu(&node.host) {
-                        Some("translating") => {
-                            "; here ACS is off on the GPU↔HCA paths and the IOMMU translates DMA".into()
-                        }
-                        _ => "; here ACS is off on the GPU↔HCA paths: look at the peer node (`ibwire fleet`)".into(),
-                    }
-                } else if !a.unknown.is_empty() {
-                    "; ACS here not readable (run as root to check it)".into()
-                } else {
-                    String::new()
-                };
-                push(
-                    &mut findings,
-                    "acs-iommu",
-                    "IB local protection error (completion error 4)",
-                    Some(format!("{gdr}{here}")),
-                    ev,
-                )
-            }
-            F::CompletionError => push(
-                &mut findings,
-                "completion-error",
-                format!("IB completion error{}", fs.code.map(|c| format!(" {c}")).unwrap_or_default()),
-                None,
-                ev,
-            ),
-            F::IbvResource => push(&mut findings, "ibv-resource", "a verbs call failed", None, ev),
-            F::IbvFatalEvent => push(&mut findings, "ibv-fatal", "fatal HCA event", None, ev),
-            F::IncompatibleDevices => {
-                push(&mut findings, "incompatible-devices", "incompatible NET/IB devices", None, ev)
-            }
-            F::NoNetPlugin => {
-                let mut d = Vec::new();
-                if let Some(v) = log.env("NCCL_NET") {
-                    d.push(format!("NCCL_NET={v}"));
-                }
-                if let Some(v) = log.env("NCCL_NET_PLUGIN") {
-                    d.push(format!("NCCL_NET_PLUGIN={v}"));
-                }
-                if log.plugin_missing {
-                    d.push("NCCL could not find that plugin".into());
-                }
-                if log.ib_no_device {
-                    d.push("NET/IB : No device found".into());
-                }
-                push(&mut findings, "no-net-plugin", "NCCL could not start any network", Some(d.join(", ")), ev)
-            }
-            F::NoSocketInterface => push(
-                &mut findings,
-                "no-socket-interface",
-                "no bootstrap interface",
-                log.env("NCCL_SOCKET_IFNAME").map(|v| format!("NCCL_SOCKET_IFNAME={v}")),
-                ev,
-            ),
-            F::NoOobInterface => push(&mut findings, "no-oob-interface", "no OOB interface for NET/IB", None, ev),
-            F::SocketConnect => push(
-                &mut findings,
-                "socket-connect",
-                "a TCP connection to a peer failed",
-                peer_address_kind(&fs.line)
-                    .or_else(|| log.bootstrap_ifs.first().map(|b| format!("bootstrap over {b}"))),
-                ev,
-            ),
-            F::RemoteExit => push(&mut findings, "remote-exit", "a peer closed its connection", None, ev),
-            F::CollectiveTimeout => push(&mut findings, "collective-timeout", "a collective timed out", None, ev),
-            F::DuplicateGpu => push(&mut findings, "duplicate-gpu", "two ranks on one GPU", None, ev),
-            F::CudaFailure => push(&mut findings, "cuda-failure", "a CUDA call failed", None, ev),
-            F::NcclError => push(&mut findings, "nccl-error", "NCCL returned an error", None, ev),
-            F::PortError => push(
-                &mut findings,
-                "port-error",
-                if fs.count > 1 {
-                    format!("an HCA port went down ({} times)", fs.count)
-                } else {
-                    "an HCA port went down".into()
-                },
-                None,
-                ev,
-            ),
-            F::RoceGid => push(&mut findings, "roce-gid", "the RoCE GID table could not be read", None, ev),
-            F::OfiNoDevice => push(&mut findings, "ofi-no-device", "the EFA plugin found no device", None, ev),
-            F::OfiPeer => push(&mut findings, "ofi-peer", "EFA endpoints cannot reach each other", None, ev),
-            F::OfiNoMemory => {
-                push(&mut findings, "ofi-no-memory", "libfabric could not allocate memory (ENOMEM)", None, ev)
-            }
-            F::OfiAbort => push(&mut findings, "ofi-abort", "the EFA provider aborted the process", None, ev),
-            F::CollNet => push(&mut findings, "collnet", "SHARP/CollNet could not start", None, ev),
-            F::TopologyFile => push(&mut findings, "topology-file", "a topology file that does not fit", None, ev),
-            F::Crash => push(&mut findings, "crash", "a process crashed", None, ev),
-            F::UnknownWarning => push(
-                &mut findings,
-                "unknown-warning",
-                "an NCCL warning no rule knows",
-                Some(
-                    [fs.class.clone(), (fs.count > 1).then(|| format!("{} such warnings", fs.count))]
-                        .into_iter()
-                        .flatten()
-                        .collect::<Vec<_>>()
-                        .join("; "),
-                ),
-                ev,
-            ),
-            F::NcclWarning => {
-                // One finding per class, in the words of the class (warn-classes.tsv).
-                let class = fs.class.clone().unwrap_or_default();
-                let (cause, fix) = crate::nccl::warns::class(&class).unwrap_or(("", ""));
-                let problem = format!("NCCL warned: {class}");
-                if !findings.iter().any(|f| f.problem == problem) {
-                    let r = rule("nccl-warning");
-                    findings.push(Finding {
-                        id: r.id,
-                        problem,
-                        cause: if cause.is_empty() { r.meaning.to_string() } else { cause.to_string() },
-                        fix: if fix.is_empty() { r.fix.to_string() } else { fix.to_string() },
-                        evidence: ev,
-                    });
-                }
-            }
+        if fs.kind == crate::nccl::log::Failure::NcclWarning {
+            nccl_warning_finding(&mut findings, fs);
+        } else if let Some((id, problem)) = plain_failure(fs.kind) {
+            push(&mut findings, id, problem, None, ev);
+        } else {
+            let (id, problem, detail) = failure_detail(node, plan, log, fs, same_node, lid0);
+            push(&mut findings, id, problem, detail, ev);
         }
     }
     if let Some(ev) = &log.separate_runs {
         push(&mut findings, "tests-separate-runs", "each process ran its own nccl-tests job", None, Some(ev.clone()));
     }
-
     findings
+}
+
+/// Failures whose finding needs nothing but the line: their rule and problem.
+fn plain_failure(kind: crate::nccl::log::Failure) -> Option<(&'static str, &'static str)> {
+    use crate::nccl::log::Failure as F;
+    Some(match kind {
+        F::QpTimeout => ("qp-timeout", "ibv_modify_qp timed out"),
+        F::QpNoDevice => ("qp-no-device", "ibv_modify_qp: no such device"),
+        F::IbvResource => ("ibv-resource", "a verbs call failed"),
+        F::IbvFatalEvent => ("ibv-fatal", "fatal HCA event"),
+        F::IncompatibleDevices => ("incompatible-devices", "incompatible NET/IB devices"),
+        F::NoOobInterface => ("no-oob-interface", "no OOB interface for NET/IB"),
+        F::RemoteExit => ("remote-exit", "a peer closed its connection"),
+        F::CollectiveTimeout => ("collective-timeout", "a collective timed out"),
+        F::DuplicateGpu => ("duplicate-gpu", "two ranks on one GPU"),
+        F::CudaFailure => ("cuda-failure", "a CUDA call failed"),
+        F::NcclError => ("nccl-error", "NCCL returned an error"),
+        F::RoceGid => ("roce-gid", "the RoCE GID table could not be read"),
+        F::OfiNoDevice => ("ofi-no-device", "the EFA plugin found no device"),
+        F::OfiPeer => ("ofi-peer", "EFA endpoints cannot reach each other"),
+        F::OfiNoMemory => ("ofi-no-memory", "libfabric could not allocate memory (ENOMEM)"),
+        F::OfiAbort => ("ofi-abort", "the EFA provider aborted the process"),
+        F::CollNet => ("collnet", "SHARP/CollNet could not start"),
+        F::TopologyFile => ("topology-file", "a topology file that does not fit"),
+        F::Crash => ("crash", "a process crashed"),
+        F::QpInvalid
+        | F::QpUnreachable
+        | F::QpOther
+        | F::RetryExceeded
+        | F::LocalProtection
+        | F::CompletionError
+        | F::NoNetPlugin
+        | F::NoSocketInterface
+        | F::SocketConnect
+        | F::PortError
+        | F::UnknownWarning
+        | F::NcclWarning => return None,
+    })
+}
+
+/// Failures whose finding says what else the log (or this node) shows: rule, problem, detail.
+fn failure_detail(
+    node: &Node,
+    plan: &Plan,
+    log: &LogFacts,
+    fs: &crate::nccl::log::FailureSeen,
+    same_node: bool,
+    lid0: &[String],
+) -> (&'static str, String, Option<String>) {
+    use crate::nccl::log::Failure as F;
+    let gid_forced = || log.env("NCCL_IB_GID_INDEX").map(|g| format!("NCCL_IB_GID_INDEX={g} is forced"));
+    let code = |pre: &str| fs.code.map(|c| format!("{pre}{c}")).unwrap_or_default();
+    match fs.kind {
+        F::QpInvalid => {
+            let mut d = Vec::new();
+            if !lid0.is_empty() {
+                d.push(format!("LID 0 here: {}", lid0.join(", ")));
+            }
+            if let Some(v) = log.env("NCCL_IB_HCA").filter(|v| !v.starts_with('=')) {
+                d.push(format!("NCCL_IB_HCA={v} is a prefix match"));
+            }
+            d.extend(gid_forced());
+            ("qp-invalid", "ibv_modify_qp failed with EINVAL".into(), Some(d.join("; ")))
+        }
+        F::QpUnreachable => ("qp-unreachable", "ibv_modify_qp: network unreachable".into(), gid_forced()),
+        F::QpOther => ("qp-other", format!("ibv_modify_qp failed{}", code(" with errno ")), None),
+        F::RetryExceeded => {
+            ("retry-exceeded", "IB transport retries exceeded (completion error 12)".into(), gid_forced())
+        }
+        F::LocalProtection => (
+            "acs-iommu",
+            "IB local protection error (completion error 4)".into(),
+            Some(local_protection_detail(node, plan, log, same_node)),
+        ),
+        F::CompletionError => ("completion-error", format!("IB completion error{}", code(" ")), None),
+        F::NoNetPlugin => ("no-net-plugin", "NCCL could not start any network".into(), Some(no_net_detail(log))),
+        F::NoSocketInterface => (
+            "no-socket-interface",
+            "no bootstrap interface".into(),
+            log.env("NCCL_SOCKET_IFNAME").map(|v| format!("NCCL_SOCKET_IFNAME={v}")),
+        ),
+        F::SocketConnect => (
+            "socket-connect",
+            "a TCP connection to a peer failed".into(),
+            peer_address_kind(&fs.line).or_else(|| log.bootstrap_ifs.first().map(|b| format!("bootstrap over {b}"))),
+        ),
+        F::PortError => {
+            let times = if fs.count > 1 { format!(" ({} times)", fs.count) } else { String::new() };
+            ("port-error", format!("an HCA port went down{times}"), None)
+        }
+        // UnknownWarning, and any kind plain_failure would have taken (it matches every kind).
+        _ => {
+            let many = (fs.count > 1).then(|| format!("{} such warnings", fs.count));
+            let detail = [fs.class.clone(), many].into_iter().flatten().collect::<Vec<_>>().join("; ");
+            ("unknown-warning", "an NCCL warning no rule knows".into(), Some(detail))
+        }
+    }
+}
+
+/// A local protection error with GPUDirect: what this node's own PCIe says, when the log is
+/// from this node (a log from elsewhere says nothing about the bridges here).
+fn local_protection_detail(node: &Node, plan: &Plan, log: &LogFacts, same_node: bool) -> String {
+    let gdr = if log.channels.net_ib_gdr > 0 { "GPUDirect RDMA is in use" } else { "with GPUDirect RDMA" };
+    let a = super::gpudirect::acs(node, plan);
+    let here = if !same_node {
+        String::new()
+    } else if !a.redirecting.is_empty() {
+        let at: Vec<String> = a.redirecting.iter().map(|r| format!("{} (0x{:04x})", r.bridge, r.ctrl)).collect();
+        format!("; here ACS redirects at {}", at.join(", "))
+    } else if a.pairs > 0 && a.unknown.is_empty() {
+        match super::gpudirect::iommu(&node.host) {
+            Some("translating") => "; here ACS is off on the GPU↔HCA paths and the IOMMU translates DMA".into(),
+            _ => "; here ACS is off on the GPU↔HCA paths: look at the peer node (`ibwire fleet`)".into(),
+        }
+    } else if !a.unknown.is_empty() {
+        "; ACS here not readable (run as root to check it)".into()
+    } else {
+        String::new()
+    };
+    format!("{gdr}{here}")
+}
+
+/// What the log says about the networks NCCL was asked for and could not start.
+fn no_net_detail(log: &LogFacts) -> String {
+    let mut d = Vec::new();
+    if let Some(v) = log.env("NCCL_NET") {
+        d.push(format!("NCCL_NET={v}"));
+    }
+    if let Some(v) = log.env("NCCL_NET_PLUGIN") {
+        d.push(format!("NCCL_NET_PLUGIN={v}"));
+    }
+    if log.plugin_missing {
+        d.push("NCCL could not find that plugin".into());
+    }
+    if log.ib_no_device {
+        d.push("NET/IB : No device found".into());
+    }
+    d.join(", ")
+}
+
+/// NCCL warnings of a known class: one finding per class, in the class's words (warn-classes.tsv).
+fn nccl_warning_finding(findings: &mut Vec<Finding>, fs: &crate::nccl::log::FailureSeen) {
+    let class = fs.class.clone().unwrap_or_default();
+    let (cause, fix) = crate::nccl::warns::class(&class).unwrap_or(("", ""));
+    let problem = format!("NCCL warned: {class}");
+    if !findings.iter().any(|f| f.problem == problem) {
+        let r = rule("nccl-warning");
+        findings.push(Finding {
+            id: r.id,
+            problem,
+            cause: if cause.is_empty() { r.meaning.to_string() } else { cause.to_string() },
+            fix: if fix.is_empty() { r.fix.to_string() } else { fix.to_string() },
+            evidence: Some(fs.line.clone()),
+        });
+    }
 }
 
 fn push(
@@ -1576,7 +1566,17 @@ mod tests {
                 ids.push(&rest[..rest.find('"').unwrap()]);
             }
         }
-        assert!(ids.len() > 20, "{ids:?}");
+        // The tables of plain_failure and failure_detail: `("id", …` tuples.
+        let tables = &src[src.find("fn plain_failure").unwrap()..src.find("fn local_protection_detail").unwrap()];
+        for (i, _) in tables.match_indices('(') {
+            let rest = tables[i + 1..].trim_start();
+            if let Some(id) = rest.strip_prefix('"').and_then(|r| r.split_once("\",")).map(|(id, _)| id) {
+                if !id.is_empty() && id.bytes().all(|b| b.is_ascii_lowercase() || b == b'-') {
+                    ids.push(id);
+                }
+            }
+        }
+        assert!(ids.len() > 30, "{ids:?}");
         for id in ids {
             assert!(super::RULES.iter().any(|r| r.id == id), "{id} is pushed but is no rule");
         }
