@@ -611,27 +611,11 @@ pub fn decide_saying(
     let var = |k: &str| lookup(env, &file_env, k);
     // The job's own NCCL_IB_HCA is kept (the user set it), but if it lets NCCL take a port
     // ibwire excluded, say which and what it will do.
-    if let Some(v) = var("NCCL_IB_HCA").filter(|v| !v.trim().is_empty()) {
-        let bad = hook::job_hca_takes_excluded(node, &p, &v);
-        if !bad.is_empty() {
-            let lid0 = bad.iter().any(|b| b.kind == Some(plan::ExclusionKind::LidZero));
-            d.problems.push((
-                hook::Problem::JobHcaExcluded,
-                format!(
-                    "the job's NCCL_IB_HCA={v} takes {} (kept, the job set it){}; ibwire's set: NCCL_IB_HCA=={}",
-                    bad.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", "),
-                    if lid0 {
-                        ": NCCL will fail in ibv_modify_qp with EINVAL (Invalid argument) when it connects"
-                    } else {
-                        ""
-                    },
-                    p.hcas.iter().map(|(d, q)| format!("{d}:{q}")).collect::<Vec<_>>().join(",")
-                ),
-            ));
-        }
+    if let Some(why) = var("NCCL_IB_HCA").and_then(|v| hook::job_hca_problem(node, &p, &v)) {
+        d.problems.push((hook::Problem::JobHcaExcluded, why));
     }
-    let exposed =
-        p.hcas.iter().any(|(dev, _)| sel.devices.contains(dev)) || (sel.void && !restricted && !p.hcas.is_empty());
+    let exposure = hook::exposure(&p, &sel, restricted, &value);
+    let exposed = exposure == netguard::Exposure::Usable;
     // An image that cannot use verbs cannot use the HCAs it is given (looked up inside the
     // image, bounded, as the plugin look-up).
     let image = rootfs.as_deref().map(crate::probe::sysroot::SysRoot::new);
@@ -642,14 +626,6 @@ pub fn decide_saying(
             }
         }
     }
-    let explicit_none = matches!(value.trim().to_ascii_lowercase().as_str(), "none" | "void");
-    let exposure = if exposed {
-        netguard::Exposure::Usable
-    } else if !p.hcas.is_empty() && !explicit_none {
-        netguard::Exposure::Emptied
-    } else {
-        netguard::Exposure::Nothing
-    };
     if let Some(why) = pin_nccl_net(&p, exposure, env, &file_env, cfg, image.as_ref()) {
         d.env.push(("NCCL_NET".into(), "IB".into()));
         if exposure == netguard::Exposure::Emptied {
@@ -664,8 +640,29 @@ pub fn decide_saying(
             say(&format!("ibwire-hook: NCCL_NET=IB: {}", printable(&why, 2000)));
         }
     }
-    out.devices = d.devices;
     out.nnodes = crate::slurm::num_nodes(var);
+    emit(&mut out, d, env, cfg, node, &sel.devices, &mounts_path, root, said_before)?;
+    out.mounts_path = mounts_path;
+    out.environ_path = environ_path;
+    out.environ_bytes = environ_bytes;
+    Ok(out)
+}
+
+/// The decision written as the hook's outcome: devices, binds, the sysfs mask, and the
+/// environment lines (with what the hook has to say).
+#[allow(clippy::too_many_arguments)]
+fn emit(
+    out: &mut Outcome,
+    d: hook::Decision,
+    env: &BTreeMap<String, String>,
+    cfg: &Config,
+    node: &Node,
+    devices: &[String],
+    out_mounts: &Path,
+    root: &Path,
+    said_before: &[String],
+) -> Result<()> {
+    out.devices = d.devices;
     out.warnings.extend(d.warnings);
     out.problems.extend(d.problems);
     for b in &d.binds {
@@ -675,9 +672,9 @@ pub fn decide_saying(
         let runtime = env
             .get("ENROOT_RUNTIME_PATH")
             .map(PathBuf::from)
-            .or_else(|| mounts_path.parent().map(Path::to_path_buf))
+            .or_else(|| out_mounts.parent().map(Path::to_path_buf))
             .context("no ENROOT_RUNTIME_PATH for the sysfs mask")?;
-        out.mounts.extend(sysfs_mask(node, &sel.devices, &runtime.join("ibwire-sysfs"), root)?);
+        out.mounts.extend(sysfs_mask(node, devices, &runtime.join("ibwire-sysfs"), root)?);
     }
     // What the hook has to say reaches a pyxis user too, whose start succeeded and whose hook
     // stderr pyxis drops: one variable in the container's environment (`ibwire doctor` inside
@@ -698,10 +695,7 @@ pub fn decide_saying(
             Err(e) => out.warnings.push(format!("{e:#}")),
         }
     }
-    out.mounts_path = mounts_path;
-    out.environ_path = environ_path;
-    out.environ_bytes = environ_bytes;
-    Ok(out)
+    Ok(())
 }
 
 /// IBWIRE_HOOK_WARNINGS' value: the lines joined by ` | `, at most 4000 bytes, no controls.

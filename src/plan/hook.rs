@@ -106,6 +106,41 @@ pub fn job_hca_takes_excluded(node: &Node, plan: &Plan, value: &str) -> Vec<Take
     out
 }
 
+/// The job's own NCCL_IB_HCA, kept (the user set it), when it lets NCCL take ports ibwire
+/// excluded: which, and what NCCL will do (LID 0: EINVAL in ibv_modify_qp).
+pub fn job_hca_problem(node: &Node, plan: &Plan, value: &str) -> Option<String> {
+    if value.trim().is_empty() {
+        return None;
+    }
+    let bad = job_hca_takes_excluded(node, plan, value);
+    if bad.is_empty() {
+        return None;
+    }
+    let lid0 = bad.iter().any(|b| b.kind == Some(super::ExclusionKind::LidZero));
+    Some(format!(
+        "the job's NCCL_IB_HCA={value} takes {} (kept, the job set it){}; ibwire's set: NCCL_IB_HCA=={}",
+        bad.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", "),
+        if lid0 { ": NCCL will fail in ibv_modify_qp with EINVAL (Invalid argument) when it connects" } else { "" },
+        plan.hcas.iter().map(|(d, q)| format!("{d}:{q}")).collect::<Vec<_>>().join(",")
+    ))
+}
+
+/// Whether the container gets a healthy HCA (`Usable`), had healthy ones taken away by its
+/// selection (`Emptied`: `none`/`void` is the user's choice, not that), or there were none.
+pub fn exposure(plan: &Plan, sel: &Selection, restricted: bool, value: &str) -> super::netguard::Exposure {
+    use super::netguard::Exposure;
+    let exposed = plan.hcas.iter().any(|(dev, _)| sel.devices.contains(dev))
+        || (sel.void && !restricted && !plan.hcas.is_empty());
+    let explicit_none = matches!(value.trim().to_ascii_lowercase().as_str(), "none" | "void");
+    if exposed {
+        Exposure::Usable
+    } else if !plan.hcas.is_empty() && !explicit_none {
+        Exposure::Emptied
+    } else {
+        Exposure::Nothing
+    }
+}
+
 /// Which variable selects the devices: IBWIRE_VISIBLE_DEVICES, then MELLANOX_VISIBLE_DEVICES (read
 /// as the stock hook reads it), then the configured default, then `auto`. Returns the variable's
 /// name, its value, and whether it has the stock hook's index-only meaning.
