@@ -388,33 +388,7 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
         kill_timer = arm_deadline_with_line(left, deadline_ms, strict);
     }
     let debug = crate::config::truthy(env.get("IBWIRE_DEBUG").map(String::as_str));
-    let res = std::panic::catch_unwind(|| -> Result<Outcome> {
-        #[cfg(debug_assertions)]
-        test_stall(env);
-        #[cfg(debug_assertions)]
-        test_crash(env);
-        // umad/issm owners are one link per RDMA function: read only when they are used.
-        let mad = cfg.hook.hide_sysfs.unwrap_or(false) || (cfg.hook.mad.unwrap_or(false) && real_root(env));
-        let node = src.load_with_mad(mad)?;
-        let out = decide_saying(&node, env, &cfg, &root, &said_before);
-        // The process ends next: freeing a 512-function node one string at a time cost a
-        // twentieth of the hook's instructions there.
-        std::mem::forget(node);
-        out
-    });
-    let mut o = match res {
-        Ok(Ok(o)) => o,
-        Ok(Err(e)) => {
-            Outcome { problems: vec![(hook::Problem::Internal, one_line(&format!("{e:#}")))], ..Default::default() }
-        }
-        Err(_) => Outcome {
-            problems: vec![(
-                hook::Problem::Internal,
-                "internal error (panic); the container starts without ibwire's settings".into(),
-            )],
-            ..Default::default()
-        },
-    };
+    let mut o = decide_guarded(env, src, &cfg, &root, &said_before);
     if let Some(e) = admin_err {
         o.problems.insert(
             0,
@@ -437,6 +411,62 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
     if started.elapsed() >= Duration::from_millis(deadline_ms) {
         return ExitCode::from(gave_up(deadline_ms, strict));
     }
+    if let Some(code) = report(&o, env, strict, debug) {
+        return code;
+    }
+    let written = write(&o);
+    if let Err(e) = written {
+        let m = one_line(&format!("{e:#}"));
+        if strict {
+            say(&format!("ibwire-hook: error: {}", printable(&m, 2000)));
+            return ExitCode::from(1);
+        }
+        say(&format!("ibwire-hook: warning: {}", printable(&m, 2000)));
+    }
+    ExitCode::SUCCESS
+}
+
+/// The decision, a panic or an error in it turned into an internal problem: the container
+/// starts without ibwire's settings, never fails for ibwire's own fault.
+fn decide_guarded(
+    env: &BTreeMap<String, String>,
+    src: &super::NodeSource,
+    cfg: &Config,
+    root: &Path,
+    said_before: &[String],
+) -> Outcome {
+    let res = std::panic::catch_unwind(|| -> Result<Outcome> {
+        #[cfg(debug_assertions)]
+        test_stall(env);
+        #[cfg(debug_assertions)]
+        test_crash(env);
+        // umad/issm owners are one link per RDMA function: read only when they are used.
+        let mad = cfg.hook.hide_sysfs.unwrap_or(false) || (cfg.hook.mad.unwrap_or(false) && real_root(env));
+        let node = src.load_with_mad(mad)?;
+        let out = decide_saying(&node, env, cfg, root, said_before);
+        // The process ends next: freeing a 512-function node one string at a time cost a
+        // twentieth of the hook's instructions there.
+        std::mem::forget(node);
+        out
+    });
+    match res {
+        Ok(Ok(o)) => o,
+        Ok(Err(e)) => {
+            Outcome { problems: vec![(hook::Problem::Internal, one_line(&format!("{e:#}")))], ..Default::default() }
+        }
+        Err(_) => Outcome {
+            problems: vec![(
+                hook::Problem::Internal,
+                "internal error (panic); the container starts without ibwire's settings".into(),
+            )],
+            ..Default::default()
+        },
+    }
+}
+
+/// What the hook says on stderr; in strict mode, a problem that breaks this job's shape ends
+/// the start (its exit code), decided before anything is written, each problem said once.
+fn report(o: &Outcome, env: &BTreeMap<String, String>, strict: bool, debug: bool) -> Option<ExitCode> {
     let mut said = Said { bytes: 0, left_out: 0 };
     // Strict: decided before anything is written, each problem reported once. Only what
     // breaks this job's shape fails its start (a one-node job needs no verbs, no HCA).
@@ -449,7 +479,7 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
         }
         said.finish();
         say("ibwire-hook: error: strict mode (IBWIRE_STRICT or hook.strict): the container does not start");
-        return ExitCode::from(1);
+        return Some(ExitCode::from(1));
     }
     for w in o.problems.iter().map(|(_, p)| p).chain(&o.warnings) {
         said.say(&format!("ibwire-hook: warning: {}", printable(w, 2000)));
@@ -467,16 +497,7 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
         }
     }
     said.finish();
-    let written = write(&o);
-    if let Err(e) = written {
-        let m = one_line(&format!("{e:#}"));
-        if strict {
-            say(&format!("ibwire-hook: error: {}", printable(&m, 2000)));
-            return ExitCode::from(1);
-        }
-        say(&format!("ibwire-hook: warning: {}", printable(&m, 2000)));
-    }
-    ExitCode::SUCCESS
+    None
 }
 
 /// Append what was decided to enroot's files.
