@@ -179,28 +179,7 @@ pub fn decide(
     // Device nodes only into a /dev of the container's own: under the host's /dev they are
     // already there, and x-create would create files on the host.
     if restricted {
-        for name in &sel.devices {
-            let Some(dev) = node.rdma_device(name) else { continue };
-            let Some(u) = dev.uverbs.as_deref().filter(|u| is_node_name(u, "uverbs")) else {
-                d.warnings.push(format!("{name} has no uverbs device; not exposed"));
-                continue;
-            };
-            if !dev.uverbs_node_present {
-                d.warnings.push(format!("/dev/infiniband/{u} ({name}) is missing on the host; not exposed"));
-                continue;
-            }
-            d.binds.push(format!("/dev/infiniband/{u}"));
-            if mad_permitted {
-                for m in dev.mad.iter().filter(|m| is_node_name(m, "umad") || is_node_name(m, "issm")) {
-                    if node.host.dev_infiniband.contains(m) {
-                        d.binds.push(format!("/dev/infiniband/{m}"));
-                    }
-                }
-            }
-        }
-        if !sel.devices.is_empty() && node.host.dev_infiniband.iter().any(|n| n == "rdma_cm") {
-            d.binds.push("/dev/infiniband/rdma_cm".into());
-        }
+        bind_devices(node, sel, mad_permitted, &mut d);
     }
     // Environment: only what the container needs, only where the user has not spoken.
     let exposed: Vec<String> = plan
@@ -216,6 +195,55 @@ pub fn decide(
     // can keep NCCL off them: NCCL_IB_HCA when some healthy port is exposed, else
     // NCCL_IB_DISABLE=1 (sockets, which is what an empty selection means).
     let visible_rdma = if restricted { !d.binds.is_empty() } else { !node.rdma.is_empty() };
+    ib_vars(plan, sel, restricted, visible_rdma, &exposed, &mut d, &mut vars);
+    vars.extend(
+        plan.settings
+            .iter()
+            .filter(|s| s.source == Source::Decided && COMPANIONS.contains(&s.name.as_str()))
+            .map(|s| (s.name.clone(), s.value.clone())),
+    );
+    d.env = vars.into_iter().filter(|(k, _)| !user_set(k)).collect();
+    d
+}
+
+/// The device nodes of the selected devices (and their MAD nodes when permitted, rdma_cm) to
+/// bind into a /dev of the container's own; a device without its node is said, not bound.
+fn bind_devices(node: &Node, sel: &Selection, mad_permitted: bool, d: &mut Decision) {
+    for name in &sel.devices {
+        let Some(dev) = node.rdma_device(name) else { continue };
+        let Some(u) = dev.uverbs.as_deref().filter(|u| is_node_name(u, "uverbs")) else {
+            d.warnings.push(format!("{name} has no uverbs device; not exposed"));
+            continue;
+        };
+        if !dev.uverbs_node_present {
+            d.warnings.push(format!("/dev/infiniband/{u} ({name}) is missing on the host; not exposed"));
+            continue;
+        }
+        d.binds.push(format!("/dev/infiniband/{u}"));
+        if mad_permitted {
+            for m in dev.mad.iter().filter(|m| is_node_name(m, "umad") || is_node_name(m, "issm")) {
+                if node.host.dev_infiniband.contains(m) {
+                    d.binds.push(format!("/dev/infiniband/{m}"));
+                }
+            }
+        }
+    }
+    if !sel.devices.is_empty() && node.host.dev_infiniband.iter().any(|n| n == "rdma_cm") {
+        d.binds.push("/dev/infiniband/rdma_cm".into());
+    }
+}
+
+/// NCCL_IB_HCA, or NCCL_IB_DISABLE=1 where the container would see RDMA devices no healthy
+/// port of which is exposed (a LID-0 bond, an unselected HCA): what keeps NCCL off them.
+fn ib_vars(
+    plan: &Plan,
+    sel: &Selection,
+    restricted: bool,
+    visible_rdma: bool,
+    exposed: &[String],
+    d: &mut Decision,
+    vars: &mut Vec<(String, String)>,
+) {
     let disable = |d: &mut Decision, vars: &mut Vec<(String, String)>, why: String| {
         vars.push(("NCCL_IB_DISABLE".into(), "1".into()));
         d.problems.push((Problem::NoHealthyPort, why));
@@ -251,7 +279,7 @@ pub fn decide(
         let why: Vec<String> = plan.excluded.iter().take(3).map(|e| format!("{}: {}", e.device, e.reason)).collect();
         let why = format!("{}{}", why.join("; "), if plan.excluded.len() > 3 { "; …" } else { "" });
         if visible_rdma {
-            disable(&mut d, &mut vars, format!(
+            disable(d, vars, format!(
                 "no healthy HCA port on this node ({why}); the container still sees RDMA devices, so NCCL_IB_DISABLE=1 keeps NCCL on TCP sockets instead of failing on them"
             ));
         } else {
@@ -261,14 +289,6 @@ pub fn decide(
             ));
         }
     }
-    vars.extend(
-        plan.settings
-            .iter()
-            .filter(|s| s.source == Source::Decided && COMPANIONS.contains(&s.name.as_str()))
-            .map(|s| (s.name.clone(), s.value.clone())),
-    );
-    d.env = vars.into_iter().filter(|(k, _)| !user_set(k)).collect();
-    d
 }
 
 #[cfg(test)]
