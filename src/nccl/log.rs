@@ -209,6 +209,9 @@ pub struct HostView {
     pub recv_gdr: usize,
     pub recv_plain: usize,
     pub gdr_disabled: bool,
+    /// Net plugin: bit 1 an external one loaded, bit 2 NCCL's internal one.
+    #[serde(default)]
+    pub net_plugin: u8,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -244,6 +247,9 @@ pub struct LogFacts {
     /// HCAs NCCL said GPU Direct RDMA is disabled for.
     #[serde(default)]
     pub gdr_disabled_hcas: Vec<String>,
+    /// NCCL said an HCA can do GPU Direct RDMA (`… Enabled for HCA`, `(DMABUF) enabled`).
+    #[serde(default)]
+    pub gdr_hca_capable: bool,
     pub warns: Vec<String>,
     /// WARN lines beyond the ones kept (distinct lines are kept up to a bound).
     #[serde(default)]
@@ -301,6 +307,10 @@ pub struct LogFacts {
     /// A net plugin NCCL loaded and rejected (`External network plugin … is unsupported`).
     #[serde(default)]
     pub plugin_rejected: bool,
+    /// Nodes that loaded an external net plugin and nodes on NCCL's internal one, in one job:
+    /// `HGX-04 loads a net plugin; HGX-11 uses NCCL's internal one`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub net_plugin_split: Option<String>,
     /// NCCL initialised its Socket transport, and whether it tried an RDMA one at all.
     #[serde(default)]
     pub socket_initialized: bool,
@@ -892,6 +902,33 @@ fn classify_masked(msg: &str, gm: u64) -> Option<(Failure, Option<i64>, Option<i
     Some((k, None, None))
 }
 
+/// Up to three host names, then how many more.
+fn some_hosts(h: &[String]) -> String {
+    let more = if h.len() > 3 { format!(" and {} more", h.len() - 3) } else { String::new() };
+    format!("{}{more}", h.iter().take(3).cloned().collect::<Vec<_>>().join(", "))
+}
+
+/// The verbs events NCCL's async thread prints that are not faults: every event but
+/// "communication established" is a WARN up to 2.22 (`Got async event : %s`, the string of
+/// ibv_event_type_str), and 2.23+ print these under "the above are non-fatal" with port errors
+/// (net_ib/common.cc). The event's words decide, as in libibverbs' table.
+fn benign_ib_event(msg: &str) -> bool {
+    const BENIGN: [&str; 10] = [
+        "client reregistration",
+        "port active",
+        "LID change",
+        "P_Key change",
+        "SM change",
+        "send queue drained",
+        "path migration successful",
+        "last WQE reached",
+        "SRQ limit reached",
+        "communication established",
+    ];
+    let event = msg.rsplit(": ").next().unwrap_or("");
+    BENIGN.iter().any(|b| event.starts_with(b))
+}
+
 /// What a class of `warns.tsv` is to the readers: `Some(None)` harmless, `Some(Some(k))` a
 /// failure a specific rule explains, `None` the table's own class (or unclassified).
 fn table_kind(class: &str) -> Option<Option<Failure>> {
@@ -1084,6 +1121,9 @@ impl Analyser {
             self.fail_class(Failure::UnknownWarning, msg, None);
             return;
         };
+        if row.class == "ib-async-event" && benign_ib_event(msg) {
+            return;
+        }
         match table_kind(row.class) {
             Some(None) => {}
             Some(Some(k)) => self.fail(k, None, None, msg),
@@ -1327,7 +1367,7 @@ impl Analyser {
             gbit!("evice found"),
             gbit!(": Using "),
         ]) {
-            self.verbs_and_plugin(l, is_nccl);
+            self.verbs_and_plugin(l, is_nccl, host);
         }
         let warnish = [
             gbit!("WARN"),
@@ -1580,6 +1620,12 @@ impl Analyser {
 
     /// `GPU Direct RDMA Disabled for HCA 0 'mlx5_0'`.
     fn gdr_disabled_line(&mut self, l: &str, host: Option<&str>) {
+        // graph/topo.cc `NET/%s : GPU Direct RDMA Enabled for HCA %d '%s'` (2.19+), HPC-X's
+        // plugin `GPU Direct RDMA (DMABUF) enabled for HCA %d '%s'`: the NIC can do it.
+        if has!(l, "GPU Direct RDMA Enabled for HCA") || has!(l, "GPU Direct RDMA (DMABUF) enabled") {
+            self.f.gdr_hca_capable = true;
+            return;
+        }
         let Some(v) = after!(l, "GPU Direct RDMA Disabled for HCA") else { return };
         if has!(l, "NET/Socket") {
             return;
@@ -1632,7 +1678,23 @@ impl Analyser {
 
     /// libibverbs that cannot be opened, a verbs provider that is missing, a named net plugin
     /// that is absent.
-    fn verbs_and_plugin(&mut self, l: &str, is_nccl: bool) {
+    fn verbs_and_plugin(&mut self, l: &str, is_nccl: bool, host: Option<&str>) {
+        // Which net plugin (plugin/net.cc, plugin_open.cc by release): `Loaded net plugin %s
+        // (v%d)`, the HPC-X plugin's own `Plugin Path : %s`; NCCL's own: `No plugin found, using
+        // internal implementation` (≤ 2.18), `Using internal network plugin.` (2.19–2.25),
+        // `Using internal net plugin.` (2.26+).
+        let plugin = if has!(l, "Loaded net plugin") || has!(l, "Plugin Path : ") {
+            1
+        } else if has!(l, "internal net plugin") || has!(l, "internal network plugin") || has!(l, "No plugin found") {
+            2
+        } else {
+            0
+        };
+        if plugin != 0 {
+            if let Some(h) = self.view(host) {
+                h.net_plugin |= plugin;
+            }
+        }
         if libibverbs_missing(l) {
             self.f.ibverbs_missing = true;
             if !is_nccl {
@@ -1772,6 +1834,19 @@ impl Analyser {
                 !self.warned_unfollowed.contains(&i) && by.peek().is_some() && by.all(|w| w.2 && !w.0.is_empty());
         }
         f.per_host = std::mem::take(&mut self.views).into_iter().collect();
+        let on = |bit: u8| -> Vec<String> {
+            f.per_host.iter().filter(|(_, v)| v.net_plugin & bit != 0).map(|(h, _)| h.clone()).collect()
+        };
+        let (ext, int) = (on(1), on(2));
+        if !ext.is_empty() && !int.is_empty() && f.per_host.len() >= 2 {
+            f.net_plugin_split = Some(format!(
+                "{} {} a net plugin; {} {} NCCL's internal one",
+                some_hosts(&ext),
+                if ext.len() == 1 { "loads" } else { "load" },
+                some_hosts(&int),
+                if int.len() == 1 { "uses" } else { "use" }
+            ));
+        }
         f.modify_qp_errnos.sort_unstable();
         f.modify_qp_errnos.dedup();
         f.networks_seen = self.networks.iter().cloned().collect();
@@ -2018,6 +2093,61 @@ mod tests {
         }
         let f = analyse("[2026-12-02 06:30:00] h:1:2 [0] transport/net_ib.cc:1 (ncclIbConnect) NCCL WARN NET/IB : Got async event : port error\n");
         assert_eq!((f.failures[0].kind, f.hosts.as_slice()), (Failure::PortError, ["h".to_string()].as_slice()));
+    }
+
+    #[test]
+    fn nodes_on_different_net_plugins_are_named() {
+        // plugin/net.cc and plugin_open.cc by release, and the HPC-X plugin's own line
+        let ext = [
+            "NET/Plugin: Loaded net plugin NCCL RDMA Plugin v10 (v10)",
+            "Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so",
+        ];
+        let int = [
+            "NET/Plugin : No plugin found (libnccl-net.so), using internal implementation",
+            "NET/Plugin: Using internal network plugin.",
+            "NET/Plugin: Could not find: libnccl-net.so. Using internal net plugin.",
+        ];
+        for e in ext {
+            for i in int {
+                let f = analyse(&format!("a:1:1 [0] NCCL INFO {e}\nb:2:2 [0] NCCL INFO {i}\n"));
+                assert_eq!(
+                    f.net_plugin_split.as_deref(),
+                    Some("a loads a net plugin; b uses NCCL's internal one"),
+                    "{e} / {i}"
+                );
+                let same = analyse(&format!("a:1:1 [0] NCCL INFO {i}\nb:2:2 [0] NCCL INFO {i}\n"));
+                assert_eq!(same.net_plugin_split, None);
+            }
+        }
+        // The tuner's fallback is not the network's.
+        let f = analyse("a:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin x (v8)\nb:2:2 [0] NCCL INFO TUNER/Plugin: Using internal tuner plugin.\n");
+        assert_eq!(f.net_plugin_split, None);
+        let f = analyse("a:1:1 [0] NCCL INFO NET/IB : GPU Direct RDMA (DMABUF) enabled for HCA 0 'rocep1s0f1\n");
+        assert!(f.gdr_hca_capable && f.gdr_disabled_hcas.is_empty());
+        let f = analyse("a:1:1 [0] NCCL INFO NET/IB : GPU Direct RDMA Enabled for HCA 0 'mlx5_0'\n");
+        assert!(f.gdr_hca_capable);
+    }
+
+    #[test]
+    fn benign_verbs_events_are_not_failures() {
+        // net_ib's async thread, by release: `Got async event : %s` (≤ 2.19), `%s:%d Got async
+        // event : %s` (2.20–2.22), `%s:%d Got async error event: %s` (2.23–2.27), `%s:%d Got
+        // non-fatal async event: %s(%d)` (2.28+); %s is ibv_event_type_str's.
+        for fmt in [
+            "NET/IB : Got async event : {e}",
+            "NET/IB : mlx5_0:1 Got async event : {e}",
+            "NET/IB : mlx5_0:1 Got async error event: {e}",
+            "NET/IB : mlx5_0:1 Got non-fatal async event: {e}(17)",
+        ] {
+            for e in ["client reregistration", "port active", "LID change", "SM change", "P_Key change"] {
+                let l = fmt.replace("{e}", e);
+                let f = analyse(&format!("h:1:2 [0] transport/net_ib.cc:93 NCCL WARN {l}\n"));
+                assert!(f.failures.is_empty(), "{l}: {:?}", f.failures);
+            }
+            let l = fmt.replace("{e}", "port error");
+            let f = analyse(&format!("h:1:2 [0] transport/net_ib.cc:93 NCCL WARN {l}\n"));
+            assert_eq!(f.failures[0].kind, Failure::PortError, "{l}");
+        }
     }
 
     #[test]

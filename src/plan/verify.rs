@@ -240,6 +240,12 @@ pub const RULES: &[Rule] = &[
         fix: "run `ibwire doctor` on each node; `ibwire fleet` names the node that differs",
     },
     Rule {
+        id: "mixed-net-plugin",
+        message: "NET/Plugin: Loaded net plugin … on some nodes, Using internal net plugin on others",
+        meaning: "the nodes' images or library paths differ: some ranks run an external net plugin (HPC-X's IBext, aws-ofi-nccl), others NCCL's own transports, and ranks on different plugins may not interoperate (NVIDIA/nccl#1634: a 2-node job hung)",
+        fix: "give every node the same image and LD_LIBRARY_PATH, or name the plugin with NCCL_NET_PLUGIN on all of them; `ibwire fleet` compares the nodes",
+    },
+    Rule {
         id: "no-gdr",
         message: "GPU Direct RDMA Disabled for HCA … / channels via NET/IB/… without /GDRDMA",
         meaning: "data between nodes is staged through host memory: no peer-memory module (nvidia_peermem) and no DMA-BUF, or the GPU is too far from its NIC",
@@ -989,6 +995,9 @@ fn transport_findings(
     findings: &mut Vec<Finding>,
     notes: &mut Vec<String>,
 ) {
+    if let Some(split) = &log.net_plugin_split {
+        push(findings, "mixed-net-plugin", format!("nodes on different net plugins ({split})"), None, None);
+    }
     if log.network.as_deref() == Some("mixed") {
         push(
             findings,
@@ -1043,6 +1052,9 @@ fn transport_findings(
             }
             if !log.gdr_disabled_hcas.is_empty() {
                 d.push(format!("GPU Direct RDMA Disabled for {}", log.gdr_disabled_hcas.join(", ")));
+            } else if log.gdr_hca_capable {
+                // graph/paths.cc ncclTopoCheckGdr: NIC support given, the distance decides.
+                d.push("the log says the HCAs can do it (GPU Direct RDMA enabled for HCA), so NCCL's topology left it off: the GPU–NIC path is longer than NCCL_NET_GDR_LEVEL allows (on C2C systems, GB10/GH200/GB200, NCCL before 2.27 needs NCCL_NET_GDR_C2C=1)".to_string());
             }
             if let Some(g) = log.env("NCCL_IB_GID_INDEX") {
                 d.push(format!("NCCL_IB_GID_INDEX={g} is forced; NCCL ≥ 2.21 picks the GID itself"));
@@ -1338,6 +1350,7 @@ fn rank(findings: &mut [Finding]) {
         | "no-gdr"
         | "gdr-partial"
         | "mixed-network"
+        | "mixed-net-plugin"
         | "no-dev-infiniband"
         | "ibverbs-missing"
         | "provider-missing"
