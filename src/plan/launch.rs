@@ -66,7 +66,18 @@ pub fn passes_through(name: &str) -> bool {
 }
 
 pub fn build(plan: &Plan, node_healthy_missing_nodes: &[String], inp: &Input) -> Result<Launch, Refusal> {
-    // Preflight: refuse what would start and then hang or crawl.
+    preflight(plan, node_healthy_missing_nodes, inp)?;
+    let env = job_env(plan, inp)?;
+    let tr = torchrun_argv(inp);
+    let argv = match &inp.container {
+        None => tr,
+        Some(c) => enroot_argv(c, &env, tr, inp)?,
+    };
+    Ok(Launch { argv, env })
+}
+
+/// Refuse what would start and then hang or crawl.
+fn preflight(plan: &Plan, node_healthy_missing_nodes: &[String], inp: &Input) -> Result<(), Refusal> {
     if let Some(f) = plan.findings.iter().find(|f| f.severity == Severity::Error) {
         return Err(Refusal { reason: f.headline(), fix: f.fix.clone().unwrap_or_default() });
     }
@@ -100,7 +111,11 @@ pub fn build(plan: &Plan, node_healthy_missing_nodes: &[String], inp: &Input) ->
             });
         }
     }
+    Ok(())
+}
 
+/// The job's environment: the plan's settings, the user's own NCCL_/TORCH_/… ones, `--env`.
+fn job_env(plan: &Plan, inp: &Input) -> Result<Vec<(String, String)>, Refusal> {
     let mut env: Vec<(String, String)> = Vec::new();
     let set = |k: &str, v: &str, env: &mut Vec<(String, String)>| {
         if let Some(e) = env.iter_mut().find(|(n, _)| n == k) {
@@ -134,7 +149,11 @@ pub fn build(plan: &Plan, node_healthy_missing_nodes: &[String], inp: &Input) ->
         }
         set(k, &v, &mut env);
     }
+    Ok(env)
+}
 
+/// torchrun's argv: the node's share, the rendezvous, the user's arguments and script.
+fn torchrun_argv(inp: &Input) -> Vec<String> {
     let mut tr = vec![
         inp.torchrun.clone(),
         format!("--nnodes={}", inp.nnodes),
@@ -155,62 +174,60 @@ pub fn build(plan: &Plan, node_healthy_missing_nodes: &[String], inp: &Input) ->
     }
     tr.extend(inp.torchrun_args.iter().cloned());
     tr.extend(inp.script.iter().cloned());
+    tr
+}
 
-    let argv = match &inp.container {
-        None => tr,
-        Some(c) => {
-            // Every value that becomes one of enroot's argv words before the image: one that
-            // starts with `-` would be read as an option of enroot's (`--container=--mount=/:/host`
-            // makes the image `torchrun`); enroot has no `--` to end its options.
-            let optionlike = |w: &str| w.is_empty() || w.starts_with('-');
-            if optionlike(&c.image) {
-                return Err(Refusal {
-                    reason: format!("--container {}: an image or container name cannot start with '-' or be empty (enroot would read it as an option)", crate::text::printable(&c.image, 80)),
-                    fix: "name the container or the .sqsh image (./-odd.sqsh for a file named so)".into(),
-                });
-            }
-            if let Some(m) = c.mounts.iter().find(|m| optionlike(m)) {
-                return Err(Refusal {
-                    reason: format!(
-                        "--mount {}: a mount cannot start with '-' or be empty (enroot would read it as an option)",
-                        crate::text::printable(m, 80)
-                    ),
-                    fix: "give SRC:DST with an absolute or ./ source".into(),
-                });
-            }
-            let mut a = vec![inp.enroot.clone(), "start".into()];
-            if c.rw {
-                a.push("--rw".into());
-            }
-            if c.remap_root {
-                a.push("--root".into());
-            }
-            for (k, v) in &env {
-                // enroot reads `-e` values into its environ file one line each: a line break
-                // would start a second variable of the value's choosing.
-                if v.contains(['\n', '\r', '\0']) || k.contains(['\n', '\r', '\0', '=']) {
-                    return Err(Refusal {
-                        reason: format!("{k}: value contains a line break or NUL; enroot -e cannot carry it"),
-                        fix: format!("unset {k} or remove the line break from its value"),
-                    });
-                }
-                a.push("-e".into());
-                a.push(format!("{k}={v}"));
-            }
-            for m in &c.mounts {
-                a.push("-m".into());
-                a.push(m.clone());
-            }
-            if inp.host_dev_infiniband && !inp.hook_installed {
-                a.push("-m".into());
-                a.push("/dev/infiniband:/dev/infiniband".into());
-            }
-            a.push(c.image.clone());
-            a.extend(tr);
-            a
+/// `enroot start` around torchrun: the environment as `-e`, the mounts, the image.
+fn enroot_argv(c: &Container, env: &[(String, String)], tr: Vec<String>, inp: &Input) -> Result<Vec<String>, Refusal> {
+    // Every value that becomes one of enroot's argv words before the image: one that
+    // starts with `-` would be read as an option of enroot's (`--container=--mount=/:/host`
+    // makes the image `torchrun`); enroot has no `--` to end its options.
+    let optionlike = |w: &str| w.is_empty() || w.starts_with('-');
+    if optionlike(&c.image) {
+        return Err(Refusal {
+            reason: format!("--container {}: an image or container name cannot start with '-' or be empty (enroot would read it as an option)", crate::text::printable(&c.image, 80)),
+            fix: "name the container or the .sqsh image (./-odd.sqsh for a file named so)".into(),
+        });
+    }
+    if let Some(m) = c.mounts.iter().find(|m| optionlike(m)) {
+        return Err(Refusal {
+            reason: format!(
+                "--mount {}: a mount cannot start with '-' or be empty (enroot would read it as an option)",
+                crate::text::printable(m, 80)
+            ),
+            fix: "give SRC:DST with an absolute or ./ source".into(),
+        });
+    }
+    let mut a = vec![inp.enroot.clone(), "start".into()];
+    if c.rw {
+        a.push("--rw".into());
+    }
+    if c.remap_root {
+        a.push("--root".into());
+    }
+    for (k, v) in env {
+        // enroot reads `-e` values into its environ file one line each: a line break
+        // would start a second variable of the value's choosing.
+        if v.contains(['\n', '\r', '\0']) || k.contains(['\n', '\r', '\0', '=']) {
+            return Err(Refusal {
+                reason: format!("{k}: value contains a line break or NUL; enroot -e cannot carry it"),
+                fix: format!("unset {k} or remove the line break from its value"),
+            });
         }
-    };
-    Ok(Launch { argv, env })
+        a.push("-e".into());
+        a.push(format!("{k}={v}"));
+    }
+    for m in &c.mounts {
+        a.push("-m".into());
+        a.push(m.clone());
+    }
+    if inp.host_dev_infiniband && !inp.hook_installed {
+        a.push("-m".into());
+        a.push("/dev/infiniband:/dev/infiniband".into());
+    }
+    a.push(c.image.clone());
+    a.extend(tr);
+    Ok(a)
 }
 
 impl Launch {
