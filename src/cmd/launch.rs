@@ -5,6 +5,7 @@ use crate::plan::launch::{self, Container, Input, Rdzv};
 use crate::plan::{self, Intent, Master};
 use crate::probe::Node;
 use anyhow::{bail, Context, Result};
+use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -192,50 +193,16 @@ pub fn prepare(
     // The socket-fallback guard: NCCL_NET=IB where no plugin is in play (bare only: in a
     // container the hook looks inside the image and pins there), and the init-log watch.
     let expect_rdma = plan::netguard::expects_rdma(&p, nnodes, a.expect_net);
-    let user = |k: &str| {
-        env.get(k).cloned().or_else(|| {
-            a.env.iter().find_map(|e| e.split_once('=').filter(|(n, _)| *n == k).map(|(_, v)| v.to_string()))
-        })
-    };
-    let plugin = if a.container.is_none() {
-        crate::probe::host::find_net_plugin(
-            Path::new("/"),
-            env.get("LD_LIBRARY_PATH").map(String::as_str),
-            env.get("NCCL_NET_PLUGIN").map(String::as_str),
-        )
-    } else {
-        None
-    };
-    let pin = if a.container.is_some() {
-        Err("in a container the enroot hook decides, from the image's libraries".to_string())
-    } else {
-        plan::netguard::pin(expect_rdma, allow, user, plugin.as_deref())
-    };
+    let user = |k: &str| user_value(&env, a, k);
+    let pin = pin_for(a, &env, expect_rdma, allow);
     let mut extra_env = a.env.clone();
     let mut mounts = a.mounts.clone();
     if pin.is_ok() {
         extra_env.push("NCCL_NET=IB".into());
     }
-    let mut watch_off = None;
-    if let Some(dir) = watch_dir.filter(|_| expect_rdma || a.require_gdr) {
-        // enroot's -m takes SRC:DST with no blank or colon inside either.
-        let mountable = !dir.to_string_lossy().contains([' ', '\t', '\n', ':']);
-        match crate::cmd::watch::debug_env(dir, user) {
-            Ok(_) if a.container.is_some() && !mountable => {
-                watch_off = Some(format!(
-                    "the log directory {} cannot be an enroot mount (blank or colon in TMPDIR)",
-                    dir.display()
-                ))
-            }
-            Ok(vars) => {
-                extra_env.extend(vars.into_iter().map(|(k, v)| format!("{k}={v}")));
-                if a.container.is_some() {
-                    mounts.push(format!("{0}:{0}", dir.display()));
-                }
-            }
-            Err(why) => watch_off = Some(why),
-        }
-    }
+    let watch_off = watch_dir
+        .filter(|_| expect_rdma || a.require_gdr)
+        .and_then(|dir| watch_setup(dir, a, user, &mut extra_env, &mut mounts));
     let torchrun_args = match &a.torchrun_args {
         Some(s) => shell_words::split(s).context("--torchrun-args")?,
         None => Vec::new(),
@@ -280,6 +247,58 @@ pub fn prepare(
     }
     let built = launch::build(&p, &missing, &input);
     Ok(Prepared { plan: p, launch: built, nnodes, expect_rdma, watch_off, pin, allow_fallback: allow })
+}
+
+/// A value of the job's environment, `--env NAME=VALUE` included.
+fn user_value(env: &BTreeMap<String, String>, a: &Args, k: &str) -> Option<String> {
+    env.get(k)
+        .cloned()
+        .or_else(|| a.env.iter().find_map(|e| e.split_once('=').filter(|(n, _)| *n == k).map(|(_, v)| v.to_string())))
+}
+
+/// The socket-fallback guard: NCCL_NET=IB where no plugin is in play (bare only: in a
+/// container the hook looks inside the image and pins there).
+fn pin_for(a: &Args, env: &BTreeMap<String, String>, expect_rdma: bool, allow: bool) -> Result<String, String> {
+    let plugin = if a.container.is_none() {
+        crate::probe::host::find_net_plugin(
+            Path::new("/"),
+            env.get("LD_LIBRARY_PATH").map(String::as_str),
+            env.get("NCCL_NET_PLUGIN").map(String::as_str),
+        )
+    } else {
+        None
+    };
+    if a.container.is_some() {
+        Err("in a container the enroot hook decides, from the image's libraries".to_string())
+    } else {
+        plan::netguard::pin(expect_rdma, allow, |k| user_value(env, a, k), plugin.as_deref())
+    }
+}
+
+/// The init-log watch: NCCL's debug variables towards a directory of ours (mounted into the
+/// container); why not, when it cannot be.
+fn watch_setup(
+    dir: &Path,
+    a: &Args,
+    user: impl Fn(&str) -> Option<String>,
+    extra_env: &mut Vec<String>,
+    mounts: &mut Vec<String>,
+) -> Option<String> {
+    // enroot's -m takes SRC:DST with no blank or colon inside either.
+    let mountable = !dir.to_string_lossy().contains([' ', '\t', '\n', ':']);
+    match crate::cmd::watch::debug_env(dir, user) {
+        Ok(_) if a.container.is_some() && !mountable => {
+            Some(format!("the log directory {} cannot be an enroot mount (blank or colon in TMPDIR)", dir.display()))
+        }
+        Ok(vars) => {
+            extra_env.extend(vars.into_iter().map(|(k, v)| format!("{k}={v}")));
+            if a.container.is_some() {
+                mounts.push(format!("{0}:{0}", dir.display()));
+            }
+            None
+        }
+        Err(why) => Some(why),
+    }
 }
 
 /// Where NCCL's log of this job is kept: `ibwire-nccl-<job id>` in the job's submit directory
