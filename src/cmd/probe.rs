@@ -5,9 +5,25 @@ use crate::snapshot::{self, Format};
 use anyhow::Result;
 use std::fmt::Write;
 
+/// The node in a few screens: GPUs, RDMA devices and their ports, network interfaces, the
+/// host's GPUDirect/memlock/device-node state, and probe's notes.
 pub fn summary(n: &Node) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "node {} (source: {})", n.hostname.as_deref().unwrap_or("?"), n.source);
+    gpus_section(&mut s, n);
+    rdma_section(&mut s, n);
+    net_section(&mut s, n);
+    host_section(&mut s, n);
+    if !n.notes.is_empty() {
+        let _ = writeln!(s, "\nNotes ({}):", n.notes.len());
+        for note in &n.notes {
+            let _ = writeln!(s, "  {note}");
+        }
+    }
+    s
+}
+
+fn gpus_section(s: &mut String, n: &Node) {
     let _ = writeln!(s, "\nGPUs: {}", n.gpus.len());
     for (i, g) in n.gpus.iter().enumerate() {
         let _ = writeln!(
@@ -19,6 +35,9 @@ pub fn summary(n: &Node) -> String {
             g.uuid.as_deref().map(|u| format!("  {u}")).unwrap_or_default()
         );
     }
+}
+
+fn rdma_section(s: &mut String, n: &Node) {
     let _ = writeln!(s, "\nRDMA devices: {}", n.rdma.len());
     for d in &n.rdma {
         let mut tags = Vec::new();
@@ -49,41 +68,45 @@ pub fn summary(n: &Node) -> String {
             if tags.is_empty() { String::new() } else { format!("  [{}]", tags.join(", ")) }
         );
         for p in &d.ports {
-            let ll = p.link_layer.unwrap_or(LinkLayer::Unknown);
-            let addr = match ll {
-                LinkLayer::InfiniBand => format!(
-                    "LID {} SM {}",
-                    p.lid.map(|l| format!("0x{l:x}")).unwrap_or("?".into()),
-                    p.sm_lid.map(|l| format!("0x{l:x}")).unwrap_or("?".into())
-                ),
-                _ => {
-                    let v2 = p
-                        .gids
-                        .iter()
-                        .filter(|g| g.gid_type.as_deref() == Some("RoCE v2") && g.ipv4_mapped().is_some())
-                        .count();
-                    format!("{} RoCE v2 IPv4 GIDs", v2)
-                }
-            };
-            // The whole P_Key table is read with --all only; index 0 (what NCCL's queue pairs
-            // use) always: an empty "P_Keys " on every port said nothing true.
-            let pkeys = if !p.pkeys.is_empty() {
-                format!("  P_Keys {}", p.pkeys.iter().map(|k| format!("0x{k:04x}")).collect::<Vec<_>>().join(","))
-            } else {
-                p.pkey0.map(|k| format!("  P_Key[0] 0x{k:04x}")).unwrap_or_default()
-            };
-            let _ = writeln!(
-                s,
-                "      port {}  {} / {}  {}  {}  {}{pkeys}",
-                p.port,
-                p.state_name.as_deref().unwrap_or("?"),
-                p.phys_state_name.as_deref().unwrap_or("?"),
-                ll,
-                p.rate.as_deref().unwrap_or("?"),
-                addr,
-            );
+            port_line(s, p);
         }
     }
+}
+
+fn port_line(s: &mut String, p: &crate::probe::RdmaPort) {
+    let ll = p.link_layer.unwrap_or(LinkLayer::Unknown);
+    let addr = match ll {
+        LinkLayer::InfiniBand => format!(
+            "LID {} SM {}",
+            p.lid.map(|l| format!("0x{l:x}")).unwrap_or("?".into()),
+            p.sm_lid.map(|l| format!("0x{l:x}")).unwrap_or("?".into())
+        ),
+        _ => {
+            let v2 =
+                p.gids.iter().filter(|g| g.gid_type.as_deref() == Some("RoCE v2") && g.ipv4_mapped().is_some()).count();
+            format!("{} RoCE v2 IPv4 GIDs", v2)
+        }
+    };
+    // The whole P_Key table is read with --all only; index 0 (what NCCL's queue pairs
+    // use) always: an empty "P_Keys " on every port said nothing true.
+    let pkeys = if !p.pkeys.is_empty() {
+        format!("  P_Keys {}", p.pkeys.iter().map(|k| format!("0x{k:04x}")).collect::<Vec<_>>().join(","))
+    } else {
+        p.pkey0.map(|k| format!("  P_Key[0] 0x{k:04x}")).unwrap_or_default()
+    };
+    let _ = writeln!(
+        s,
+        "      port {}  {} / {}  {}  {}  {}{pkeys}",
+        p.port,
+        p.state_name.as_deref().unwrap_or("?"),
+        p.phys_state_name.as_deref().unwrap_or("?"),
+        ll,
+        p.rate.as_deref().unwrap_or("?"),
+        addr,
+    );
+}
+
+fn net_section(s: &mut String, n: &Node) {
     let _ = writeln!(s, "\nNetwork interfaces: {}", n.net.len());
     for i in &n.net {
         if i.kind == IfKind::Veth {
@@ -126,6 +149,9 @@ pub fn summary(n: &Node) -> String {
             r.iface
         );
     }
+}
+
+fn host_section(s: &mut String, n: &Node) {
     let h = &n.host;
     let _ = writeln!(s, "\nHost:");
     let _ = writeln!(s, "  GPUDirect peer memory: {}", h.peermem.as_deref().unwrap_or("not loaded"));
@@ -143,13 +169,6 @@ pub fn summary(n: &Node) -> String {
         "  /dev/infiniband: {}",
         if h.dev_infiniband.is_empty() { "absent or empty".to_string() } else { h.dev_infiniband.join(" ") }
     );
-    if !n.notes.is_empty() {
-        let _ = writeln!(s, "\nNotes ({}):", n.notes.len());
-        for note in &n.notes {
-            let _ = writeln!(s, "  {note}");
-        }
-    }
-    s
 }
 
 fn numa(n: Option<i32>) -> String {
