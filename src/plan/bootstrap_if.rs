@@ -92,105 +92,127 @@ pub fn choose(
     configured: Option<&str>,
     one_node: bool,
 ) -> Result<Choice, Finding> {
+    match (master, configured) {
+        (Some(m), _) => toward_master(node, m, configured, one_node),
+        (None, Some(c)) => configured_iface(node, c),
+        (None, None) => fallback(node),
+    }
+}
+
+/// The interface that routes to the master (the configured one must be it).
+fn toward_master(node: &Node, m: &Master, configured: Option<&str>, one_node: bool) -> Result<Choice, Finding> {
     let err = |msg: String, fix: &str| Finding::new(Severity::Error, "NCCL_SOCKET_IFNAME", msg).fix(fix);
     let fail = |msg: String, fix: &str| Err(err(msg, fix));
-    if let Some(m) = master {
-        let v4 = m.ip.is_ipv4();
-        // Debian's installer writes `127.0.1.1 <hostname>` into /etc/hosts: the master's own
-        // name then resolves to loopback, which no other node can reach — which matters only
-        // for a job over nodes (under real pyxis every one-node job warned of it).
-        if m.ip.is_loopback() && m.name.parse::<IpAddr>().is_err() && m.name != "localhost" && !one_node {
-            return fail(
-                format!(
-                    "the master {} resolves to {}, a loopback address (a `127.0.1.1 {}` line in /etc/hosts?): other nodes cannot reach it",
-                    m.name, m.ip, m.name
-                ),
-                "give the master's routable IP (--master-addr or MASTER_ADDR), or make its name resolve to that IP on every node (fix /etc/hosts)",
-            );
-        }
-        // A loopback master given as such (127.0.0.1, ::1), or any loopback master of a one-node
-        // job: bootstrapped on loopback. Other nodes cannot reach it; launch refuses it for a
-        // job over nodes.
-        if m.ip.is_loopback() && configured.is_none() {
-            if let Some(lo) = node.net.iter().find(|i| i.addrs.iter().any(|a| a.contains(&m.ip))) {
-                if let Some(addr) = lo.addrs.iter().find(|a| a.contains(&m.ip)).copied() {
-                    return Ok(Choice {
-                        iface: lo.name.clone(),
-                        addr,
-                        reason: format!(
-                            "the master {} is this node's loopback ({}, address {addr}): a one-node job; a job over nodes needs the master's routable address (--master-addr)",
-                            m.name, lo.name
-                        ),
-                        warning: None,
-                    });
-                }
-            }
-        }
-        let Some((ifname, why)) = route_to(node, m.ip) else {
-            return fail(
-                format!("no interface routes to the master {} ({})", m.name, m.ip),
-                "check the master address, or add a route to it",
-            );
-        };
-        if let Some(c) = configured {
-            if c != ifname {
-                return fail(
-                    format!(
-                        "configured bootstrap interface {c} does not route to the master {} ({}): {why}",
-                        m.name, m.ip
-                    ),
-                    &format!("remove bootstrap_interface from the config, or set it to {ifname}"),
-                );
-            }
-        }
-        let Some(i) = node.iface(ifname) else {
-            return fail(format!("route to {} names {ifname}, which does not exist", m.ip), "check the routing table");
-        };
-        check_name(ifname).map_err(|e| err(e, "rename the interface or pin another one"))?;
-        let addr = usable(i, v4).map_err(|e| {
-            err(format!("{e}, but it is the route to the master {}", m.ip), "bring the interface up or fix its address")
-        })?;
-        let ties = route_ties(node, m.ip);
-        let warning = (ties.len() > 1 && configured.is_none()).then(|| {
-            Finding::new(
-                Severity::Warning,
-                "NCCL_SOCKET_IFNAME",
-                format!(
-                    "routes to the master {} ({}) tie on {} (same prefix and metric): ibwire takes {ifname}, the kernel the first in its table, and another program may take another one, so NCCL's bootstrap and the job's rendezvous can leave on different interfaces",
-                    m.name,
-                    m.ip,
-                    ties.join(" and ")
-                ),
-            )
-            .fix(format!(
-                "pick one: bootstrap_interface: {ifname} in the config (or NCCL_SOCKET_IFNAME={ifname}), or give the other route a higher metric"
-            ))
-        });
-        return Ok(Choice {
-            iface: ifname.to_string(),
-            addr,
-            reason: format!("routes to the master {} ({}): {why}; address {addr}", m.name, m.ip),
-            warning,
-        });
+    let v4 = m.ip.is_ipv4();
+    // Debian's installer writes `127.0.1.1 <hostname>` into /etc/hosts: the master's own
+    // name then resolves to loopback, which no other node can reach — which matters only
+    // for a job over nodes (under real pyxis every one-node job warned of it).
+    if m.ip.is_loopback() && m.name.parse::<IpAddr>().is_err() && m.name != "localhost" && !one_node {
+        return fail(
+            format!(
+                "the master {} resolves to {}, a loopback address (a `127.0.1.1 {}` line in /etc/hosts?): other nodes cannot reach it",
+                m.name, m.ip, m.name
+            ),
+            "give the master's routable IP (--master-addr or MASTER_ADDR), or make its name resolve to that IP on every node (fix /etc/hosts)",
+        );
     }
+    if let Some(c) = loopback_master(node, m, configured) {
+        return Ok(c);
+    }
+    let Some((ifname, why)) = route_to(node, m.ip) else {
+        return fail(
+            format!("no interface routes to the master {} ({})", m.name, m.ip),
+            "check the master address, or add a route to it",
+        );
+    };
     if let Some(c) = configured {
-        let Some(i) = node.iface(c) else {
+        if c != ifname {
             return fail(
-                format!("configured bootstrap interface {c} does not exist on this node"),
-                "fix bootstrap_interface in the config",
+                format!("configured bootstrap interface {c} does not route to the master {} ({}): {why}", m.name, m.ip),
+                &format!("remove bootstrap_interface from the config, or set it to {ifname}"),
             );
-        };
-        check_name(c).map_err(|e| err(e, "pin another interface"))?;
-        let addr = usable(i, true)
-            .or_else(|_| usable(i, false))
-            .map_err(|e| err(e, "bring it up or pin another interface"))?;
-        return Ok(Choice {
-            iface: c.to_string(),
-            addr,
-            reason: format!("configured bootstrap_interface; address {addr}"),
-            warning: None,
-        });
+        }
     }
+    let Some(i) = node.iface(ifname) else {
+        return fail(format!("route to {} names {ifname}, which does not exist", m.ip), "check the routing table");
+    };
+    check_name(ifname).map_err(|e| err(e, "rename the interface or pin another one"))?;
+    let addr = usable(i, v4).map_err(|e| {
+        err(format!("{e}, but it is the route to the master {}", m.ip), "bring the interface up or fix its address")
+    })?;
+    let warning = tie_warning(node, m, ifname, configured);
+    Ok(Choice {
+        iface: ifname.to_string(),
+        addr,
+        reason: format!("routes to the master {} ({}): {why}; address {addr}", m.name, m.ip),
+        warning,
+    })
+}
+
+/// A loopback master given as such (127.0.0.1, ::1), or any loopback master of a one-node
+/// job: bootstrapped on loopback. Other nodes cannot reach it; launch refuses it for a
+/// job over nodes.
+fn loopback_master(node: &Node, m: &Master, configured: Option<&str>) -> Option<Choice> {
+    if !m.ip.is_loopback() || configured.is_some() {
+        return None;
+    }
+    let (lo, addr) = node.net.iter().find_map(|i| i.addrs.iter().find(|a| a.contains(&m.ip)).map(|a| (i, *a)))?;
+    Some(Choice {
+        iface: lo.name.clone(),
+        addr,
+        reason: format!(
+            "the master {} is this node's loopback ({}, address {addr}): a one-node job; a job over nodes needs the master's routable address (--master-addr)",
+            m.name, lo.name
+        ),
+        warning: None,
+    })
+}
+
+/// Routes to the master that tie (same prefix and metric): which one leaves is the kernel's pick.
+fn tie_warning(node: &Node, m: &Master, ifname: &str, configured: Option<&str>) -> Option<Finding> {
+    let ties = route_ties(node, m.ip);
+    (ties.len() > 1 && configured.is_none()).then(|| {
+        Finding::new(
+            Severity::Warning,
+            "NCCL_SOCKET_IFNAME",
+            format!(
+                "routes to the master {} ({}) tie on {} (same prefix and metric): ibwire takes {ifname}, the kernel the first in its table, and another program may take another one, so NCCL's bootstrap and the job's rendezvous can leave on different interfaces",
+                m.name,
+                m.ip,
+                ties.join(" and ")
+            ),
+        )
+        .fix(format!(
+            "pick one: bootstrap_interface: {ifname} in the config (or NCCL_SOCKET_IFNAME={ifname}), or give the other route a higher metric"
+        ))
+    })
+}
+
+/// The configured interface, with no master to route to.
+fn configured_iface(node: &Node, c: &str) -> Result<Choice, Finding> {
+    let err = |msg: String, fix: &str| Finding::new(Severity::Error, "NCCL_SOCKET_IFNAME", msg).fix(fix);
+    let fail = |msg: String, fix: &str| Err(err(msg, fix));
+    let Some(i) = node.iface(c) else {
+        return fail(
+            format!("configured bootstrap interface {c} does not exist on this node"),
+            "fix bootstrap_interface in the config",
+        );
+    };
+    check_name(c).map_err(|e| err(e, "pin another interface"))?;
+    let addr =
+        usable(i, true).or_else(|_| usable(i, false)).map_err(|e| err(e, "bring it up or pin another interface"))?;
+    Ok(Choice {
+        iface: c.to_string(),
+        addr,
+        reason: format!("configured bootstrap_interface; address {addr}"),
+        warning: None,
+    })
+}
+
+/// No master and nothing configured: the default-route interface, else the first up physical one.
+fn fallback(node: &Node) -> Result<Choice, Finding> {
+    let err = |msg: String, fix: &str| Finding::new(Severity::Error, "NCCL_SOCKET_IFNAME", msg).fix(fix);
+    let fail = |msg: String, fix: &str| Err(err(msg, fix));
     if let Some(r) =
         node.routes.iter().filter(|r| r.dest.prefix_len() == 0 && r.dest.addr().is_ipv4()).min_by_key(|r| r.metric)
     {
