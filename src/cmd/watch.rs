@@ -152,7 +152,7 @@ pub fn debug_env(dir: &Path, user: impl Fn(&str) -> Option<String>) -> Result<Ve
 }
 
 /// Run `cmd` (torchrun, or enroot start … torchrun) under the watch and return its status.
-pub fn run(mut cmd: Command, w: Watch) -> Result<ExitCode> {
+pub fn run(cmd: Command, w: Watch) -> Result<ExitCode> {
     let mut set = SigSet::empty();
     for s in FORWARDED {
         set.add(s);
@@ -160,25 +160,13 @@ pub fn run(mut cmd: Command, w: Watch) -> Result<ExitCode> {
     // Blocked here before any thread exists, so every thread inherits it and only the
     // forwarder, in sigwait, takes them; the child gets a clean mask back before exec.
     set.thread_block().context("cannot block signals for forwarding")?;
-    let child_mask = set;
-    // SAFETY: only async-signal-safe calls (sigprocmask, prctl) between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            child_mask.thread_unblock().map_err(std::io::Error::from)?;
-            // If ibwire is killed outright (SIGKILL), torchrun is told to stop, not orphaned.
-            nix::libc::prctl(nix::libc::PR_SET_PDEATHSIG, nix::libc::SIGTERM as nix::libc::c_ulong, 0, 0, 0);
-            Ok(())
-        });
-    }
-    // Its own process group, so that stopping the job reaches torchrun's workers too.
-    cmd.process_group(0);
-    let mut child = cmd.spawn().with_context(|| format!("cannot start {:?}", cmd.get_program()))?;
+    let child = spawn(cmd, set)?;
     let pid = Pid::from_raw(child.id() as i32);
     let reaped = Arc::new(AtomicBool::new(false));
     // A waiter thread, so that torchrun's exit is seen at once, not at the next poll.
     let (tx, exited) = std::sync::mpsc::channel();
     {
-        let reaped = reaped.clone();
+        let (reaped, mut child) = (reaped.clone(), child);
         std::thread::spawn(move || {
             let st = child.wait();
             reaped.store(true, Ordering::SeqCst);
@@ -186,34 +174,10 @@ pub fn run(mut cmd: Command, w: Watch) -> Result<ExitCode> {
         });
     }
     let stopping = Arc::new(AtomicBool::new(false));
-    {
-        let (reaped, stopping, grace) = (reaped.clone(), stopping.clone(), w.grace);
-        std::thread::spawn(move || {
-            while let Ok(sig) = set.wait() {
-                if reaped.load(Ordering::SeqCst) {
-                    break;
-                }
-                let _ = kill(pid, sig);
-                if ends_the_job(sig) && !stopping.swap(true, Ordering::SeqCst) {
-                    let reaped = reaped.clone();
-                    std::thread::spawn(move || {
-                        std::thread::sleep(grace);
-                        if !reaped.load(Ordering::SeqCst) {
-                            say(&format!(
-                                "ibwire launch: torchrun did not stop within {}s of the signal: its process group is killed",
-                                grace.as_secs()
-                            ));
-                            let _ = killpg(pid, Signal::SIGKILL);
-                        }
-                    });
-                }
-            }
-        });
-    }
+    forward_signals(set, pid, reaped, stopping.clone(), w.grace);
     let host = w.node.hostname.clone().unwrap_or_else(|| "this node".into());
     let mut logs: BTreeMap<PathBuf, (u64, String)> = BTreeMap::new();
     let mut decided = false;
-    let mut keep_logs = false;
     let started = Instant::now();
     let mut ras = RasWatch::default();
     let mut ras_due = w.ras.as_ref().map(|(_, every)| Instant::now() + *every);
@@ -236,44 +200,11 @@ pub fn run(mut cmd: Command, w: Watch) -> Result<ExitCode> {
             let lag = written.elapsed().unwrap_or_default().as_secs_f64();
             let text: String = logs.values().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join("\n");
             let facts = log::analyse(&text);
-            match netguard::judge(w.node, w.plan, &facts, w.nnodes, w.expect_rdma, w.require_gdr) {
-                Verdict::Pending | Verdict::Fine { done: false, .. } => {}
-                Verdict::Fine { what, done: true } => {
-                    decided = true;
-                    if std::env::var_os("IBWIRE_DEBUG").is_some() {
-                        say(&format!(
-                            "ibwire launch: {host}: {what} ({:.1}s after start)",
-                            started.elapsed().as_secs_f64()
-                        ));
-                    }
-                }
-                Verdict::Warn(m) => {
-                    decided = true;
-                    keep_logs = true;
-                    say(&report(&format!("ibwire launch: warning: {host}: "), &m, &[]));
-                }
-                Verdict::Stop(m) if w.allow_fallback => {
-                    decided = true;
-                    keep_logs = true;
-                    say(&report(
-                        &format!("ibwire launch: warning: {host}: "),
-                        &m,
-                        &["running on: --allow-socket-fallback".into()],
-                    ));
-                }
-                Verdict::Stop(m) => {
-                    say(&report(
-                        &format!("ibwire launch: error: {host}: "),
-                        &m,
-                        &[
-                            format!(
-                                "job stopped {:.1}s after start, {lag:.2}s after NCCL logged it",
-                                started.elapsed().as_secs_f64()
-                            ),
-                            "fix the cause; or --allow-socket-fallback to run anyway; or --expect-net socket if sockets are intended".into(),
-                        ],
-                    ));
-                    say(&kept_line(&w.dir));
+            let verdict = netguard::judge(w.node, w.plan, &facts, w.nnodes, w.expect_rdma, w.require_gdr);
+            match on_verdict(verdict, &w, &host, started, lag) {
+                Seen::Pending => {}
+                Seen::Decided => decided = true,
+                Seen::Stop => {
                     stop(&exited, pid, w.grace);
                     return Ok(ExitCode::from(1));
                 }
@@ -284,12 +215,101 @@ pub fn run(mut cmd: Command, w: Watch) -> Result<ExitCode> {
         // The job was told to end: workers that outlived torchrun go with it, none orphaned.
         let _ = killpg(pid, Signal::SIGKILL);
     }
-    let _ = keep_logs;
     // One verdict at the end of every job: verify's judgement of this node's ranks' log, and
     // the hang RAS named, if any.
     say(&final_verdict(&w, &host, started, ras.hung.as_deref()));
     say(&kept_line(&w.dir));
     Ok(exit_code(status))
+}
+
+/// torchrun started in its own process group (so that stopping the job reaches its workers),
+/// with the forwarded signals unblocked again and told to stop if ibwire dies.
+fn spawn(mut cmd: Command, child_mask: SigSet) -> Result<std::process::Child> {
+    // SAFETY: only async-signal-safe calls (sigprocmask, prctl) between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            child_mask.thread_unblock().map_err(std::io::Error::from)?;
+            // If ibwire is killed outright (SIGKILL), torchrun is told to stop, not orphaned.
+            nix::libc::prctl(nix::libc::PR_SET_PDEATHSIG, nix::libc::SIGTERM as nix::libc::c_ulong, 0, 0, 0);
+            Ok(())
+        });
+    }
+    cmd.process_group(0);
+    cmd.spawn().with_context(|| format!("cannot start {:?}", cmd.get_program()))
+}
+
+/// The forwarder thread: every blocked signal goes on to torchrun; one that ends the job
+/// starts the grace period, after which torchrun's process group is killed.
+fn forward_signals(set: SigSet, pid: Pid, reaped: Arc<AtomicBool>, stopping: Arc<AtomicBool>, grace: Duration) {
+    std::thread::spawn(move || {
+        while let Ok(sig) = set.wait() {
+            if reaped.load(Ordering::SeqCst) {
+                break;
+            }
+            let _ = kill(pid, sig);
+            if ends_the_job(sig) && !stopping.swap(true, Ordering::SeqCst) {
+                let reaped = reaped.clone();
+                std::thread::spawn(move || {
+                    std::thread::sleep(grace);
+                    if !reaped.load(Ordering::SeqCst) {
+                        say(&format!(
+                            "ibwire launch: torchrun did not stop within {}s of the signal: its process group is killed",
+                            grace.as_secs()
+                        ));
+                        let _ = killpg(pid, Signal::SIGKILL);
+                    }
+                });
+            }
+        }
+    });
+}
+
+/// What the watch does after a verdict on the init log so far.
+enum Seen {
+    Pending,
+    Decided,
+    Stop,
+}
+
+/// A verdict said on stderr: a fine or warned init ends the watching, a stop ends the job
+/// (unless --allow-socket-fallback).
+fn on_verdict(v: Verdict, w: &Watch, host: &str, started: Instant, lag: f64) -> Seen {
+    match v {
+        Verdict::Pending | Verdict::Fine { done: false, .. } => Seen::Pending,
+        Verdict::Fine { what, done: true } => {
+            if std::env::var_os("IBWIRE_DEBUG").is_some() {
+                say(&format!("ibwire launch: {host}: {what} ({:.1}s after start)", started.elapsed().as_secs_f64()));
+            }
+            Seen::Decided
+        }
+        Verdict::Warn(m) => {
+            say(&report(&format!("ibwire launch: warning: {host}: "), &m, &[]));
+            Seen::Decided
+        }
+        Verdict::Stop(m) if w.allow_fallback => {
+            say(&report(
+                &format!("ibwire launch: warning: {host}: "),
+                &m,
+                &["running on: --allow-socket-fallback".into()],
+            ));
+            Seen::Decided
+        }
+        Verdict::Stop(m) => {
+            say(&report(
+                &format!("ibwire launch: error: {host}: "),
+                &m,
+                &[
+                    format!(
+                        "job stopped {:.1}s after start, {lag:.2}s after NCCL logged it",
+                        started.elapsed().as_secs_f64()
+                    ),
+                    "fix the cause; or --allow-socket-fallback to run anyway; or --expect-net socket if sockets are intended".into(),
+                ],
+            ));
+            say(&kept_line(&w.dir));
+            Seen::Stop
+        }
+    }
 }
 
 /// A verdict of the watch as a terminal reads it: the headline, then one indented line each
