@@ -765,6 +765,18 @@ pub fn classify(msg: &str) -> Option<(Failure, Option<i64>, Option<i64>)> {
 
 /// [`classify`] with the gate's mask of `msg` (`u64::MAX`: search for everything).
 fn classify_masked(msg: &str, gm: u64) -> Option<(Failure, Option<i64>, Option<i64>)> {
+    if let Some(found) = qp_failure(msg, gm).or_else(|| completion_failure(msg, gm)) {
+        return Some(found);
+    }
+    let k = setup_failure(msg, gm)
+        .or_else(|| connection_failure(msg, gm))
+        .or_else(|| plugin_failure(msg, gm))
+        .or_else(|| process_failure(msg, gm))?;
+    Some((k, None, None))
+}
+
+/// `ibv_modify_qp` failed: the errno says which way.
+fn qp_failure(msg: &str, gm: u64) -> Option<(Failure, Option<i64>, Option<i64>)> {
     // ibv_modify_qp: ≥2.24 "failed with 22 Invalid argument, on dev …";
     // ≤2.23 "failed with error Invalid argument errno 22"; plugins "failed with error Network is unreachable".
     if let Some(m) = afterm!(msg, gm, "ibv_modify_qp failed") {
@@ -779,6 +791,11 @@ fn classify_masked(msg: &str, gm: u64) -> Option<(Failure, Option<i64>, Option<i
         };
         return Some((k, n, None));
     }
+    None
+}
+
+/// A work completion with an error status (and the vendor's error).
+fn completion_failure(msg: &str, gm: u64) -> Option<(Failure, Option<i64>, Option<i64>)> {
     // Completion errors:
     //   ≤2.18 "Got completion with error 12, opcode 0, len 0, vendor err 129"
     //   2.19+ "Got completion from peer <addr> with error 4, opcode …, len …, vendor err 81 (Send)"
@@ -803,7 +820,12 @@ fn classify_masked(msg: &str, gm: u64) -> Option<(Failure, Option<i64>, Option<i
     if hasm!(msg, gm, "Got CQE with error") {
         return Some((Failure::CompletionError, None, None));
     }
-    let k = if hasm!(msg, gm, "Failed to initialize any NET plugin") {
+    None
+}
+
+/// NCCL found no network, no socket interface, or no usable RDMA device or resource.
+fn setup_failure(msg: &str, gm: u64) -> Option<Failure> {
+    Some(if hasm!(msg, gm, "Failed to initialize any NET plugin") {
         Failure::NoNetPlugin
     } else if hasm!(msg, gm, "no socket interface found")
         || hasm!(msg, gm, "No usable listening interface found")
@@ -819,61 +841,89 @@ fn classify_masked(msg: &str, gm: u64) -> Option<(Failure, Option<i64>, Option<i
         Failure::IncompatibleDevices
     } else if (hasm!(msg, gm, "Call to ibv_") || hasm!(msg, gm, "call to ibv_")) && hasm!(msg, gm, "failed") {
         Failure::IbvResource
-    } else if hasm!(msg, gm, "Connection closed by remote peer")
-        || hasm!(msg, gm, "Connection reset by peer")
-        || hasm!(msg, gm, "Broken pipe")
-        || hasm!(msg, gm, "remote process exited")
-        || hasm!(msg, gm, "ncclRemoteError")
-        || hasm!(msg, gm, "Socket recv failed")
-        || (hasm!(msg, gm, "Proxy Call to rank") && hasm!(msg, gm, "failed"))
-    {
-        Failure::RemoteExit
-    } else if (hasm!(msg, gm, "Connect to ") || hasm!(msg, gm, "connect to "))
+    } else {
+        return None;
+    })
+}
+
+/// A peer went away, a connection failed, a port errored, or a RoCE GID could not be read.
+fn connection_failure(msg: &str, gm: u64) -> Option<Failure> {
+    Some(
+        if hasm!(msg, gm, "Connection closed by remote peer")
+            || hasm!(msg, gm, "Connection reset by peer")
+            || hasm!(msg, gm, "Broken pipe")
+            || hasm!(msg, gm, "remote process exited")
+            || hasm!(msg, gm, "ncclRemoteError")
+            || hasm!(msg, gm, "Socket recv failed")
+            || (hasm!(msg, gm, "Proxy Call to rank") && hasm!(msg, gm, "failed"))
+        {
+            Failure::RemoteExit
+        } else if (hasm!(msg, gm, "Connect to ") || hasm!(msg, gm, "connect to "))
         && (hasm!(msg, gm, "failed") || hasm!(msg, gm, "exceeded") || hasm!(msg, gm, "returned"))
         || hasm!(msg, gm, "socketStartConnect")
         || hasm!(msg, gm, "socketPollConnect")
         // NCCL 2.2–2.5 (include/socket.h): `Call to connect failed : Connection timed out`
         || hasm!(msg, gm, "Call to connect failed")
-    {
-        Failure::SocketConnect
-    } else if (hasm!(msg, gm, "async") && hasm!(msg, gm, "port error")) || hasm!(msg, gm, "IBV_EVENT_PORT_ERR") {
-        Failure::PortError
-    } else if hasm!(msg, gm, "ncclIbRoceGetVersionNum")
-        || hasm!(msg, gm, "ncclIbGetGidIndex")
-        || (hasm!(msg, gm, "GID") && hasm!(msg, gm, "read failed"))
-    {
-        Failure::RoceGid
-    } else if hasm!(msg, gm, "fi_getinfo")
-        || hasm!(msg, gm, "No eligible providers")
-        || hasm!(msg, gm, "Unable to find a protocol that worked")
-        || (hasm!(msg, gm, "NET/OFI") && hasm!(msg, gm, "Failed to initialize"))
-    {
-        Failure::OfiNoDevice
-    } else if hasm!(msg, gm, "Libfabric error: (-12)") {
-        // libfabric's EFA provider's abort (prov/efa: `efa_base_ep_write_eq_error`) prints
-        // "Libfabric error: (%zd) %s" with the negated errno, then "EFA internal error: (%zd) %s"
-        Failure::OfiNoMemory
-    } else if hasm!(msg, gm, "EFA internal error: (")
-        || hasm!(msg, gm, "EFA provider has encountered an internal error")
-    {
-        Failure::OfiAbort
-    } else if hasm!(msg, gm, "insert remote address into address vector")
-        || (hasm!(msg, gm, "NET/OFI")
-            && (hasm!(msg, gm, "CQ error") || hasm!(msg, gm, "fi_cq_readerr") || hasm!(msg, gm, "completion error")))
-    {
-        Failure::OfiPeer
-    } else if hasm!(msg, gm, "SHARP coll init error")
-        || hasm!(msg, gm, "Cannot create SHARP job")
-        || hasm!(msg, gm, "Failed to lock SAT tree")
-        || hasm!(msg, gm, "sharp_coll_comm_init failed")
-        || hasm!(msg, gm, "Cannot initialize CollNet")
-    {
-        Failure::CollNet
-    } else if hasm!(msg, gm, "Attribute arch of node cpu not found")
-        || (hasm!(msg, gm, "NCCL_TOPO_FILE") && hasm!(msg, gm, "fail"))
-    {
-        Failure::TopologyFile
-    } else if hasm!(msg, gm, "Caught signal 11")
+        {
+            Failure::SocketConnect
+        } else if (hasm!(msg, gm, "async") && hasm!(msg, gm, "port error")) || hasm!(msg, gm, "IBV_EVENT_PORT_ERR") {
+            Failure::PortError
+        } else if hasm!(msg, gm, "ncclIbRoceGetVersionNum")
+            || hasm!(msg, gm, "ncclIbGetGidIndex")
+            || (hasm!(msg, gm, "GID") && hasm!(msg, gm, "read failed"))
+        {
+            Failure::RoceGid
+        } else {
+            return None;
+        },
+    )
+}
+
+/// The OFI (EFA), SHARP/CollNet plugins' failures, and a topology file NCCL could not use.
+fn plugin_failure(msg: &str, gm: u64) -> Option<Failure> {
+    Some(
+        if hasm!(msg, gm, "fi_getinfo")
+            || hasm!(msg, gm, "No eligible providers")
+            || hasm!(msg, gm, "Unable to find a protocol that worked")
+            || (hasm!(msg, gm, "NET/OFI") && hasm!(msg, gm, "Failed to initialize"))
+        {
+            Failure::OfiNoDevice
+        } else if hasm!(msg, gm, "Libfabric error: (-12)") {
+            // libfabric's EFA provider's abort (prov/efa: `efa_base_ep_write_eq_error`) prints
+            // "Libfabric error: (%zd) %s" with the negated errno, then "EFA internal error: (%zd) %s"
+            Failure::OfiNoMemory
+        } else if hasm!(msg, gm, "EFA internal error: (")
+            || hasm!(msg, gm, "EFA provider has encountered an internal error")
+        {
+            Failure::OfiAbort
+        } else if hasm!(msg, gm, "insert remote address into address vector")
+            || (hasm!(msg, gm, "NET/OFI")
+                && (hasm!(msg, gm, "CQ error")
+                    || hasm!(msg, gm, "fi_cq_readerr")
+                    || hasm!(msg, gm, "completion error")))
+        {
+            Failure::OfiPeer
+        } else if hasm!(msg, gm, "SHARP coll init error")
+            || hasm!(msg, gm, "Cannot create SHARP job")
+            || hasm!(msg, gm, "Failed to lock SAT tree")
+            || hasm!(msg, gm, "sharp_coll_comm_init failed")
+            || hasm!(msg, gm, "Cannot initialize CollNet")
+        {
+            Failure::CollNet
+        } else if hasm!(msg, gm, "Attribute arch of node cpu not found")
+            || (hasm!(msg, gm, "NCCL_TOPO_FILE") && hasm!(msg, gm, "fail"))
+        {
+            Failure::TopologyFile
+        } else {
+            return None;
+        },
+    )
+}
+
+/// The process crashed, two ranks share a GPU, CUDA failed, or a collective timed out.
+fn process_failure(msg: &str, gm: u64) -> Option<Failure> {
+    Some(
+        if hasm!(msg, gm, "Caught signal 11")
         || hasm!(msg, gm, "Segmentation fault")
         || hasm!(msg, gm, "Caught signal 6")
         // Open MPI's handler: `[host:pid] *** Process received signal ***`, `Signal: Aborted (6)`
@@ -883,23 +933,23 @@ fn classify_masked(msg: &str, gm: u64) -> Option<(Failure, Option<i64>, Option<i
         || hasm!(msg, gm, "double free or corruption")
         || (hasm!(msg, gm, "free(): ") && hasm!(msg, gm, "corrupted"))
         || (hasm!(msg, gm, "malloc(): ") && hasm!(msg, gm, "corrupted"))
-    {
-        Failure::Crash
-    } else if hasm!(msg, gm, "Socket creation failed") {
-        Failure::NoSocketInterface
-    } else if hasm!(msg, gm, "Duplicate GPU detected") || hasm!(msg, gm, "using the same GPU") {
-        Failure::DuplicateGpu
-    } else if hasm!(msg, gm, "Cuda failure") {
-        Failure::CudaFailure
-    } else if hasm!(msg, gm, "Watchdog caught collective operation timeout")
-        || hasm!(msg, gm, "Some NCCL operations have failed or timed out")
-        || (hasm!(msg, gm, "ran for") && hasm!(msg, gm, "milliseconds before timing out"))
-    {
-        Failure::CollectiveTimeout
-    } else {
-        return None;
-    };
-    Some((k, None, None))
+        {
+            Failure::Crash
+        } else if hasm!(msg, gm, "Socket creation failed") {
+            Failure::NoSocketInterface
+        } else if hasm!(msg, gm, "Duplicate GPU detected") || hasm!(msg, gm, "using the same GPU") {
+            Failure::DuplicateGpu
+        } else if hasm!(msg, gm, "Cuda failure") {
+            Failure::CudaFailure
+        } else if hasm!(msg, gm, "Watchdog caught collective operation timeout")
+            || hasm!(msg, gm, "Some NCCL operations have failed or timed out")
+            || (hasm!(msg, gm, "ran for") && hasm!(msg, gm, "milliseconds before timing out"))
+        {
+            Failure::CollectiveTimeout
+        } else {
+            return None;
+        },
+    )
 }
 
 /// Up to three host names, then how many more.
