@@ -1371,8 +1371,39 @@ fn rank(findings: &mut [Finding]) {
 /// Step 4 of `judge`: the outcome and its one line. Any finding is not ok; ok needs transport
 /// evidence (and, across nodes on RDMA, a channel line that shows GPUDirect or says why not).
 fn outcome(log: &LogFacts, s: &Scope, c: &Ceilings, findings: &[Finding]) -> (Outcome, String) {
-    let (nodes, multi, observed) = (s.nodes, s.multi, &s.observed);
-    let bw = match (c.ratio, c.busbw, c.ceiling) {
+    let (nodes, observed) = (s.nodes, &s.observed);
+    let bw = bw_note(s, c);
+    if let Some(o) = findings_outcome(findings, observed.as_deref()) {
+        return o;
+    }
+    // Judged from the path alone when NCCL's set-up lines are not in the excerpt: say so.
+    let partial = if log.init_complete == 0 && c.busbw.is_none() {
+        "; judged from the channel lines shown (no Init COMPLETE in the log)"
+    } else {
+        ""
+    };
+    if s.multi {
+        return multi_outcome(log, s, &bw, partial);
+    }
+    if nodes == Some(1) {
+        return single_outcome(log, s, c, &bw);
+    }
+    let seen = match observed.as_deref() {
+        Some(n) => format!("NCCL chose {n}"),
+        None => "no transport shown".to_string(),
+    };
+    (
+        Outcome::Inconclusive,
+        format!("INCONCLUSIVE: {seen}; the node count is unknown (no nNodes, hosts, peers or inter-node channels in the log): pass --nodes N, or {ENABLE}{bw}"),
+    )
+}
+
+const ENABLE: &str = "run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET";
+
+/// The bandwidth part of a verdict line: against the ceiling where there is one.
+fn bw_note(s: &Scope, c: &Ceilings) -> String {
+    let (nodes, multi) = (s.nodes, s.multi);
+    match (c.ratio, c.busbw, c.ceiling) {
         (Some(r), Some(b), Some(c)) => format!("; busbw {b:.1} GB/s = {:.1}% of the {c:.0} GB/s ceiling", r * 100.0),
         (None, Some(b), _) if nodes.is_none() => {
             format!("; busbw {b:.1} GB/s (node count unknown: pass --nodes to judge it)")
@@ -1382,124 +1413,117 @@ fn outcome(log: &LogFacts, s: &Scope, c: &Ceilings, findings: &[Finding]) -> (Ou
         }
         (None, Some(b), _) => format!("; busbw {b:.1} GB/s"),
         _ => String::new(),
-    };
-    let enable = "run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET";
+    }
+}
+
+/// Findings decide the verdict: not ok, or inconclusive where every one is a warning no rule knows.
+fn findings_outcome(findings: &[Finding], observed: Option<&str>) -> Option<(Outcome, String)> {
     if !findings.is_empty() && findings.iter().all(|f| f.id == "unknown-warning") {
         // Not ok is a claim; a warning nobody has classified is not evidence of one. Never ok.
         let f = &findings[0];
-        return (
+        return Some((
             Outcome::Inconclusive,
             format!(
                 "INCONCLUSIVE: NCCL warned and no rule knows the warning ({}); otherwise {}",
                 f.evidence.as_deref().unwrap_or("?"),
-                observed.as_deref().map(|o| format!("NCCL chose {o}")).unwrap_or_else(|| "no transport shown".into())
+                observed.map(|o| format!("NCCL chose {o}")).unwrap_or_else(|| "no transport shown".into())
+            ),
+        ));
+    }
+    if !findings.is_empty() {
+        return Some((
+            Outcome::NotOk,
+            format!("NOT OK: {}", findings.iter().map(|f| f.problem.as_str()).collect::<Vec<_>>().join("; ")),
+        ));
+    }
+    None
+}
+
+/// A job over nodes: the fabric and GPUDirect its channels show.
+fn multi_outcome(log: &LogFacts, s: &Scope, bw: &str, partial: &str) -> (Outcome, String) {
+    let (nodes, observed) = (s.nodes, &s.observed);
+    if log.on_rdma() {
+        match log.gdr {
+            // A path set up is not a job that ran: a log that ends in the set-up may be a hang.
+            Some(true) if !partial.is_empty() => (
+                Outcome::Inconclusive,
+                format!(
+                    "INCONCLUSIVE: NCCL set up {} with GPUDirect RDMA{} on the channels shown, but the log ends before its init completed (no 'Init COMPLETE', no 'Connected all', no bandwidth): if the job hung, it hung here{bw}",
+                    observed.as_deref().unwrap_or("IB"),
+                    hcas_over(log)
+                ),
+            ),
+            Some(true) => (
+                Outcome::Ok,
+                format!(
+                    "OK: {} with GPUDirect RDMA{}{bw}",
+                    observed.as_deref().unwrap_or("IB"),
+                    hcas_over(log)
+                ),
+            ),
+            Some(false) => (
+                Outcome::Ok,
+                format!(
+                    "OK: {} without GPUDirect RDMA (this node cannot do it){}{bw}",
+                    observed.as_deref().unwrap_or("IB"),
+                    hcas_over(log)
+                ),
+            ),
+            // Bandwidth is no evidence of GPUDirect: staging through host memory can still
+            // reach half the ceiling. Not shown is not ok.
+            None => (
+                Outcome::Inconclusive,
+                format!(
+                    "INCONCLUSIVE: NCCL chose {}{}, but no channel line shows GPUDirect RDMA ({ENABLE}){bw}",
+                    observed.as_deref().unwrap_or("IB"),
+                    hcas_over(log)
+                ),
+            ),
+        }
+    } else if observed.is_some() {
+        (Outcome::Ok, format!("OK: {} as expected ({}){bw}", observed.as_deref().unwrap_or("Socket"), s.expected_from))
+    } else {
+        (Outcome::Inconclusive, format!("INCONCLUSIVE: {} nodes ({}) but no transport evidence: no 'Using network' or channel lines ({ENABLE}){bw}", nodes.unwrap_or(2), s.nodes_evidence))
+    }
+}
+
+/// One node: a network chosen is not a job that ran.
+fn single_outcome(log: &LogFacts, s: &Scope, c: &Ceilings, bw: &str) -> (Outcome, String) {
+    let observed = &s.observed;
+    // A network chosen is not a job that ran: a connection made, an init completed or a
+    // bandwidth measured is.
+    if log.init_complete > 0 || log.channels.p2p + log.channels.shm > 0 || c.busbw.is_some() {
+        let why = if log.ib_no_device { " (NET/IB : No device found)" } else { "" };
+        let hcas = if s.same_node {
+            if s.healthy {
+                "; the node has healthy HCAs for multi-node jobs"
+            } else {
+                "; this node has no healthy HCA, so multi-node jobs get Socket"
+            }
+        } else {
+            ""
+        };
+        return (
+            Outcome::Ok,
+            format!(
+                "single node: NCCL initialised {}{why}{hcas}; nothing crossed a network{}{bw}",
+                observed.as_deref().unwrap_or("no network"),
+                match (log.channels.p2p, log.channels.shm) {
+                    (0, 0) => String::new(),
+                    (p, 0) => format!("; GPUs talk over P2P ({p} channel connections)"),
+                    (0, s) => format!("; GPUs talk over SHM ({s} channel connections, no P2P)"),
+                    (p, s) => format!("; GPUs talk over P2P ({p}) and SHM ({s})"),
+                }
             ),
         );
     }
-    if !findings.is_empty() {
+    if let Some(n) = observed.as_deref() {
         return (
-            Outcome::NotOk,
-            format!("NOT OK: {}", findings.iter().map(|f| f.problem.as_str()).collect::<Vec<_>>().join("; ")),
+            Outcome::Inconclusive,
+            format!("INCONCLUSIVE: one node; NCCL chose {n}, but the log ends before any connection or a completed init (no channel lines, no 'Init COMPLETE', no bandwidth): the failure, if any, is not in it{bw}"),
         );
     }
-    // Judged from the path alone when NCCL's set-up lines are not in the excerpt: say so.
-    let partial = if log.init_complete == 0 && c.busbw.is_none() {
-        "; judged from the channel lines shown (no Init COMPLETE in the log)"
-    } else {
-        ""
-    };
-    if multi {
-        return if log.on_rdma() {
-            match log.gdr {
-                // A path set up is not a job that ran: a log that ends in the set-up may be a hang.
-                Some(true) if !partial.is_empty() => (
-                    Outcome::Inconclusive,
-                    format!(
-                        "INCONCLUSIVE: NCCL set up {} with GPUDirect RDMA{} on the channels shown, but the log ends before its init completed (no 'Init COMPLETE', no 'Connected all', no bandwidth): if the job hung, it hung here{bw}",
-                        observed.as_deref().unwrap_or("IB"),
-                        hcas_over(log)
-                    ),
-                ),
-                Some(true) => (
-                    Outcome::Ok,
-                    format!(
-                        "OK: {} with GPUDirect RDMA{}{bw}",
-                        observed.as_deref().unwrap_or("IB"),
-                        hcas_over(log)
-                    ),
-                ),
-                Some(false) => (
-                    Outcome::Ok,
-                    format!(
-                        "OK: {} without GPUDirect RDMA (this node cannot do it){}{bw}",
-                        observed.as_deref().unwrap_or("IB"),
-                        hcas_over(log)
-                    ),
-                ),
-                // Bandwidth is no evidence of GPUDirect: staging through host memory can still
-                // reach half the ceiling. Not shown is not ok.
-                None => (
-                    Outcome::Inconclusive,
-                    format!(
-                        "INCONCLUSIVE: NCCL chose {}{}, but no channel line shows GPUDirect RDMA ({enable}){bw}",
-                        observed.as_deref().unwrap_or("IB"),
-                        hcas_over(log)
-                    ),
-                ),
-            }
-        } else if observed.is_some() {
-            (
-                Outcome::Ok,
-                format!("OK: {} as expected ({}){bw}", observed.as_deref().unwrap_or("Socket"), s.expected_from),
-            )
-        } else {
-            (Outcome::Inconclusive, format!("INCONCLUSIVE: {} nodes ({}) but no transport evidence: no 'Using network' or channel lines ({enable}){bw}", nodes.unwrap_or(2), s.nodes_evidence))
-        };
-    }
-    if nodes == Some(1) {
-        // A network chosen is not a job that ran: a connection made, an init completed or a
-        // bandwidth measured is.
-        if log.init_complete > 0 || log.channels.p2p + log.channels.shm > 0 || c.busbw.is_some() {
-            let why = if log.ib_no_device { " (NET/IB : No device found)" } else { "" };
-            let hcas = if s.same_node {
-                if s.healthy {
-                    "; the node has healthy HCAs for multi-node jobs"
-                } else {
-                    "; this node has no healthy HCA, so multi-node jobs get Socket"
-                }
-            } else {
-                ""
-            };
-            return (
-                Outcome::Ok,
-                format!(
-                    "single node: NCCL initialised {}{why}{hcas}; nothing crossed a network{}{bw}",
-                    observed.as_deref().unwrap_or("no network"),
-                    match (log.channels.p2p, log.channels.shm) {
-                        (0, 0) => String::new(),
-                        (p, 0) => format!("; GPUs talk over P2P ({p} channel connections)"),
-                        (0, s) => format!("; GPUs talk over SHM ({s} channel connections, no P2P)"),
-                        (p, s) => format!("; GPUs talk over P2P ({p}) and SHM ({s})"),
-                    }
-                ),
-            );
-        }
-        if let Some(n) = observed.as_deref() {
-            return (
-                Outcome::Inconclusive,
-                format!("INCONCLUSIVE: one node; NCCL chose {n}, but the log ends before any connection or a completed init (no channel lines, no 'Init COMPLETE', no bandwidth): the failure, if any, is not in it{bw}"),
-            );
-        }
-        return (Outcome::Inconclusive, format!("INCONCLUSIVE: one node, but no transport lines ({enable}){bw}"));
-    }
-    let seen = match observed.as_deref() {
-        Some(n) => format!("NCCL chose {n}"),
-        None => "no transport shown".to_string(),
-    };
-    (
-        Outcome::Inconclusive,
-        format!("INCONCLUSIVE: {seen}; the node count is unknown (no nNodes, hosts, peers or inter-node channels in the log): pass --nodes N, or {enable}{bw}"),
-    )
+    (Outcome::Inconclusive, format!("INCONCLUSIVE: one node, but no transport lines ({ENABLE}){bw}"))
 }
 
 /// The verdict on one log: 1. every failure line, 2. the transport against the node count,
