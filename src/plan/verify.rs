@@ -1008,18 +1008,7 @@ fn transport_findings(
         );
         socket_causes(node, log, s.same_node, findings);
     } else if s.multi && s.expect_rdma && s.observed.is_some() && !log.on_rdma() {
-        let net = s.observed.clone().unwrap_or_default();
-        let before = findings.len();
-        socket_causes(node, log, s.same_node, findings);
-        if let Some(f) = findings.get_mut(before) {
-            f.problem = format!("NOT ON RDMA: NCCL used {net} between nodes; {}", f.problem);
-            if s.same_node {
-                f.cause.push_str(&format!("; this node has {} healthy HCA port(s)", plan.hcas.len()));
-            }
-            if ci_flag_free(s) {
-                f.fix.push_str("; if TCP sockets are intended, `--expect socket` accepts them");
-            }
-        }
+        not_on_rdma(node, plan, log, s, findings);
     } else if s.multi && log.on_rdma() && wrong_fabric(s.expected, fabric_of(log)) {
         let got = fabric_of(log).unwrap_or("RDMA");
         push(
@@ -1030,40 +1019,65 @@ fn transport_findings(
             log.observed().map(|n| format!("Using network {n}")),
         );
     } else if s.multi && log.on_rdma() {
-        if log.gdr_partial() {
-            let without: Vec<String> = log
-                .per_host
-                .iter()
-                .filter(|(_, v)| v.recv_plain > 0 && v.recv_gdr == 0)
-                .map(|(h, _)| h.clone())
-                .collect();
-            let d = if without.is_empty() {
-                None
-            } else {
-                Some(format!("without it: {}", crate::slurm::compress_hostlist(&without)))
-            };
-            push(findings, "gdr-partial", "GPUDirect RDMA on some nodes only", d, None);
-        } else if log.gdr == Some(false) && s.gdr_expected {
-            let mut d = Vec::new();
-            if s.same_node && node.host.peermem.is_none() {
-                d.push("nvidia_peermem is not loaded here".to_string());
-            } else if version_le(log.version.as_deref(), (2, 22, 3)) {
-                d.push(format!("NCCL {} ≤ 2.22.3 does not see nvidia_peermem", log.version.as_deref().unwrap_or("?")));
-            }
-            if !log.gdr_disabled_hcas.is_empty() {
-                d.push(format!("GPU Direct RDMA Disabled for {}", log.gdr_disabled_hcas.join(", ")));
-            } else if log.gdr_hca_capable {
-                // graph/paths.cc ncclTopoCheckGdr: NIC support given, the distance decides.
-                d.push("the log says the HCAs can do it (GPU Direct RDMA enabled for HCA), so NCCL's topology left it off: the GPU–NIC path is longer than NCCL_NET_GDR_LEVEL allows (on C2C systems, GB10/GH200/GB200, NCCL before 2.27 needs NCCL_NET_GDR_C2C=1)".to_string());
-            }
-            if let Some(g) = log.env("NCCL_IB_GID_INDEX") {
-                d.push(format!("NCCL_IB_GID_INDEX={g} is forced; NCCL ≥ 2.21 picks the GID itself"));
-            }
-            push(findings, "no-gdr", "ON RDMA WITHOUT GPUDirect", Some(d.join("; ")), None);
-        } else if log.gdr == Some(false) {
-            notes.push("no GPUDirect RDMA, and this node cannot do it (no peer memory or no GPU-near HCA)".into());
+        gdr_findings(node, log, s, findings, notes);
+    } else if s.nodes.is_none() {
+        unknown_count_findings(log, findings);
+    }
+    bootstrap_findings(plan, log, s, findings, notes);
+}
+
+/// A job over nodes that expected RDMA and got sockets: the causes, headed NOT ON RDMA.
+fn not_on_rdma(node: &Node, plan: &Plan, log: &LogFacts, s: &Scope, findings: &mut Vec<Finding>) {
+    let net = s.observed.clone().unwrap_or_default();
+    let before = findings.len();
+    socket_causes(node, log, s.same_node, findings);
+    if let Some(f) = findings.get_mut(before) {
+        f.problem = format!("NOT ON RDMA: NCCL used {net} between nodes; {}", f.problem);
+        if s.same_node {
+            f.cause.push_str(&format!("; this node has {} healthy HCA port(s)", plan.hcas.len()));
         }
-    } else if s.nodes.is_none() && log.ibverbs_missing {
+        if ci_flag_free(s) {
+            f.fix.push_str("; if TCP sockets are intended, `--expect socket` accepts them");
+        }
+    }
+}
+
+/// A job over nodes on RDMA: GPUDirect on some nodes only, or off where it was expected.
+fn gdr_findings(node: &Node, log: &LogFacts, s: &Scope, findings: &mut Vec<Finding>, notes: &mut Vec<String>) {
+    if log.gdr_partial() {
+        let without: Vec<String> =
+            log.per_host.iter().filter(|(_, v)| v.recv_plain > 0 && v.recv_gdr == 0).map(|(h, _)| h.clone()).collect();
+        let d = if without.is_empty() {
+            None
+        } else {
+            Some(format!("without it: {}", crate::slurm::compress_hostlist(&without)))
+        };
+        push(findings, "gdr-partial", "GPUDirect RDMA on some nodes only", d, None);
+    } else if log.gdr == Some(false) && s.gdr_expected {
+        let mut d = Vec::new();
+        if s.same_node && node.host.peermem.is_none() {
+            d.push("nvidia_peermem is not loaded here".to_string());
+        } else if version_le(log.version.as_deref(), (2, 22, 3)) {
+            d.push(format!("NCCL {} ≤ 2.22.3 does not see nvidia_peermem", log.version.as_deref().unwrap_or("?")));
+        }
+        if !log.gdr_disabled_hcas.is_empty() {
+            d.push(format!("GPU Direct RDMA Disabled for {}", log.gdr_disabled_hcas.join(", ")));
+        } else if log.gdr_hca_capable {
+            // graph/paths.cc ncclTopoCheckGdr: NIC support given, the distance decides.
+            d.push("the log says the HCAs can do it (GPU Direct RDMA enabled for HCA), so NCCL's topology left it off: the GPU–NIC path is longer than NCCL_NET_GDR_LEVEL allows (on C2C systems, GB10/GH200/GB200, NCCL before 2.27 needs NCCL_NET_GDR_C2C=1)".to_string());
+        }
+        if let Some(g) = log.env("NCCL_IB_GID_INDEX") {
+            d.push(format!("NCCL_IB_GID_INDEX={g} is forced; NCCL ≥ 2.21 picks the GID itself"));
+        }
+        push(findings, "no-gdr", "ON RDMA WITHOUT GPUDirect", Some(d.join("; ")), None);
+    } else if log.gdr == Some(false) {
+        notes.push("no GPUDirect RDMA, and this node cannot do it (no peer memory or no GPU-near HCA)".into());
+    }
+}
+
+/// The node count is not shown: failures that matter whatever it is.
+fn unknown_count_findings(log: &LogFacts, findings: &mut Vec<Finding>) {
+    if log.ibverbs_missing {
         push(
             findings,
             "ibverbs-missing",
@@ -1071,7 +1085,7 @@ fn transport_findings(
             None,
             Some("Failed to open libibverbs.so[.1]".into()),
         );
-    } else if s.nodes.is_none() && log.ib_no_device && ib_intended(log).is_some() {
+    } else if log.ib_no_device && ib_intended(log).is_some() {
         // The node count is not shown, but the job asked for InfiniBand and NCCL found none.
         let why = ib_intended(log).unwrap_or_default();
         push(
@@ -1081,7 +1095,7 @@ fn transport_findings(
             Some("most often /dev/infiniband missing inside the container".into()),
             Some("NET/IB : No device found.".into()),
         );
-    } else if s.nodes.is_none() && !log.gdr_disabled_hcas.is_empty() && log.gdr != Some(true) {
+    } else if !log.gdr_disabled_hcas.is_empty() && log.gdr != Some(true) {
         // NCCL says GPUDirect is off for its HCAs; that matters for any job across nodes.
         push(
             findings,
@@ -1095,6 +1109,10 @@ fn transport_findings(
             Some("GPU Direct RDMA Disabled for HCA …".into()),
         );
     }
+}
+
+/// A bootstrap interface other nodes cannot reach; on the job's own node, one other than ibwire's.
+fn bootstrap_findings(plan: &Plan, log: &LogFacts, s: &Scope, findings: &mut Vec<Finding>, notes: &mut Vec<String>) {
     if s.multi {
         if let Some(why) = unreachable_bootstrap(log) {
             push(
