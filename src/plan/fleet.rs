@@ -82,6 +82,23 @@ pub fn facts(host: &str, node: &Node, plan: &Plan) -> NodeFacts {
     v.insert("nvidia_driver", node.host.nvidia_driver.clone().or_else(|| node.gpus.is_empty().then(|| "none".into())));
     v.insert("healthy_hcas", Some(plan.hcas.len().to_string()));
     v.insert("nccl_ib_hca", Some(plan.get("NCCL_IB_HCA").map(|s| s.value.clone()).unwrap_or_else(|| "none".into())));
+    let port_detail = port_facts(node, &ports, &mut v);
+    v.insert("pcie", pcie_fact(node, &ports));
+    ib_facts(&ports, &mut v);
+    host_facts(node, plan, &mut v);
+    let excluded = plan
+        .excluded
+        .iter()
+        .map(|e| format!("{}{}: {}", e.device, e.port.map(|p| format!(" port {p}")).unwrap_or_default(), e.reason))
+        .collect();
+    NodeFacts { host: host.to_string(), values: v, excluded, ports: port_detail }
+}
+
+type Facts = BTreeMap<&'static str, Value>;
+type Ports<'a> = [(&'a crate::probe::RdmaDevice, &'a crate::probe::RdmaPort)];
+
+/// The ports' link layer, rate and (RoCE) MTU: the value over all ports, and each port's.
+fn port_facts(node: &Node, ports: &Ports, v: &mut Facts) -> BTreeMap<&'static str, Vec<String>> {
     v.insert(
         "link_layer",
         Some(
@@ -116,6 +133,11 @@ pub fn facts(host: &str, node: &Node, plan: &Plan) -> NodeFacts {
             .collect(),
     );
     v.insert("roce_mtu", over_ports(roce, "no RoCE port"));
+    port_detail
+}
+
+/// PCIe links narrower than the device can do, of the HCAs and GPUs (unknown where one is not read).
+fn pcie_fact(node: &Node, ports: &Ports) -> Value {
     let mut narrow: Vec<String> = Vec::new();
     let mut known = true;
     for (name, pci) in ports
@@ -129,7 +151,15 @@ pub fn facts(host: &str, node: &Node, plan: &Plan) -> NodeFacts {
             _ => known = false,
         }
     }
-    v.insert("pcie", if known { Some(joined(narrow).unwrap_or_else(|| "none".into())) } else { None });
+    if known {
+        Some(joined(narrow).unwrap_or_else(|| "none".into()))
+    } else {
+        None
+    }
+}
+
+/// InfiniBand ports' partition and subnet prefix, and the HCAs' firmware.
+fn ib_facts(ports: &Ports, v: &mut Facts) {
     let ib: Vec<&crate::probe::RdmaPort> =
         ports.iter().map(|(_, p)| *p).filter(|p| p.link_layer == Some(LinkLayer::InfiniBand)).collect();
     let parts: Vec<Option<String>> = ib.iter().map(|p| p.pkey0.map(|k| format!("0x{:04x}", k & 0x7fff))).collect();
@@ -141,6 +171,10 @@ pub fn facts(host: &str, node: &Node, plan: &Plan) -> NodeFacts {
     v.insert("subnet_prefix", over_ports(prefixes, "none"));
     let fw: Vec<Option<String>> = ports.iter().map(|(d, _)| d.fw_ver.clone()).collect();
     v.insert("hca_firmware", over_ports(fw, "none"));
+}
+
+/// The host's GPUDirect, ACS, IOMMU, memlock and bootstrap facts.
+fn host_facts(node: &Node, plan: &Plan, v: &mut Facts) {
     v.insert(
         "peermem",
         Some(node.host.peermem.clone().map(|m| format!("loaded ({m})")).unwrap_or_else(|| "not loaded".into())),
@@ -186,12 +220,6 @@ pub fn facts(host: &str, node: &Node, plan: &Plan) -> NodeFacts {
             None => "none".into(),
         }),
     );
-    let excluded = plan
-        .excluded
-        .iter()
-        .map(|e| format!("{}{}: {}", e.device, e.port.map(|p| format!(" port {p}")).unwrap_or_default(), e.reason))
-        .collect();
-    NodeFacts { host: host.to_string(), values: v, excluded, ports: port_detail }
 }
 
 /// Decide one node the way `env` would, then take its facts.
