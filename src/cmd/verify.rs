@@ -179,41 +179,13 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
         files.iter().map(|f| open_input(f).map(|r| (f.clone(), r))).collect::<Result<_>>()?;
     // `ibwire launch: NCCL's log: DIR` in a job's output: the log it kept is read too.
     let mut seen: std::collections::BTreeSet<PathBuf> = files.iter().cloned().collect();
-    let total: u64 =
-        files.iter().filter_map(|f| std::fs::metadata(f).ok()).filter(|m| m.is_file()).map(|m| m.len()).sum();
-    let bar = (total > 64 << 20 && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
-        let b = indicatif::ProgressBar::new(total);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("reading {bytes}/{total_bytes} ({bytes_per_sec}, {eta})")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    });
+    let bar = progress_bar(files);
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
     // Batches read go back to be filled again: a fresh megabyte per batch costs its page faults
     // (zeroed pages, an eighth of the reading time).
     let (back, spare) = std::sync::mpsc::sync_channel::<Vec<u8>>(8);
     std::thread::scope(|scope| {
-        let worker = scope.spawn(move || {
-            let mut a = log::Analyser::new();
-            for mut batch in rx {
-                // [pre: 12 bytes][length: 4 bytes][line], each line whole `&str` (below)
-                const H: usize = log::Pre::BYTES + 4;
-                let mut at = 0;
-                while at + H <= batch.len() {
-                    let pre = log::Pre::from_bytes(&batch[at..at + log::Pre::BYTES]);
-                    let n = u32::from_le_bytes(batch[at + H - 4..at + H].try_into().unwrap_or([0; 4])) as usize;
-                    let end = (at + H + n).min(batch.len());
-                    // SAFETY: the bytes of a `&str`, copied whole.
-                    let l = unsafe { std::str::from_utf8_unchecked(&batch[at + H..end]) };
-                    a.line_pre(l, pre);
-                    at = end;
-                }
-                batch.clear();
-                let _ = back.try_send(batch);
-            }
-            a.finish()
-        });
+        let worker = scope.spawn(move || analyse_batches(rx, back));
         let mut tests = tests_output::Parser::default();
         let mut allreduce = None;
         let mut out: Vec<u8> = Vec::with_capacity(BATCH + MAX_LINE);
@@ -257,25 +229,7 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
                 res = Err(anyhow::Error::new(e).context(format!("cannot read {}", f.display())));
                 break;
             }
-            for d in pointed {
-                // A directory that is gone (another machine's /tmp) is said, not fatal.
-                match expand_dirs(std::slice::from_ref(&d)).ok().filter(|_| d.is_dir()) {
-                    Some(more) => {
-                        for m in more.into_iter().filter(|m| seen.insert(m.clone())) {
-                            if let Ok(r) = open_input(&m) {
-                                inputs.push_back((m, r));
-                            }
-                        }
-                    }
-                    None if seen.insert(d.clone()) => {
-                        eprintln!(
-                            "ibwire verify: the job's output names NCCL's log in {}, which is not here",
-                            d.display()
-                        )
-                    }
-                    None => {}
-                }
-            }
+            follow_pointed(pointed, &mut seen, &mut inputs);
         }
         if !out.is_empty() {
             let _ = tx.send(out);
@@ -288,6 +242,71 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
         res?;
         Ok(Read::of(facts, tests.finish(), allreduce))
     })
+}
+
+/// A progress line on a terminal, for inputs over 64 MiB.
+fn progress_bar(files: &[PathBuf]) -> Option<indicatif::ProgressBar> {
+    let total: u64 =
+        files.iter().filter_map(|f| std::fs::metadata(f).ok()).filter(|m| m.is_file()).map(|m| m.len()).sum();
+    (total > 64 << 20 && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
+        let b = indicatif::ProgressBar::new(total);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("reading {bytes}/{total_bytes} ({bytes_per_sec}, {eta})")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    })
+}
+
+/// The log reader's thread: batches of lines (each with its tag's pass, or none yet) into
+/// the analyser; emptied batches go back to be filled again.
+fn analyse_batches(
+    rx: std::sync::mpsc::Receiver<Vec<u8>>,
+    back: std::sync::mpsc::SyncSender<Vec<u8>>,
+) -> log::LogFacts {
+    let mut a = log::Analyser::new();
+    for mut batch in rx {
+        // [pre: 12 bytes][length: 4 bytes][line], each line whole `&str` (below)
+        const H: usize = log::Pre::BYTES + 4;
+        let mut at = 0;
+        while at + H <= batch.len() {
+            let pre = log::Pre::from_bytes(&batch[at..at + log::Pre::BYTES]);
+            let n = u32::from_le_bytes(batch[at + H - 4..at + H].try_into().unwrap_or([0; 4])) as usize;
+            let end = (at + H + n).min(batch.len());
+            // SAFETY: the bytes of a `&str`, copied whole.
+            let l = unsafe { std::str::from_utf8_unchecked(&batch[at + H..end]) };
+            a.line_pre(l, pre);
+            at = end;
+        }
+        batch.clear();
+        let _ = back.try_send(batch);
+    }
+    a.finish()
+}
+
+/// `ibwire launch: NCCL's log: DIR` lines: the kept log's files join the inputs (each once);
+/// a directory that is not here is said.
+fn follow_pointed(
+    pointed: Vec<PathBuf>,
+    seen: &mut std::collections::BTreeSet<PathBuf>,
+    inputs: &mut std::collections::VecDeque<(PathBuf, Box<dyn std::io::Read + Send>)>,
+) {
+    for d in pointed {
+        // A directory that is gone (another machine's /tmp) is said, not fatal.
+        match expand_dirs(std::slice::from_ref(&d)).ok().filter(|_| d.is_dir()) {
+            Some(more) => {
+                for m in more.into_iter().filter(|m| seen.insert(m.clone())) {
+                    if let Ok(r) = open_input(&m) {
+                        inputs.push_back((m, r));
+                    }
+                }
+            }
+            None if seen.insert(d.clone()) => {
+                eprintln!("ibwire verify: the job's output names NCCL's log in {}, which is not here", d.display())
+            }
+            None => {}
+        }
+    }
 }
 
 pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a: &Args) -> Report {
