@@ -1337,34 +1337,8 @@ impl Analyser {
             _ => None,
         };
         if let Some((false, msg)) = tag.filter(|_| !self.ungated) {
-            match short(msg) {
-                Some(Short::Channel(i)) => {
-                    let t = transport(&msg[i + 5..]);
-                    let recv = msg[..i].ends_with("[receive]");
-                    self.channel(t, recv, true, true, host);
-                    return;
-                }
-                Some(Short::Trace) => {
-                    self.error_trace(l);
-                    return;
-                }
-                // a ring's or tree's order, thresholds: nothing to read
-                Some(Short::Nothing) => return,
-                Some(Short::Ring(n)) => {
-                    self.ring(n);
-                    return;
-                }
-                Some(Short::Connected) => {
-                    self.f.init_complete += 1;
-                    self.completed(l);
-                    return;
-                }
-                Some(Short::Comm) => {
-                    // `comm 0x… rank 3 nRanks 16 nNodes 2 localRanks 8 …`, `… Init COMPLETE`
-                    self.counts(l);
-                    return;
-                }
-                None => {}
+            if self.short_line(l, msg, host) {
+                return;
             }
         }
         // Which of the gate's literals the line holds: each reader runs only where one of its
@@ -1384,6 +1358,47 @@ impl Analyser {
         if m == 0 {
             return;
         }
+        self.gated_readers(l, m, is_nccl, host);
+    }
+
+    /// The most frequent lines (channels, traces, rings, connected, comm), known by their
+    /// shape alone: read here, nothing else to do with them.
+    #[inline]
+    fn short_line(&mut self, l: &str, msg: &str, host: Option<&str>) -> bool {
+        match short(msg) {
+            Some(Short::Channel(i)) => {
+                let t = transport(&msg[i + 5..]);
+                let recv = msg[..i].ends_with("[receive]");
+                self.channel(t, recv, true, true, host);
+                true
+            }
+            Some(Short::Trace) => {
+                self.error_trace(l);
+                true
+            }
+            // a ring's or tree's order, thresholds: nothing to read
+            Some(Short::Nothing) => true,
+            Some(Short::Ring(n)) => {
+                self.ring(n);
+                true
+            }
+            Some(Short::Connected) => {
+                self.f.init_complete += 1;
+                self.completed(l);
+                true
+            }
+            Some(Short::Comm) => {
+                // `comm 0x… rank 3 nRanks 16 nNodes 2 localRanks 8 …`, `… Init COMPLETE`
+                self.counts(l);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Each reader runs where one of its own literals is on the line (`m`, the gate's mask).
+    #[inline]
+    fn gated_readers(&mut self, l: &str, m: u64, is_nccl: bool, host: Option<&str>) {
         let any = |lits: &[u64]| lits.iter().any(|b| m & b != 0);
         if any(&[
             gbit!("NCCL version"),
