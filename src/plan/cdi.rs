@@ -124,32 +124,7 @@ pub fn build(node: &Node, plan: &Plan, kind: &str, mad: bool) -> Built {
         notes.push("no /dev/infiniband/rdma_cm on this node: not in the spec (load rdma_ucm)".into());
         None
     };
-    // Each RDMA device's nodes, in PCI order, if it can be offered at all.
-    let mut offered: Vec<(String, Vec<DeviceNode>)> = Vec::new();
-    for d in pci_order(node) {
-        let shown = crate::text::printable(&d.name, 64);
-        if !valid_name(&d.name) || SET_NAMES.contains(&d.name.as_str()) {
-            notes.push(format!("{shown}: not a name CDI allows (or one of ibwire's set names): not offered"));
-            continue;
-        }
-        let Some(u) = d.uverbs.as_deref().filter(|u| is_node_name(u, "uverbs")) else {
-            notes.push(format!("{shown}: no uverbs device: not offered"));
-            continue;
-        };
-        if !d.uverbs_node_present {
-            notes.push(format!("{shown}: /dev/infiniband/{u} is missing on this node: not offered"));
-            continue;
-        }
-        let mut nodes = vec![node_of(format!("/dev/infiniband/{u}"), d.uverbs_dev.as_deref())];
-        if mad {
-            for m in d.mad.iter().filter(|m| is_node_name(m, "umad") || is_node_name(m, "issm")) {
-                if node.host.dev_infiniband.contains(m) {
-                    nodes.push(node_of(format!("/dev/infiniband/{m}"), None));
-                }
-            }
-        }
-        offered.push((d.name.clone(), nodes));
-    }
+    let offered = offered(node, mad, &mut notes);
     let healthy_names: Vec<&str> = {
         let mut v: Vec<&str> = Vec::new();
         for (dev, _) in &plan.hcas {
@@ -217,6 +192,36 @@ pub fn build(node: &Node, plan: &Plan, kind: &str, mad: bool) -> Built {
         }),
         notes,
     }
+}
+
+/// Each RDMA device's nodes, in PCI order, if it can be offered at all (why not, in `notes`).
+fn offered(node: &Node, mad: bool, notes: &mut Vec<String>) -> Vec<(String, Vec<DeviceNode>)> {
+    let mut offered: Vec<(String, Vec<DeviceNode>)> = Vec::new();
+    for d in pci_order(node) {
+        let shown = crate::text::printable(&d.name, 64);
+        if !valid_name(&d.name) || SET_NAMES.contains(&d.name.as_str()) {
+            notes.push(format!("{shown}: not a name CDI allows (or one of ibwire's set names): not offered"));
+            continue;
+        }
+        let Some(u) = d.uverbs.as_deref().filter(|u| is_node_name(u, "uverbs")) else {
+            notes.push(format!("{shown}: no uverbs device: not offered"));
+            continue;
+        };
+        if !d.uverbs_node_present {
+            notes.push(format!("{shown}: /dev/infiniband/{u} is missing on this node: not offered"));
+            continue;
+        }
+        let mut nodes = vec![node_of(format!("/dev/infiniband/{u}"), d.uverbs_dev.as_deref())];
+        if mad {
+            for m in d.mad.iter().filter(|m| is_node_name(m, "umad") || is_node_name(m, "issm")) {
+                if node.host.dev_infiniband.contains(m) {
+                    nodes.push(node_of(format!("/dev/infiniband/{m}"), None));
+                }
+            }
+        }
+        offered.push((d.name.clone(), nodes));
+    }
+    offered
 }
 
 /// Whether a spec read from disk is one of ibwire's: an `all` device, and nothing but
