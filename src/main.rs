@@ -599,24 +599,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if all {
                 src.detail = ibwire::probe::Detail::All;
             }
-            if let Some(dir) = capture {
-                let mut o = ibwire::probe::ProbeOptions::at(src.root.as_deref().unwrap_or(std::path::Path::new("/")));
-                o.nvidia_smi = false;
-                let n = ibwire::probe::capture::capture(&o, &dir)?;
-                eprintln!("ibwire probe: captured {n} files and links into {}", dir.display());
-                return Ok(ExitCode::SUCCESS);
-            }
-            let node = src.load()?;
-            if let Some(p) = save {
-                ibwire::snapshot::save(&node, &p)?;
-            }
-            let out = cmd::probe::render(&node, json, yaml)?;
-            if json || yaml {
-                print!("{out}");
-            } else {
-                print!("{}", ibwire::text::for_stdout(&out));
-            }
-            Ok(ExitCode::SUCCESS)
+            cmd::probe::run(&src, capture.as_deref(), save.as_deref(), json, yaml)
         }
         Cmd::Doctor { node, decide, json } => {
             let n = source(&node, false).load()?;
@@ -653,20 +636,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             clap_complete::generate(shell, &mut c, "ibwire", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Man { dir } => {
-            let c = cli_command();
-            match dir {
-                None => {
-                    use std::io::Write;
-                    std::io::stdout().write_all(&cmd::man::top_page(&c))?;
-                }
-                Some(d) => {
-                    let n = cmd::man::write_all(&c, &d)?;
-                    eprintln!("ibwire man: wrote {n} manual pages into {}", d.display());
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        Cmd::Man { dir } => cmd::man::run(&cli_command(), dir.as_deref()),
         Cmd::Hook { .. } => unreachable!("dispatched by hook_main"),
         Cmd::Taskprolog { .. } => unreachable!("dispatched by taskprolog_main"),
         Cmd::Topo { node, all_nics, all_functions, json, no_nvidia_smi } => {

@@ -80,6 +80,21 @@ const FILES: &[(&str, &str)] = &[
 ];
 
 /// Write ibwire(1) and one page per command into `dir`; the number of pages.
+/// `ibwire man`: the top page on stdout, or every page into `dir`.
+pub fn run(top: &Command, dir: Option<&Path>) -> anyhow::Result<std::process::ExitCode> {
+    match dir {
+        None => {
+            use std::io::Write;
+            std::io::stdout().write_all(&top_page(top))?;
+        }
+        Some(d) => {
+            let n = write_all(top, d)?;
+            eprintln!("ibwire man: wrote {n} manual pages into {}", d.display());
+        }
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
 pub fn write_all(top: &Command, dir: &Path) -> anyhow::Result<usize> {
     let mut n = 0;
     for (name, page) in pages(top) {

@@ -175,6 +175,35 @@ fn numa(n: Option<i32>) -> String {
     n.map(|v| v.to_string()).unwrap_or_else(|| "-".into())
 }
 
+/// `ibwire probe`: capture the tree (`--capture DIR`), or read the node, save its snapshot
+/// (`--save`) and print it (summary, `--json` or `--yaml`).
+pub fn run(
+    src: &super::NodeSource,
+    capture: Option<&std::path::Path>,
+    save: Option<&std::path::Path>,
+    json: bool,
+    yaml: bool,
+) -> Result<std::process::ExitCode> {
+    if let Some(dir) = capture {
+        let mut o = crate::probe::ProbeOptions::at(src.root.as_deref().unwrap_or(std::path::Path::new("/")));
+        o.nvidia_smi = false;
+        let n = crate::probe::capture::capture(&o, dir)?;
+        eprintln!("ibwire probe: captured {n} files and links into {}", dir.display());
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
+    let node = src.load()?;
+    if let Some(p) = save {
+        snapshot::save(&node, p)?;
+    }
+    let out = render(&node, json, yaml)?;
+    if json || yaml {
+        print!("{out}");
+    } else {
+        print!("{}", crate::text::for_stdout(&out));
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
 pub fn render(n: &Node, json: bool, yaml: bool) -> Result<String> {
     Ok(if json {
         snapshot::to_string(n, Format::Json)?
