@@ -313,6 +313,12 @@ fn lint_ib_hca(node: &Node, plan: &Plan, v: &Var, out: &mut Vec<Finding>) {
             }
         }
     }
+    entry_findings(node, &flt, out);
+    selection_findings(node, plan, v, &flt, &selected, out);
+}
+
+/// NCCL_IB_HCA entries that are prefixes of other devices, or that name no device here.
+fn entry_findings(node: &Node, flt: &filter::Filter, out: &mut Vec<Finding>) {
     if !flt.exact && !flt.exclude {
         for e in &flt.entries {
             let hits: Vec<&str> = node
@@ -343,7 +349,18 @@ fn lint_ib_hca(node: &Node, plan: &Plan, v: &Var, out: &mut Vec<Finding>) {
             ));
         }
     }
-    for (d, p) in &selected {
+}
+
+/// What NCCL_IB_HCA selects here: an excluded port, no port at all, or exactly the healthy ones.
+fn selection_findings(
+    node: &Node,
+    plan: &Plan,
+    v: &Var,
+    flt: &filter::Filter,
+    selected: &[(String, u32)],
+    out: &mut Vec<Finding>,
+) {
+    for (d, p) in selected {
         if let Some(x) = plan.excluded.iter().find(|x| &x.device == d && x.port == Some(*p)) {
             out.push(f(
                 Severity::Error,
@@ -366,7 +383,7 @@ fn lint_ib_hca(node: &Node, plan: &Plan, v: &Var, out: &mut Vec<Finding>) {
     }
     let mut want = plan.hcas.clone();
     want.sort();
-    let mut got = selected.clone();
+    let mut got = selected.to_vec();
     got.sort();
     if !want.is_empty() && got == want {
         out.push(f(
