@@ -151,21 +151,30 @@ fn shape(
     Ok(Shape { nnodes, node_rank, master_name, master_port })
 }
 
-pub fn prepare(
-    node: &Node,
-    a: &Args,
-    env: std::collections::BTreeMap<String, String>,
-    watch_dir: Option<&Path>,
-) -> Result<Prepared> {
-    let job = crate::slurm::from_env(&env)?;
+/// Where the job runs: its Slurm job (or a pod's rendezvous), the config, the shape over nodes,
+/// the master and the rendezvous.
+struct Where {
+    job: Option<crate::slurm::Job>,
+    cfg: crate::config::Config,
+    eng: crate::rendezvous::Rendezvous,
+    shape: Shape,
+    ip: std::net::IpAddr,
+    rdzv: Option<Rdzv>,
+    allow: bool,
+    master: Option<Master>,
+}
+
+fn where_from(a: &Args, env: &BTreeMap<String, String>) -> Result<Where> {
+    let job = crate::slurm::from_env(env)?;
     let mut cfg = crate::config::load(a.config.as_deref())?;
     if let Some(b) = &a.bootstrap_if {
         cfg.bootstrap_interface = Some(b.clone());
     }
     // Outside Slurm, a pod's rendezvous (Kubeflow PET_*, JobSet/torchrun MASTER_ADDR…).
-    let engine = if job.is_none() { crate::rendezvous::from_env(&env)? } else { None };
+    let engine = if job.is_none() { crate::rendezvous::from_env(env)? } else { None };
     let eng = engine.unwrap_or_default();
-    let Shape { nnodes, node_rank, master_name, master_port } = shape(a, job.as_ref(), &eng, cfg.launch.master_port)?;
+    let shape = shape(a, job.as_ref(), &eng, cfg.launch.master_port)?;
+    let (nnodes, master_name) = (shape.nnodes, shape.master_name.clone());
     let ip = crate::resolve::resolve(&master_name, Duration::from_secs(5)).with_context(|| {
         format!("master address {master_name} does not resolve here; give --master-addr with an IP address")
     })?;
@@ -183,6 +192,17 @@ pub fn prepare(
     }
     // One node talking to itself over loopback needs no routed bootstrap interface.
     let master = if nnodes == 1 && ip.is_loopback() { None } else { Some(Master { name: master_name.clone(), ip }) };
+    Ok(Where { job, cfg, eng, shape, ip, rdzv, allow, master })
+}
+
+pub fn prepare(
+    node: &Node,
+    a: &Args,
+    env: std::collections::BTreeMap<String, String>,
+    watch_dir: Option<&Path>,
+) -> Result<Prepared> {
+    let Where { job, cfg, eng, shape, ip, rdzv, allow, master } = where_from(a, &env)?;
+    let Shape { nnodes, node_rank, master_port, .. } = shape;
     let intent = Intent { master, config: cfg, env: env.clone() };
     let p = plan::decide(node, &intent);
     if a.explain {
