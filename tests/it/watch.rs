@@ -57,6 +57,23 @@ fn fixture(rel: &str) -> PathBuf {
     p
 }
 
+/// A real 2-node RoCE job's init (its windows end at `Connected all rings`) and the `Init
+/// COMPLETE` its eight ranks print next: the log of a job whose init finished.
+fn ran_ib_log(j: &Job) -> std::path::PathBuf {
+    let src = fixture("real/nccl-logs/h100-roce-2node-tpgds-aihub0008-aws-ofi-plugin-fallback-to-ib.log");
+    let mut text = fs::read_to_string(src).unwrap();
+    for r in 0..8 {
+        text.push_str(&format!(
+            "tpgds-aihub0008:{}:{} [{r}] NCCL INFO comm 0x5555{r} rank {r} nranks 16 cudaDev {r} nvmlDev {r} busId {r}1000 commId 0x1234 - Init COMPLETE\n",
+            207007 + r,
+            207007 + r
+        ));
+    }
+    let p = j.root.parent().unwrap().join("ran-ib.log");
+    fs::write(&p, text).unwrap();
+    p
+}
+
 fn launch(j: &Job, log: Option<&Path>, extra: &[&str], vars: &[(&str, &str)]) -> Child {
     let mut c = Command::new(bin());
     c.args(["launch", "--root", j.root.to_str().unwrap(), "--nnodes", "2", "--node-rank", "0"])
@@ -169,12 +186,7 @@ fn allow_socket_fallback_warns_and_runs() {
 #[test]
 fn an_ib_job_with_gpudirect_runs_and_keeps_its_status() {
     let j = job();
-    let c = launch(
-        &j,
-        Some(&fixture("real/nccl-logs/h100-roce-2node-tpgds-aihub0008-aws-ofi-plugin-fallback-to-ib.log")),
-        &[],
-        &[("STANDIN_EXIT", "7")],
-    );
+    let c = launch(&j, Some(&ran_ib_log(&j)), &[], &[("STANDIN_EXIT", "7")]);
     let (rc, err, _) = finish(c);
     assert_eq!(rc, 7, "torchrun's status: {err}");
     assert!(!err.contains("error"), "{err}");
@@ -361,12 +373,7 @@ fn a_hung_job_is_named_by_ncclss_ras() {
     // Off: never asked.
     let before = asked.load(std::sync::atomic::Ordering::SeqCst);
     let j = job();
-    let c = launch(
-        &j,
-        Some(&fixture("real/nccl-logs/h100-roce-2node-tpgds-aihub0008-aws-ofi-plugin-fallback-to-ib.log")),
-        &["--ras-every", "0"],
-        &[("STANDIN_RUN", "2"), ("NCCL_RAS_ADDR", &addr)],
-    );
+    let c = launch(&j, Some(&ran_ib_log(&j)), &["--ras-every", "0"], &[("STANDIN_RUN", "2"), ("NCCL_RAS_ADDR", &addr)]);
     let (_, err, _) = finish(c);
     assert!(!err.contains("hung"), "{err}");
     assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), before);
