@@ -386,8 +386,13 @@ pub fn render(r: &Report, facts: &log::LogFacts, json: bool) -> Result<String> {
         printable(r.bootstrap_if.as_deref().unwrap_or("-"), 4000),
         printable(facts.oob_if.as_deref().unwrap_or("-"), 4000)
     ));
+    // A plugin's channels (`NET/AWS Libfabric/0/GDRDMA`) by its name; GDRDMA counts every RDMA one.
+    let other = match (facts.channels.net_other, facts.net_other_name.as_deref()) {
+        (0, _) => String::new(),
+        (k, name) => format!("  NET/{} {k}", printable(name.unwrap_or("?"), 64)),
+    };
     s.push_str(&format!(
-        "  channels: NET/IB {} (GDRDMA {})  NET/Socket {}  P2P {}  SHM {}\n",
+        "  channels: NET/IB {}{other} (GDRDMA {})  NET/Socket {}  P2P {}  SHM {}\n",
         facts.channels.net_ib,
         facts.channels.net_ib_gdr,
         facts.channels.net_socket,
