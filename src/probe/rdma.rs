@@ -38,20 +38,7 @@ pub fn read(sys: &SysRoot, dev_nodes: &[String]) -> Vec<RdmaDevice> {
     let dev_nodes: FxHashSet<&str> = dev_nodes.iter().map(String::as_str).collect();
     let names = sys.list(class);
     let class_dir = sys.resolve(class).unwrap_or_else(|| class.to_path_buf());
-    // Pass 1, symlinks only: where each device sits and whether it is a virtual function.
-    let located: Vec<Located> = names
-        .iter()
-        .filter_map(|name| {
-            let Some(dir) = sys.resolve_in(&class_dir, name) else {
-                sys.note(format!("{} is a dangling link; device skipped", sys.show(&class.join(name))));
-                return None;
-            };
-            // One readlink per function saved on SR-IOV nodes (see pci::device_dir).
-            let pci_dir = pci::device_dir(sys, &dir, "infiniband");
-            let physfn = pci_dir.as_ref().and_then(|d| sys.physfn(d));
-            Some(Located { name: name.clone(), dir, pci_dir, physfn })
-        })
-        .collect();
+    let located = locate(sys, class, &class_dir, &names);
     let rdma_pfs: BTreeSet<String> = located
         .iter()
         .filter(|l| l.physfn.is_none())
@@ -85,25 +72,7 @@ pub fn read(sys: &SysRoot, dev_nodes: &[String]) -> Vec<RdmaDevice> {
         };
         let uverbs_node_present = uverbs.as_ref().map(|u| dev_nodes.contains(u.as_str())).unwrap_or(false);
         let virtual_function = l.physfn.is_some();
-        let mut ports = Vec::new();
-        if skip_ports {
-            // Not even counted: plan::hca excludes it before looking at ports.
-        } else if detail == Detail::Hook {
-            for num in 1..=MAX_PORTS {
-                let pd = dir.join("ports").join(num.to_string());
-                if !sys.exists(&pd) {
-                    break;
-                }
-                ports.push(read_port(sys, &pd, num));
-            }
-        } else {
-            for p in sys.list(&dir.join("ports")) {
-                match p.parse::<u32>() {
-                    Ok(num) => ports.push(read_port(sys, &dir.join("ports").join(&p), num)),
-                    Err(_) => sys.note(format!("{}: unexpected port entry {:?}", name, p)),
-                }
-            }
-        }
+        let ports = if skip_ports { Vec::new() } else { read_ports(sys, dir, name, detail) };
         Some(RdmaDevice {
             is_bond: name.contains("_bond"),
             name: name.clone(),
@@ -126,6 +95,46 @@ pub fn read(sys: &SysRoot, dev_nodes: &[String]) -> Vec<RdmaDevice> {
         })
     });
     devices.into_iter().flatten().collect()
+}
+
+/// Pass 1, symlinks only: where each device sits and whether it is a virtual function.
+fn locate(sys: &SysRoot, class: &Path, class_dir: &Path, names: &[String]) -> Vec<Located> {
+    names
+        .iter()
+        .filter_map(|name| {
+            let Some(dir) = sys.resolve_in(class_dir, name) else {
+                sys.note(format!("{} is a dangling link; device skipped", sys.show(&class.join(name))));
+                return None;
+            };
+            // One readlink per function saved on SR-IOV nodes (see pci::device_dir).
+            let pci_dir = pci::device_dir(sys, &dir, "infiniband");
+            let physfn = pci_dir.as_ref().and_then(|d| sys.physfn(d));
+            Some(Located { name: name.clone(), dir, pci_dir, physfn })
+        })
+        .collect()
+}
+
+/// A device's ports: the hook's probe counts up from 1 (no directory listing), the others list
+/// them. (A VF excluded in favour of its PF is not read at all: plan::hca excludes it first.)
+fn read_ports(sys: &SysRoot, dir: &Path, name: &str, detail: Detail) -> Vec<RdmaPort> {
+    let mut ports = Vec::new();
+    if detail == Detail::Hook {
+        for num in 1..=MAX_PORTS {
+            let pd = dir.join("ports").join(num.to_string());
+            if !sys.exists(&pd) {
+                break;
+            }
+            ports.push(read_port(sys, &pd, num));
+        }
+    } else {
+        for p in sys.list(&dir.join("ports")) {
+            match p.parse::<u32>() {
+                Ok(num) => ports.push(read_port(sys, &dir.join("ports").join(&p), num)),
+                Err(_) => sys.note(format!("{}: unexpected port entry {:?}", name, p)),
+            }
+        }
+    }
+    ports
 }
 
 /// Which RDMA device a uverbs/umad class entry belongs to. The kernel creates those devices as
