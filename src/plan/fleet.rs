@@ -320,36 +320,8 @@ pub fn compare(all: &[NodeFacts]) -> Report {
                 if maj.len() == 1 { "" } else { "s" },
                 a.effect
             );
-            // A port fact: name the HCA and port that differ from the majority's, on each node.
-            if let Some(usual) = maj.first().and_then(|n| n.ports.get(a.key)) {
-                let usual_vals: std::collections::BTreeSet<&str> =
-                    usual.iter().filter_map(|x| x.split_once(' ').map(|(_, v)| v)).collect();
-                let odd: Vec<String> = g
-                    .iter()
-                    .flat_map(|n| {
-                        n.ports.get(a.key).into_iter().flatten().filter_map(|x| {
-                            let (_, v) = x.split_once(' ')?;
-                            (!usual_vals.contains(v)).then(|| format!("{} {x}", n.host))
-                        })
-                    })
-                    .take(8)
-                    .collect();
-                if !odd.is_empty() {
-                    m.push_str(&format!("; ports: {}", odd.join(", ")));
-                }
-            }
-            // What the rules excluded there and not on the majority: the fix for a rail short.
-            if a.key == "healthy_hcas" || a.key == "nccl_ib_hca" {
-                let usual: std::collections::BTreeSet<&String> = maj.iter().flat_map(|n| n.excluded.iter()).collect();
-                let extra: Vec<&String> = g[0].excluded.iter().filter(|e| !usual.contains(e)).take(3).collect();
-                if !extra.is_empty() {
-                    m.push_str(&format!(
-                        "; fix on {}: {}",
-                        g[0].host,
-                        extra.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("; ")
-                    ));
-                }
-            }
+            m.push_str(&odd_ports(a, maj, g));
+            m.push_str(&exclusion_fix(a, maj, g));
             messages.push(m);
         }
         report.differences.push(Difference {
@@ -364,4 +336,42 @@ pub fn compare(all: &[NodeFacts]) -> Report {
         });
     }
     report
+}
+
+/// A port fact: the HCA and port that differ from the majority's, on each node of `g`.
+fn odd_ports(a: &Attr, maj: &[&NodeFacts], g: &[&NodeFacts]) -> String {
+    if let Some(usual) = maj.first().and_then(|n| n.ports.get(a.key)) {
+        let usual_vals: std::collections::BTreeSet<&str> =
+            usual.iter().filter_map(|x| x.split_once(' ').map(|(_, v)| v)).collect();
+        let odd: Vec<String> = g
+            .iter()
+            .flat_map(|n| {
+                n.ports.get(a.key).into_iter().flatten().filter_map(|x| {
+                    let (_, v) = x.split_once(' ')?;
+                    (!usual_vals.contains(v)).then(|| format!("{} {x}", n.host))
+                })
+            })
+            .take(8)
+            .collect();
+        if !odd.is_empty() {
+            return format!("; ports: {}", odd.join(", "));
+        }
+    }
+    String::new()
+}
+
+/// What the rules excluded on `g` and not on the majority: the fix for a rail short.
+fn exclusion_fix(a: &Attr, maj: &[&NodeFacts], g: &[&NodeFacts]) -> String {
+    if a.key == "healthy_hcas" || a.key == "nccl_ib_hca" {
+        let usual: std::collections::BTreeSet<&String> = maj.iter().flat_map(|n| n.excluded.iter()).collect();
+        let extra: Vec<&String> = g[0].excluded.iter().filter(|e| !usual.contains(e)).take(3).collect();
+        if !extra.is_empty() {
+            return format!(
+                "; fix on {}: {}",
+                g[0].host,
+                extra.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("; ")
+            );
+        }
+    }
+    String::new()
 }
