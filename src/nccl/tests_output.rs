@@ -135,7 +135,6 @@ impl Parser {
 
     /// One line already cleaned and unwrapped.
     pub fn line_unwrapped(&mut self, l: &str) {
-        let (seen, t) = (&mut self.seen, &mut self.t);
         // `#  Rank  0 Group  0 Pid 4766 on host device  0 [0x21] …`; before 2.x's groups,
         // `#   Rank  0 Pid 131398 on    host device  0 [0xaf] …`
         // Pasted into an issue outside a code block, Markdown takes a line starting with `#`
@@ -148,36 +147,15 @@ impl Parser {
             .or_else(|| l.strip_prefix("Rank ").filter(|r| bare_rank_line(r)))
             .filter(|r| r.trim_start().starts_with(|c: char| c.is_ascii_digit()));
         if let Some(rest) = rank_line {
-            t.ranks += 1;
-            if let Some(n) = rest.split_whitespace().next().and_then(|n| n.parse::<usize>().ok()) {
-                t.rank_span = t.rank_span.max(n.saturating_add(1));
-            }
-            let w: Vec<&str> = rest.split_whitespace().collect();
-            if let Some(i) = w.iter().position(|x| *x == "on") {
-                if let Some(h) = w.get(i + 1) {
-                    if seen.len() < 65536 && seen.insert((0, h.to_string())) {
-                        t.hosts.push(h.to_string());
-                    }
-                    // Rank 0 on two hosts: each process is a job of its own.
-                    if w.first() == Some(&"0") && seen.len() < 65536 && seen.insert((2, h.to_string())) {
-                        t.rank0_hosts += 1;
-                    }
-                }
-            }
-            if let Some(i) = rest.find(']') {
-                let d = rest[i + 1..].trim().to_string();
-                if !d.is_empty() && seen.len() < 65536 && seen.insert((1, d.clone())) {
-                    t.devices.push(d);
-                }
-            }
+            self.rank_line(rest);
             return;
         }
         if let Some(v) = l.strip_prefix("# Avg bus bandwidth") {
-            t.avg_busbw = v.trim_start_matches([' ', ':']).split_whitespace().next().and_then(num);
-            if t.summaries > 0 && !self.rows_since_summary {
-                t.interleaved += 1;
+            self.t.avg_busbw = v.trim_start_matches([' ', ':']).split_whitespace().next().and_then(num);
+            if self.t.summaries > 0 && !self.rows_since_summary {
+                self.t.interleaved += 1;
             }
-            t.summaries += 1;
+            self.t.summaries += 1;
             self.rows_since_summary = false;
             self.last_size = None;
             return;
@@ -188,9 +166,42 @@ impl Parser {
             self.rows_since_summary = true;
             return;
         }
-        if l.starts_with('#') || !l.starts_with(|c: char| c.is_ascii_digit()) || t.rows.len() >= MAX_ROWS {
+        if l.starts_with('#') || !l.starts_with(|c: char| c.is_ascii_digit()) || self.t.rows.len() >= MAX_ROWS {
             return;
         }
+        self.row(l);
+    }
+
+    /// `#  Rank  N Group G Pid P on HOST device D [0x..] NAME`: a rank, its host and device.
+    fn rank_line(&mut self, rest: &str) {
+        let (seen, t) = (&mut self.seen, &mut self.t);
+        t.ranks += 1;
+        if let Some(n) = rest.split_whitespace().next().and_then(|n| n.parse::<usize>().ok()) {
+            t.rank_span = t.rank_span.max(n.saturating_add(1));
+        }
+        let w: Vec<&str> = rest.split_whitespace().collect();
+        if let Some(i) = w.iter().position(|x| *x == "on") {
+            if let Some(h) = w.get(i + 1) {
+                if seen.len() < 65536 && seen.insert((0, h.to_string())) {
+                    t.hosts.push(h.to_string());
+                }
+                // Rank 0 on two hosts: each process is a job of its own.
+                if w.first() == Some(&"0") && seen.len() < 65536 && seen.insert((2, h.to_string())) {
+                    t.rank0_hosts += 1;
+                }
+            }
+        }
+        if let Some(i) = rest.find(']') {
+            let d = rest[i + 1..].trim().to_string();
+            if !d.is_empty() && seen.len() < 65536 && seen.insert((1, d.clone())) {
+                t.devices.push(d);
+            }
+        }
+    }
+
+    /// A row of the results table: its size, count, type, op, root and both blocks.
+    fn row(&mut self, l: &str) {
+        let t = &mut self.t;
         let f: Vec<&str> = l.split_whitespace().collect();
         if f.len() < 8 {
             return;
