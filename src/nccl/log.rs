@@ -1974,29 +1974,17 @@ impl Analyser {
                 !self.warned_unfollowed.contains(&i) && by.peek().is_some() && by.all(|w| w.2 && !w.0.is_empty());
         }
         f.per_host = std::mem::take(&mut self.views).into_iter().collect();
-        let on = |bit: u8| -> Vec<String> {
-            f.per_host.iter().filter(|(_, v)| v.net_plugin & bit != 0).map(|(h, _)| h.clone()).collect()
-        };
-        let (ext, int) = (on(1), on(2));
-        if !ext.is_empty() && !int.is_empty() && f.per_host.len() >= 2 {
-            f.net_plugin_split = Some(format!(
-                "{} {} a net plugin; {} {} NCCL's internal one",
-                some_hosts(&ext),
-                if ext.len() == 1 { "loads" } else { "load" },
-                some_hosts(&int),
-                if int.len() == 1 { "uses" } else { "use" }
-            ));
-        }
+        f.net_plugin_split = plugin_split(&f.per_host);
         f.modify_qp_errnos.sort_unstable();
         f.modify_qp_errnos.dedup();
         f.networks_seen = self.networks.iter().cloned().collect();
         f.network = match self.networks.len() {
             0 => None,
-            1 => self.networks.into_iter().next(),
+            1 => std::mem::take(&mut self.networks).into_iter().next(),
             _ => Some("mixed".into()),
         };
-        f.bootstrap_ifs = self.boot.into_iter().collect();
-        f.hosts = self.hosts.into_iter().collect();
+        f.bootstrap_ifs = std::mem::take(&mut self.boot).into_iter().collect();
+        f.hosts = std::mem::take(&mut self.hosts).into_iter().collect();
         f.hosts.sort_unstable();
         // Rings of one rank, printed on several hosts: each process made a communicator of its
         // own (one job per node, or mpirun without MPI in the test): they never joined.
@@ -2017,6 +2005,14 @@ impl Analyser {
         } else {
             None
         };
+        self.trace_and_error_failures(&mut f);
+        f.failures.sort_by_key(|x| x.kind);
+        f
+    }
+
+    /// NCCL's return-code trace up from a failed set-up, or its error result alone, where no
+    /// classified WARN says more: still a failure.
+    fn trace_and_error_failures(&mut self, f: &mut LogFacts) {
         // NCCL's return-code trace up from a failed set-up, with no WARN that says more: the
         // bootstrap's is a connection between ranks that failed.
         if let Some(t) = self.trace_line.take() {
@@ -2048,9 +2044,24 @@ impl Analyser {
                 init_completed_after: false,
             });
         }
-        f.failures.sort_by_key(|x| x.kind);
-        f
     }
+}
+
+/// Some hosts load a net plugin, others use NCCL's internal one: which (plugin/net.cc).
+fn plugin_split(per_host: &BTreeMap<String, HostView>) -> Option<String> {
+    let on = |bit: u8| -> Vec<String> {
+        per_host.iter().filter(|(_, v)| v.net_plugin & bit != 0).map(|(h, _)| h.clone()).collect()
+    };
+    let (ext, int) = (on(1), on(2));
+    (!ext.is_empty() && !int.is_empty() && per_host.len() >= 2).then(|| {
+        format!(
+            "{} {} a net plugin; {} {} NCCL's internal one",
+            some_hosts(&ext),
+            if ext.len() == 1 { "loads" } else { "load" },
+            some_hosts(&int),
+            if int.len() == 1 { "uses" } else { "use" }
+        )
+    })
 }
 
 pub fn analyse(text: &str) -> LogFacts {
