@@ -586,30 +586,9 @@ pub fn decide_saying(
     if node.rdma.is_empty() && said_before.is_empty() {
         return Ok(out);
     }
-    let mounts_path =
-        env.get("ENROOT_MOUNTS").map(PathBuf::from).context("ENROOT_MOUNTS is not set (not run by enroot?)")?;
-    let environ_path =
-        env.get("ENROOT_ENVIRON").map(PathBuf::from).context("ENROOT_ENVIRON is not set (not run by enroot?)")?;
-    let rootfs = env.get("ENROOT_ROOTFS").map(PathBuf::from);
-    // Read once, bounded, bytes kept: a non-UTF-8 byte in the image's environment must not
-    // cost the settings (it would be the silent socket fallback again).
-    let environ_bytes = match crate::input::read_bytes(&environ_path, crate::input::MAX_INPUT) {
-        Ok(b) => b,
-        Err(e) if crate::input::is_absent(&e) => Vec::new(),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", environ_path.display())),
-    };
+    let (mounts_path, environ_path, rootfs, environ_bytes) = hook_files(env)?;
     if node.rdma.is_empty() {
-        // Nothing to expose or decide on a node without RDMA devices; but a configuration
-        // that could not be read (the admin's, or the user's IBWIRE_CONFIG: their settings
-        // lost) is said where a pyxis user looks, as on any node (found under real pyxis 0.24).
-        if !env.contains_key("IBWIRE_HOOK_WARNINGS") {
-            let l = render::environ_line("IBWIRE_HOOK_WARNINGS", &warnings_value(said_before))?;
-            out.environ.push(l);
-        }
-        out.mounts_path = mounts_path;
-        out.environ_path = environ_path;
-        out.environ_bytes = environ_bytes;
-        return Ok(out);
+        return no_rdma(out, env, said_before, mounts_path, environ_path, environ_bytes);
     }
     let environ_text = String::from_utf8_lossy(&environ_bytes);
     let file_env = environ::parse(&environ_text);
@@ -636,37 +615,86 @@ pub fn decide_saying(
         d.problems.push((hook::Problem::JobHcaExcluded, why));
     }
     let exposure = hook::exposure(&p, &sel, restricted, &value);
-    let exposed = exposure == netguard::Exposure::Usable;
     // An image that cannot use verbs cannot use the HCAs it is given (looked up inside the
     // image, bounded, as the plugin look-up).
     let image = rootfs.as_deref().map(crate::probe::sysroot::SysRoot::new);
-    if exposed {
-        if let Some(r) = &image {
-            if let Some(why) = image_lacks_verbs(node, &p, r, file_env.get("LD_LIBRARY_PATH")) {
-                d.problems.push((hook::Problem::ImageNoVerbs, why));
-            }
-        }
+    let lacks = |r: &crate::probe::sysroot::SysRoot| image_lacks_verbs(node, &p, r, file_env.get("LD_LIBRARY_PATH"));
+    if let Some(why) = image.as_ref().filter(|_| exposure == netguard::Exposure::Usable).and_then(lacks) {
+        d.problems.push((hook::Problem::ImageNoVerbs, why));
     }
-    if let Some(why) = pin_nccl_net(&p, exposure, env, &file_env, cfg, image.as_ref()) {
-        d.env.push(("NCCL_NET".into(), "IB".into()));
-        if exposure == netguard::Exposure::Emptied {
-            // NCCL then fails at init with "Failed to initialize any NET plugin" (what `ibwire
-            // verify` explains) instead of crawling on TCP sockets without a word.
-            d.problems.push((
-                hook::Problem::SelectionEmpty,
-                format!("{}={value}: a {}-node job with no healthy HCA exposed; NCCL_NET=IB makes NCCL fail at init instead of running on TCP sockets (set {}=none to run on sockets on purpose)", sel.var, crate::slurm::num_nodes(var), sel.var),
-            ));
-        }
-        if crate::config::truthy(env.get("IBWIRE_DEBUG").map(String::as_str)) {
-            say(&format!("ibwire-hook: NCCL_NET=IB: {}", printable(&why, 2000)));
-        }
-    }
+    pin_net(&mut d, &p, exposure, env, &file_env, cfg, image.as_ref(), || {
+        format!("{}={value}: a {}-node job with no healthy HCA exposed; NCCL_NET=IB makes NCCL fail at init instead of running on TCP sockets (set {}=none to run on sockets on purpose)", sel.var, crate::slurm::num_nodes(var), sel.var)
+    });
     out.nnodes = crate::slurm::num_nodes(var);
     emit(&mut out, d, env, cfg, node, &sel.devices, &mounts_path, root, said_before)?;
     out.mounts_path = mounts_path;
     out.environ_path = environ_path;
     out.environ_bytes = environ_bytes;
     Ok(out)
+}
+
+/// enroot's files for this container: ENROOT_MOUNTS, ENROOT_ENVIRON (its bytes, read once and
+/// bounded: a non-UTF-8 byte in the image's environment must not cost the settings, which would
+/// be the silent socket fallback again) and the rootfs.
+fn hook_files(env: &BTreeMap<String, String>) -> Result<(PathBuf, PathBuf, Option<PathBuf>, Vec<u8>)> {
+    let mounts_path =
+        env.get("ENROOT_MOUNTS").map(PathBuf::from).context("ENROOT_MOUNTS is not set (not run by enroot?)")?;
+    let environ_path =
+        env.get("ENROOT_ENVIRON").map(PathBuf::from).context("ENROOT_ENVIRON is not set (not run by enroot?)")?;
+    let rootfs = env.get("ENROOT_ROOTFS").map(PathBuf::from);
+    let environ_bytes = match crate::input::read_bytes(&environ_path, crate::input::MAX_INPUT) {
+        Ok(b) => b,
+        Err(e) if crate::input::is_absent(&e) => Vec::new(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", environ_path.display())),
+    };
+    Ok((mounts_path, environ_path, rootfs, environ_bytes))
+}
+
+/// Nothing to expose or decide on a node without RDMA devices; but a configuration that could
+/// not be read (the admin's, or the user's IBWIRE_CONFIG: their settings lost) is said where a
+/// pyxis user looks, as on any node (found under real pyxis 0.24).
+fn no_rdma(
+    mut out: Outcome,
+    env: &BTreeMap<String, String>,
+    said_before: &[String],
+    mounts_path: PathBuf,
+    environ_path: PathBuf,
+    environ_bytes: Vec<u8>,
+) -> Result<Outcome> {
+    if !env.contains_key("IBWIRE_HOOK_WARNINGS") {
+        let l = render::environ_line("IBWIRE_HOOK_WARNINGS", &warnings_value(said_before))?;
+        out.environ.push(l);
+    }
+    out.mounts_path = mounts_path;
+    out.environ_path = environ_path;
+    out.environ_bytes = environ_bytes;
+    Ok(out)
+}
+
+/// The socket-fallback guard: NCCL_NET=IB where the job is to run on the HCAs; with every
+/// healthy HCA hidden from the container, the problem `emptied` says.
+#[allow(clippy::too_many_arguments)]
+fn pin_net(
+    d: &mut hook::Decision,
+    p: &plan::Plan,
+    exposure: netguard::Exposure,
+    env: &BTreeMap<String, String>,
+    file_env: &environ::Environ,
+    cfg: &Config,
+    image: Option<&crate::probe::sysroot::SysRoot>,
+    emptied: impl FnOnce() -> String,
+) {
+    if let Some(why) = pin_nccl_net(p, exposure, env, file_env, cfg, image) {
+        d.env.push(("NCCL_NET".into(), "IB".into()));
+        if exposure == netguard::Exposure::Emptied {
+            // NCCL then fails at init with "Failed to initialize any NET plugin" (what `ibwire
+            // verify` explains) instead of crawling on TCP sockets without a word.
+            d.problems.push((hook::Problem::SelectionEmpty, emptied()));
+        }
+        if crate::config::truthy(env.get("IBWIRE_DEBUG").map(String::as_str)) {
+            say(&format!("ibwire-hook: NCCL_NET=IB: {}", printable(&why, 2000)));
+        }
+    }
 }
 
 /// The decision written as the hook's outcome: devices, binds, the sysfs mask, and the
