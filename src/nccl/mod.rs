@@ -153,21 +153,7 @@ fn looks_like_nccl_prefix(tok: &str) -> bool {
 /// `[tag]:`, pdsh's `host: ` before an NCCL line, a leftover colour code (`[0m `),
 /// indentation, and e-mail quoting (`> `).
 pub fn unwrap_line(l: &str) -> &str {
-    // Ray's relay: `(RayWorkerWrapper pid=123, ip=10.0.0.2) <line> [repeated 7x across cluster]`.
-    let l = match l.as_bytes().last() {
-        Some(b']') if l.ends_with(" across cluster]") => {
-            static R: std::sync::OnceLock<memchr::memmem::FinderRev<'static>> = std::sync::OnceLock::new();
-            R.get_or_init(|| memchr::memmem::FinderRev::new(" [repeated ")).rfind(l.as_bytes()).map_or(l, |i| &l[..i])
-        }
-        _ => l,
-    };
-    let l = match l.strip_prefix('(') {
-        Some(r) => match memchr::memchr_iter(b')', r.as_bytes()).find(|&e| r.as_bytes().get(e + 1) == Some(&b' ')) {
-            Some(e) if r.as_bytes()[..e].windows(5).any(|w| w == b" pid=") => r[e + 2..].trim_start(),
-            _ => l,
-        },
-        None => l,
-    };
+    let l = relayed(l);
     // The common case first: `host:pid:tid …` (a letter or digit, then ':' and a digit) has
     // none of the wrappers below (they start with space, '>', '[', `N: ` or `host: `).
     let b = l.as_bytes();
@@ -180,65 +166,100 @@ pub fn unwrap_line(l: &str) -> &str {
     }
     // Each wrapper is short: its end is looked for in the next WINDOW bytes only, and at most
     // MAX_WRAPPERS are taken off, so a line of repeated prefixes costs linear time.
-    const WINDOW: usize = 160;
     const MAX_WRAPPERS: usize = 64;
-    let head = |s: &str| -> usize { s.len().min(WINDOW) };
     let mut s = l.trim_start();
     for _ in 0..MAX_WRAPPERS {
         let before = s;
         s = s.trim_start_matches('>').trim_start();
-        if let Some(rest) = s.strip_prefix('[') {
-            if let Some(end) = memchr::memmem::find(&rest.as_bytes()[..head(rest)], b"] ") {
-                let inner = &rest[..end];
-                if inner.len() >= 19 && inner.as_bytes()[4] == b'-' && inner.as_bytes()[13] == b':' {
-                    s = rest[end + 2..].trim_start();
-                }
-            }
-        }
-        // `[0m ` (an ANSI colour code whose ESC was lost on the way).
-        if let Some(rest) = s.strip_prefix('[') {
-            let n = rest.bytes().take_while(|b| b.is_ascii_digit() || *b == b';').count();
-            if n > 0 && n <= 8 && rest[n..].starts_with("m ") {
-                s = rest[n + 2..].trim_start();
-            }
-        }
-        if let Some(rest) = s.strip_prefix('[') {
-            if let Some(end) = memchr::memchr(b']', &rest.as_bytes()[..head(rest)]) {
-                let inner = &rest[..end];
-                let after = &rest[end + 1..];
-                let tight = !inner.is_empty() && !inner.contains(char::is_whitespace);
-                if tight {
-                    if let Some(a) = after.strip_prefix("<stdout>:").or_else(|| after.strip_prefix("<stderr>:")) {
-                        s = a.trim_start();
-                    } else if let Some(a) = after.strip_prefix(':') {
-                        // `[rank0]:`, `[trainer0|0]:` — but not `[1a000] -> …` (no colon).
-                        s = a.trim_start();
-                    } else if after.starts_with(' ')
-                        && inner.bytes().all(|b| b.is_ascii_digit())
-                        && after.split_whitespace().next().is_some_and(looks_like_nccl_prefix)
-                    {
-                        // mpirun's `[3] host:pid:tid [0] NCCL INFO …`
-                        s = after.trim_start();
-                    }
-                }
-            }
-        }
+        s = bracketed(s);
         let digits = s.bytes().take_while(u8::is_ascii_digit).count();
         if digits > 0 && s[digits..].starts_with(": ") {
             s = s[digits + 2..].trim_start();
         }
-        // pdsh/clush: `node07: node07:1234:1240 [0] NCCL INFO …`
-        let colon = memchr::memchr(b':', &s.as_bytes()[..head(s)]);
-        if let Some((first, rest)) = colon.map(|i| (&s[..i], &s[i + 1..])).filter(|(_, r)| r.starts_with(' ')) {
-            if !first.is_empty()
-                && !first.contains(char::is_whitespace)
-                && rest.split_whitespace().next().is_some_and(looks_like_nccl_prefix)
-            {
-                s = rest.trim_start();
-            }
-        }
+        s = host_prefixed(s);
         if s.len() == before.len() {
             return s;
+        }
+    }
+    s
+}
+
+/// Ray's relay: `(RayWorkerWrapper pid=123, ip=10.0.0.2) <line> [repeated 7x across cluster]`.
+fn relayed(l: &str) -> &str {
+    let l = match l.as_bytes().last() {
+        Some(b']') if l.ends_with(" across cluster]") => {
+            static R: std::sync::OnceLock<memchr::memmem::FinderRev<'static>> = std::sync::OnceLock::new();
+            R.get_or_init(|| memchr::memmem::FinderRev::new(" [repeated ")).rfind(l.as_bytes()).map_or(l, |i| &l[..i])
+        }
+        _ => l,
+    };
+    match l.strip_prefix('(') {
+        Some(r) => match memchr::memchr_iter(b')', r.as_bytes()).find(|&e| r.as_bytes().get(e + 1) == Some(&b' ')) {
+            Some(e) if r.as_bytes()[..e].windows(5).any(|w| w == b" pid=") => r[e + 2..].trim_start(),
+            _ => l,
+        },
+        None => l,
+    }
+}
+
+/// The end of a wrapper is looked for in the next WINDOW bytes only.
+const WINDOW: usize = 160;
+
+fn head(s: &str) -> usize {
+    s.len().min(WINDOW)
+}
+
+/// One pass of the bracketed wrappers: `[2024-05-01 10:00:00,123] `, `[0m `, `[rank0]:`,
+/// `[1,0]<stdout>:`, mpirun's `[3] host:pid:tid …`.
+fn bracketed(mut s: &str) -> &str {
+    if let Some(rest) = s.strip_prefix('[') {
+        if let Some(end) = memchr::memmem::find(&rest.as_bytes()[..head(rest)], b"] ") {
+            let inner = &rest[..end];
+            if inner.len() >= 19 && inner.as_bytes()[4] == b'-' && inner.as_bytes()[13] == b':' {
+                s = rest[end + 2..].trim_start();
+            }
+        }
+    }
+    // `[0m ` (an ANSI colour code whose ESC was lost on the way).
+    if let Some(rest) = s.strip_prefix('[') {
+        let n = rest.bytes().take_while(|b| b.is_ascii_digit() || *b == b';').count();
+        if n > 0 && n <= 8 && rest[n..].starts_with("m ") {
+            s = rest[n + 2..].trim_start();
+        }
+    }
+    if let Some(rest) = s.strip_prefix('[') {
+        if let Some(end) = memchr::memchr(b']', &rest.as_bytes()[..head(rest)]) {
+            let inner = &rest[..end];
+            let after = &rest[end + 1..];
+            let tight = !inner.is_empty() && !inner.contains(char::is_whitespace);
+            if tight {
+                if let Some(a) = after.strip_prefix("<stdout>:").or_else(|| after.strip_prefix("<stderr>:")) {
+                    s = a.trim_start();
+                } else if let Some(a) = after.strip_prefix(':') {
+                    // `[rank0]:`, `[trainer0|0]:` — but not `[1a000] -> …` (no colon).
+                    s = a.trim_start();
+                } else if after.starts_with(' ')
+                    && inner.bytes().all(|b| b.is_ascii_digit())
+                    && after.split_whitespace().next().is_some_and(looks_like_nccl_prefix)
+                {
+                    // mpirun's `[3] host:pid:tid [0] NCCL INFO …`
+                    s = after.trim_start();
+                }
+            }
+        }
+    }
+    s
+}
+
+/// pdsh/clush: `node07: node07:1234:1240 [0] NCCL INFO …`
+fn host_prefixed(mut s: &str) -> &str {
+    let colon = memchr::memchr(b':', &s.as_bytes()[..head(s)]);
+    if let Some((first, rest)) = colon.map(|i| (&s[..i], &s[i + 1..])).filter(|(_, r)| r.starts_with(' ')) {
+        if !first.is_empty()
+            && !first.contains(char::is_whitespace)
+            && rest.split_whitespace().next().is_some_and(looks_like_nccl_prefix)
+        {
+            s = rest.trim_start();
         }
     }
     s
