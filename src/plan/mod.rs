@@ -191,7 +191,6 @@ pub fn missing_device_nodes<'a>(devs: impl Iterator<Item = &'a crate::probe::Rdm
 pub fn decide(node: &Node, intent: &Intent) -> Plan {
     let mut settings = Vec::new();
     let mut findings = Vec::new();
-    let user = |k: &str| intent.user_value(k);
 
     // Bootstrap interface first: the HCA rules exclude the NIC that carries it.
     let one_node = ["SLURM_JOB_NUM_NODES", "SLURM_NNODES"].iter().any(|k| intent.env.contains_key(*k))
@@ -222,6 +221,29 @@ pub fn decide(node: &Node, intent: &Intent) -> Plan {
     socket_settings(intent, &boot, &mut settings);
 
     let g = gpus::choose(node, &intent.env);
+    gpu_settings(node, intent, &g, &mut settings, &mut findings);
+
+    Plan {
+        settings,
+        excluded: hca.excluded,
+        findings,
+        hcas: hca.selected,
+        bootstrap_reason: boot.as_ref().ok().map(|b| b.reason.clone()),
+        bootstrap_from_master: intent.master.is_some() && boot.is_ok(),
+        bootstrap_if: boot.ok().map(|b| b.iface),
+        nproc_per_node: g.count.max(1),
+    }
+}
+
+/// CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER for the GPUs, and the job's own RAS address.
+fn gpu_settings(
+    node: &Node,
+    intent: &Intent,
+    g: &gpus::Choice,
+    settings: &mut Vec<Setting>,
+    findings: &mut Vec<Finding>,
+) {
+    let user = |k: &str| intent.user_value(k);
     findings.extend(g.findings.iter().cloned());
     if let Some(v) = &g.visible {
         let source = if g.from_user { Source::User } else { Source::Decided };
@@ -265,17 +287,6 @@ pub fn decide(node: &Node, intent: &Intent) -> Plan {
                 source: Source::Decided,
             });
         }
-    }
-
-    Plan {
-        settings,
-        excluded: hca.excluded,
-        findings,
-        hcas: hca.selected,
-        bootstrap_reason: boot.as_ref().ok().map(|b| b.reason.clone()),
-        bootstrap_from_master: intent.master.is_some() && boot.is_ok(),
-        bootstrap_if: boot.ok().map(|b| b.iface),
-        nproc_per_node: g.count.max(1),
     }
 }
 
