@@ -361,6 +361,17 @@ pub fn render(r: &Report, facts: &log::LogFacts, json: bool) -> Result<String> {
             s.push_str(&format!("    {}: {} ({n})\n", printable(what, 4000), printable(hosts, 4000)));
         }
     }
+    facts_lines(&mut s, r, facts);
+    for w in facts.warns.iter().take(5) {
+        s.push_str(&format!("  NCCL WARN {}\n", printable(w, 4000)));
+    }
+    causes_and_notes(&mut s, r);
+    Ok(s)
+}
+
+/// The facts under the verdict: nodes, network, GPUDirect, NCCL, the expectation, HCAs,
+/// bootstrap, channels and bandwidths.
+fn facts_lines(s: &mut String, r: &Report, facts: &log::LogFacts) {
     let f = |o: Option<f64>| o.map(|v| format!("{v:.1} GB/s")).unwrap_or_else(|| "-".into());
     s.push_str(&format!(
         "  nodes: {}   network: {}   GPUDirect RDMA: {}   NCCL {}\n  expected: {} ({})\n",
@@ -410,9 +421,10 @@ pub fn render(r: &Report, facts: &log::LogFacts, json: bool) -> Result<String> {
             _ => String::new(),
         }
     ));
-    for w in facts.warns.iter().take(5) {
-        s.push_str(&format!("  NCCL WARN {}\n", printable(w, 4000)));
-    }
+}
+
+/// The causes, most likely first, each with its evidence and fix; then the notes.
+fn causes_and_notes(s: &mut String, r: &Report) {
     if !r.findings.is_empty() {
         s.push_str("Causes, most likely first:\n");
         for (i, c) in r.findings.iter().enumerate() {
@@ -429,7 +441,6 @@ pub fn render(r: &Report, facts: &log::LogFacts, json: bool) -> Result<String> {
             s.push_str(&format!("  - {}\n", printable(n, 4000)));
         }
     }
-    Ok(s)
 }
 
 /// `node`: the job's node (`--root`, `--snapshot`, or this one for a live run); `None` for a
