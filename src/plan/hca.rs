@@ -161,7 +161,33 @@ pub fn select(node: &Node, policy: &Policy) -> Decision {
     let mut dec = Decision::default();
     let structure = Structure::of(node);
 
-    let mut cands: Vec<(&RdmaDevice, &RdmaPort)> = Vec::new();
+    let mut cands = port_candidates(node, policy, &structure, &mut dec);
+    cands = without_bootstrap_carrier(node, policy, cands, &mut dec);
+    cands = one_partition(cands, &mut dec);
+    cands = one_fabric(node, cands, &mut dec);
+    dec.fabric = cands.first().and_then(|(_, p)| p.link_layer);
+
+    for (i, (d, p)) in cands.iter().enumerate() {
+        if i >= MAX_ENTRIES {
+            dec.excluded.push(Exclusion {
+                device: d.name.clone(),
+                port: Some(p.port),
+                kind: ExclusionKind::TooMany,
+                reason: format!("NCCL accepts at most {MAX_ENTRIES} devices"),
+            });
+        } else {
+            dec.selected.push((d.name.clone(), p.port));
+        }
+    }
+    dec.reason = reason(node, &dec);
+    dec.value = (!dec.selected.is_empty())
+        .then(|| format!("={}", dec.selected.iter().map(|(d, p)| format!("{d}:{p}")).collect::<Vec<_>>().join(",")));
+    dec
+}
+
+/// Every port the rules keep, in node order; the excluded ones, with their reasons, in `dec`.
+fn port_candidates<'a>(node: &'a Node, policy: &Policy, structure: &Structure, dec: &mut Decision) -> Cands<'a> {
+    let mut cands: Cands = Vec::new();
     for d in &node.rdma {
         let pf = structure.pf(d);
         let vf_reason = |pf: &str| format!("SR-IOV virtual function of {pf}; the physical function is used");
@@ -202,47 +228,30 @@ pub fn select(node: &Node, policy: &Policy) -> Decision {
             }
         }
     }
+    cands
+}
 
-    cands = without_bootstrap_carrier(node, policy, cands, &mut dec);
-    cands = one_partition(cands, &mut dec);
-    cands = one_fabric(node, cands, &mut dec);
-    dec.fabric = cands.first().and_then(|(_, p)| p.link_layer);
-
-    for (i, (d, p)) in cands.iter().enumerate() {
-        if i >= MAX_ENTRIES {
-            dec.excluded.push(Exclusion {
-                device: d.name.clone(),
-                port: Some(p.port),
-                kind: ExclusionKind::TooMany,
-                reason: format!("NCCL accepts at most {MAX_ENTRIES} devices"),
-            });
-        } else {
-            dec.selected.push((d.name.clone(), p.port));
-        }
-    }
+/// Why the selection is what it is, for `--explain` and the hook's debug line.
+fn reason(node: &Node, dec: &Decision) -> String {
     if dec.selected.is_empty() {
-        dec.reason = if node.rdma.is_empty() {
+        return if node.rdma.is_empty() {
             "no RDMA devices".into()
         } else {
             format!("all {} RDMA ports excluded", dec.excluded.len())
         };
-    } else {
-        let list: Vec<String> = dec.selected.iter().map(|(d, p)| format!("{d}:{p}")).collect();
-        dec.value = Some(format!("={}", list.join(",")));
-        dec.reason = format!(
-            "{} healthy {} port{} (ACTIVE, LinkUp, {}); exact names so that no prefix pulls in other devices{}",
-            dec.selected.len(),
-            dec.fabric.unwrap_or(LinkLayer::Unknown),
-            if dec.selected.len() == 1 { "" } else { "s" },
-            if dec.fabric == Some(LinkLayer::Ethernet) {
-                "RoCE v2 IPv4 GID on an up netdev"
-            } else {
-                "unicast LID, SM present"
-            },
-            if dec.excluded.is_empty() { String::new() } else { format!("; {} port(s) excluded", dec.excluded.len()) }
-        );
     }
-    dec
+    format!(
+        "{} healthy {} port{} (ACTIVE, LinkUp, {}); exact names so that no prefix pulls in other devices{}",
+        dec.selected.len(),
+        dec.fabric.unwrap_or(LinkLayer::Unknown),
+        if dec.selected.len() == 1 { "" } else { "s" },
+        if dec.fabric == Some(LinkLayer::Ethernet) {
+            "RoCE v2 IPv4 GID on an up netdev"
+        } else {
+            "unicast LID, SM present"
+        },
+        if dec.excluded.is_empty() { String::new() } else { format!("; {} port(s) excluded", dec.excluded.len()) }
+    )
 }
 
 type Cands<'a> = Vec<(&'a RdmaDevice, &'a RdmaPort)>;
