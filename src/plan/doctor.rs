@@ -444,6 +444,20 @@ fn lint_socket_ifname(node: &Node, plan: &Plan, v: &Var, out: &mut Vec<Finding>)
         ));
     }
     let first = matched[0];
+    interface_state(first, out);
+    let wrong_route = route_findings(plan, v, first, out);
+    // Said only when nothing above condemned the interface: an error and "nothing to do" about
+    // the same value would contradict each other.
+    if !wrong_route && first.if_type == crate::probe::IfType::Infiniband && first.kind != crate::probe::IfKind::Physical
+    {
+        let kind = format!("{:?}", first.kind).to_lowercase();
+        out.push(f(Severity::Info, s, format!("{} is an IPoIB {kind} interface: fine for bootstrap if every node reaches its subnet; NCCL's data still goes over NCCL_IB_HCA, not this interface", first.name), "nothing to do if it routes between all nodes"));
+    }
+}
+
+/// The bootstrap interface NCCL_SOCKET_IFNAME takes must be up and have a routable address.
+fn interface_state(first: &crate::probe::NetIf, out: &mut Vec<Finding>) {
+    let s = "NCCL_SOCKET_IFNAME";
     if !first.is_running() {
         out.push(f(
             Severity::Error,
@@ -459,6 +473,12 @@ fn lint_socket_ifname(node: &Node, plan: &Plan, v: &Var, out: &mut Vec<Finding>)
             "choose an interface with an IPv4 address",
         ));
     }
+}
+
+/// The interface NCCL_SOCKET_IFNAME takes against ibwire's (the one that routes to the master):
+/// whether it is the wrong route.
+fn route_findings(plan: &Plan, v: &Var, first: &crate::probe::NetIf, out: &mut Vec<Finding>) -> bool {
+    let s = "NCCL_SOCKET_IFNAME";
     let mut wrong_route = false;
     if let Some(b) = &plan.bootstrap_if {
         if &first.name != b {
@@ -480,13 +500,7 @@ fn lint_socket_ifname(node: &Node, plan: &Plan, v: &Var, out: &mut Vec<Finding>)
             }
         }
     }
-    // Said only when nothing above condemned the interface: an error and "nothing to do" about
-    // the same value would contradict each other.
-    if !wrong_route && first.if_type == crate::probe::IfType::Infiniband && first.kind != crate::probe::IfKind::Physical
-    {
-        let kind = format!("{:?}", first.kind).to_lowercase();
-        out.push(f(Severity::Info, s, format!("{} is an IPoIB {kind} interface: fine for bootstrap if every node reaches its subnet; NCCL's data still goes over NCCL_IB_HCA, not this interface", first.name), "nothing to do if it routes between all nodes"));
-    }
+    wrong_route
 }
 
 /// GPUDirect RDMA's two registration paths (nvidia_peermem, DMA-BUF), the IOMMU, and ACS on
