@@ -30,24 +30,16 @@ pub fn read(sys: &SysRoot) -> (Vec<NetIf>, Vec<Route>) {
         // target is all that is read. Its master and lowers come from the other side.
         // `probe` without `--all` does the same for container veths (28 of the story node's 45
         // interfaces; its text output lists them as a count), marked as not read.
-        let mut dir = None;
         let standard = sys.detail() == Detail::Standard;
+        let mut dir = None;
         if (hook || standard) && !addrs.contains_key(&name) && !vlans.contains_key(&name) {
-            if let Some(t) = sys.read_link(&link) {
-                if t.to_string_lossy().contains("/devices/virtual/net/") {
-                    let kind = classify(&name, IfType::Other, false, None, false, false);
-                    if hook {
-                        ifs.push(NetIf::unread(&name, kind));
-                        continue;
-                    }
-                    if kind == IfKind::Veth {
-                        let mut i = NetIf::unread(&name, kind);
-                        i.attributes_unread = true;
-                        ifs.push(i);
-                        continue;
-                    }
+            match software_if(sys, &class_dir, &link, &name, hook) {
+                Software::Unread(i) => {
+                    ifs.push(*i);
+                    continue;
                 }
-                dir = Some(sys.follow(&class_dir, &name, &t));
+                Software::Dir(d) => dir = Some(d),
+                Software::Neither => {}
             }
         }
         let Some(dir) = dir.unwrap_or_else(|| sys.resolve_in(&class_dir, &name)) else {
@@ -78,25 +70,59 @@ pub fn read(sys: &SysRoot) -> (Vec<NetIf>, Vec<Route>) {
         ifs.push(i);
     }
     if hook {
-        // Without directory listings, lower devices come from the other side of each link: a
-        // slave's `master`, a VLAN's parent in /proc/net/vlan/config.
-        let uppers: Vec<(String, String)> = ifs
-            .iter()
-            .filter_map(|i| i.master.clone().map(|m| (m, i.name.clone())))
-            .chain(vlans.iter().map(|(v, p)| (v.clone(), p.clone())))
-            .collect();
-        for (upper, lower) in uppers {
-            if let Some(u) = ifs.iter_mut().find(|i| i.name == upper) {
-                if !u.lowers.contains(&lower) {
-                    u.lowers.push(lower);
-                }
-            }
-        }
-        for i in &mut ifs {
-            i.lowers.sort();
-        }
+        lowers_from_links(&mut ifs, &vlans);
     }
     (ifs, routes)
+}
+
+/// Without directory listings, lower devices come from the other side of each link: a
+/// slave's `master`, a VLAN's parent in /proc/net/vlan/config.
+fn lowers_from_links(ifs: &mut [NetIf], vlans: &BTreeMap<String, String>) {
+    let uppers: Vec<(String, String)> = ifs
+        .iter()
+        .filter_map(|i| i.master.clone().map(|m| (m, i.name.clone())))
+        .chain(vlans.iter().map(|(v, p)| (v.clone(), p.clone())))
+        .collect();
+    for (upper, lower) in uppers {
+        if let Some(u) = ifs.iter_mut().find(|i| i.name == upper) {
+            if !u.lowers.contains(&lower) {
+                u.lowers.push(lower);
+            }
+        }
+    }
+    for i in ifs.iter_mut() {
+        i.lowers.sort();
+    }
+}
+
+/// What a software interface without an address needs to be read.
+enum Software {
+    /// Recorded by name only (the hook; `probe` without `--all` for a container veth).
+    Unread(Box<NetIf>),
+    /// Its directory, by the link already read (none: the link leads nowhere).
+    Dir(Option<PathBuf>),
+    Neither,
+}
+
+/// A software interface without an address (a container's veth, a bridge port) cannot be the
+/// bootstrap interface and carries no RDMA device: on the hook's path its link target is all
+/// that is read. Its master and lowers come from the other side. `probe` without `--all` does
+/// the same for container veths (28 of the story node's 45 interfaces; its text output lists
+/// them as a count), marked as not read.
+fn software_if(sys: &SysRoot, class_dir: &Path, link: &Path, name: &str, hook: bool) -> Software {
+    let Some(t) = sys.read_link(link) else { return Software::Neither };
+    if t.to_string_lossy().contains("/devices/virtual/net/") {
+        let kind = classify(name, IfType::Other, false, None, false, false);
+        if hook {
+            return Software::Unread(Box::new(NetIf::unread(name, kind)));
+        }
+        if kind == IfKind::Veth {
+            let mut i = NetIf::unread(name, kind);
+            i.attributes_unread = true;
+            return Software::Unread(Box::new(i));
+        }
+    }
+    Software::Dir(sys.follow(class_dir, name, &t))
 }
 
 /// An interface on an SR-IOV virtual function whose physical function has an RDMA device,
