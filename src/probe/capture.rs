@@ -59,26 +59,7 @@ pub fn capture(opts: &ProbeOptions, dest: &Path) -> Result<usize> {
             let d = dest.join(&real);
             fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;
         } else if meta.is_file() {
-            let mut buf = Vec::new();
-            if live {
-                if fs::File::open(&src).and_then(|f| f.take(4 << 20).read_to_end(&mut buf)).is_err() {
-                    continue; // unreadable on the node: the replay sees it missing, as the probe did
-                }
-            } else {
-                // the confined reader: no link followed out of the tree, no FIFO blocking
-                let Some(b) = sys.read_bytes(&real) else { continue };
-                buf = b;
-            }
-            if rel == Path::new("proc/1/environ") {
-                // Init's environment holds tokens and keys; the probe needs one fact from it.
-                buf = redact_environ(&buf);
-            }
-            let d = dest.join(&real);
-            if let Some(p) = d.parent() {
-                fs::create_dir_all(p).with_context(|| format!("cannot create {}", p.display()))?;
-            }
-            fs::write(&d, &buf).with_context(|| format!("cannot write {}", d.display()))?;
-            count += 1;
+            count += usize::from(copy_file(&sys, live, &rel, &real, &src, dest)?);
         } else {
             // Device nodes (/dev/infiniband/uverbsN) become empty placeholder files: the
             // replay needs their presence, never their contents.
@@ -104,6 +85,31 @@ pub fn capture(opts: &ProbeOptions, dest: &Path) -> Result<usize> {
     let snap = dest.join("ibwire-snapshot.json");
     fs::write(&snap, serde_json::to_vec_pretty(&node)?).with_context(|| format!("cannot write {}", snap.display()))?;
     Ok(count)
+}
+
+/// One regular file into the tree (live: read bounded; a tree: through the confined reader),
+/// init's environment redacted. `false`: unreadable, not copied.
+fn copy_file(sys: &SysRoot, live: bool, rel: &Path, real: &Path, src: &Path, dest: &Path) -> Result<bool> {
+    let mut buf = Vec::new();
+    if live {
+        if fs::File::open(src).and_then(|f| f.take(4 << 20).read_to_end(&mut buf)).is_err() {
+            return Ok(false); // unreadable on the node: the replay sees it missing, as the probe did
+        }
+    } else {
+        // the confined reader: no link followed out of the tree, no FIFO blocking
+        let Some(b) = sys.read_bytes(real) else { return Ok(false) };
+        buf = b;
+    }
+    if rel == Path::new("proc/1/environ") {
+        // Init's environment holds tokens and keys; the probe needs one fact from it.
+        buf = redact_environ(&buf);
+    }
+    let d = dest.join(real);
+    if let Some(p) = d.parent() {
+        fs::create_dir_all(p).with_context(|| format!("cannot create {}", p.display()))?;
+    }
+    fs::write(&d, &buf).with_context(|| format!("cannot write {}", d.display()))?;
+    Ok(true)
 }
 
 /// The capture writes only into a directory it owns alone: a new one (mode 0700), or an empty
