@@ -71,6 +71,17 @@ pub fn capture(opts: &ProbeOptions, dest: &Path) -> Result<usize> {
             count += 1;
         }
     }
+    count += make_links(dest, links)?;
+    // The snapshot beside the tree lets a ticket reader compare what the node said live.
+    let snap = dest.join("ibwire-snapshot.json");
+    fs::write(&snap, serde_json::to_vec_pretty(&node)?).with_context(|| format!("cannot write {}", snap.display()))?;
+    Ok(count)
+}
+
+/// The links recorded, made last (their targets are in the tree by then); one already there
+/// is left.
+fn make_links(dest: &Path, links: Vec<(PathBuf, PathBuf)>) -> Result<usize> {
+    let mut count = 0;
     for (at, target) in links {
         let d = dest.join(&at);
         if let Some(p) = d.parent() {
@@ -81,9 +92,6 @@ pub fn capture(opts: &ProbeOptions, dest: &Path) -> Result<usize> {
             count += 1;
         }
     }
-    // The snapshot beside the tree lets a ticket reader compare what the node said live.
-    let snap = dest.join("ibwire-snapshot.json");
-    fs::write(&snap, serde_json::to_vec_pretty(&node)?).with_context(|| format!("cannot write {}", snap.display()))?;
     Ok(count)
 }
 
