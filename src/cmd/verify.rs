@@ -489,12 +489,9 @@ pub fn run(node: Option<&Node>, a: &Args) -> Result<ExitCode> {
 
 /// all_reduce_perf when it is on PATH and the job is one node; else examples/allreduce.py via
 /// torchrun, prepared exactly as `ibwire launch` would.
-fn benchmark(node: &Node, a: &Args, env: std::collections::BTreeMap<String, String>) -> Result<String> {
-    // Private (mkdtemp, 0700) and removed on every way out: a predictable /tmp path could be
-    // planted by another user, and its script swapped before torchrun runs it.
-    let dir = crate::input::Scratch::new("ibwire-verify")?;
-    let script = dir.write("allreduce.py", ALLREDUCE_PY.as_bytes())?;
-    let largs = crate::cmd::launch::Args {
+/// torchrun's launch for the benchmark: what NCCL does on its own (no NCCL_NET pin, no watch).
+fn launch_args(a: &Args, script: String) -> crate::cmd::launch::Args {
+    crate::cmd::launch::Args {
         nnodes: None,
         node_rank: None,
         master_addr: a.master_addr.clone(),
@@ -517,8 +514,16 @@ fn benchmark(node: &Node, a: &Args, env: std::collections::BTreeMap<String, Stri
         explain: false,
         config: a.config.clone(),
         bootstrap_if: None,
-        script: vec![script.display().to_string(), "--size-mb".into(), a.size_mb.to_string()],
-    };
+        script: vec![script, "--size-mb".into(), a.size_mb.to_string()],
+    }
+}
+
+fn benchmark(node: &Node, a: &Args, env: std::collections::BTreeMap<String, String>) -> Result<String> {
+    // Private (mkdtemp, 0700) and removed on every way out: a predictable /tmp path could be
+    // planted by another user, and its script swapped before torchrun runs it.
+    let dir = crate::input::Scratch::new("ibwire-verify")?;
+    let script = dir.write("allreduce.py", ALLREDUCE_PY.as_bytes())?;
+    let largs = launch_args(a, script.display().to_string());
     let prepared = crate::cmd::launch::prepare(node, &largs, env.clone(), None)?;
     let l = prepared.launch.map_err(|r| anyhow::anyhow!("{}; fix: {}", r.reason, r.fix))?;
     let single = !l.argv.iter().any(|x| x.starts_with("--nnodes=") && x != "--nnodes=1");
