@@ -175,8 +175,7 @@ const BATCH: usize = 1 << 20;
 pub fn read_files(files: &[PathBuf]) -> Result<Read> {
     let files = expand_dirs(files)?;
     let files = &files[..];
-    let mut inputs: std::collections::VecDeque<(PathBuf, Box<dyn std::io::Read + Send>)> =
-        files.iter().map(|f| open_input(f).map(|r| (f.clone(), r))).collect::<Result<_>>()?;
+    let mut inputs: Inputs = files.iter().map(|f| open_input(f).map(|r| (f.clone(), r))).collect::<Result<_>>()?;
     // `ibwire launch: NCCL's log: DIR` in a job's output: the log it kept is read too.
     let mut seen: std::collections::BTreeSet<PathBuf> = files.iter().cloned().collect();
     let bar = progress_bar(files);
@@ -214,15 +213,9 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
                 // reader's thread for the rest: the two threads then carry about the same work.
                 slot = (slot + 1) % 8;
                 let pre = if slot < 5 { log::pre(l) } else { log::Pre::NONE };
-                out.extend_from_slice(&pre.to_bytes());
-                out.extend_from_slice(&(l.len() as u32).to_le_bytes());
-                out.extend_from_slice(l.as_bytes());
+                push_line(&mut out, pre, l);
                 if out.len() >= BATCH {
-                    if let Some(b) = &bar {
-                        b.inc(out.len() as u64);
-                    }
-                    let next = spare.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH + MAX_LINE));
-                    let _ = tx.send(std::mem::replace(&mut out, next));
+                    send_batch(&mut out, bar.as_ref(), &spare, &tx);
                 }
             });
             if let Err(e) = read {
@@ -231,17 +224,47 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
             }
             follow_pointed(pointed, &mut seen, &mut inputs);
         }
-        if !out.is_empty() {
-            let _ = tx.send(out);
-        }
-        drop(tx);
-        if let Some(b) = &bar {
-            b.finish_and_clear();
-        }
+        last_batch(out, tx, bar.as_ref());
         let facts = worker.join().map_err(|_| anyhow::anyhow!("the log reader failed"))?;
         res?;
         Ok(Read::of(facts, tests.finish(), allreduce))
     })
+}
+
+/// The files still to read, each with its (decompressing) reader.
+type Inputs = std::collections::VecDeque<(PathBuf, Box<dyn std::io::Read + Send>)>;
+
+/// One line into the batch for the reader thread: [pre: 12 bytes][length: 4 bytes][line].
+#[inline]
+fn push_line(out: &mut Vec<u8>, pre: log::Pre, l: &str) {
+    out.extend_from_slice(&pre.to_bytes());
+    out.extend_from_slice(&(l.len() as u32).to_le_bytes());
+    out.extend_from_slice(l.as_bytes());
+}
+
+/// The last batch sent and the channel closed: the reader thread then finishes.
+fn last_batch(out: Vec<u8>, tx: std::sync::mpsc::SyncSender<Vec<u8>>, bar: Option<&indicatif::ProgressBar>) {
+    if !out.is_empty() {
+        let _ = tx.send(out);
+    }
+    drop(tx);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+}
+
+/// A full batch to the reader thread, a spare one (or a new one) in its place.
+fn send_batch(
+    out: &mut Vec<u8>,
+    bar: Option<&indicatif::ProgressBar>,
+    spare: &std::sync::mpsc::Receiver<Vec<u8>>,
+    tx: &std::sync::mpsc::SyncSender<Vec<u8>>,
+) {
+    if let Some(b) = bar {
+        b.inc(out.len() as u64);
+    }
+    let next = spare.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH + MAX_LINE));
+    let _ = tx.send(std::mem::replace(out, next));
 }
 
 /// A progress line on a terminal, for inputs over 64 MiB.
@@ -286,11 +309,7 @@ fn analyse_batches(
 
 /// `ibwire launch: NCCL's log: DIR` lines: the kept log's files join the inputs (each once);
 /// a directory that is not here is said.
-fn follow_pointed(
-    pointed: Vec<PathBuf>,
-    seen: &mut std::collections::BTreeSet<PathBuf>,
-    inputs: &mut std::collections::VecDeque<(PathBuf, Box<dyn std::io::Read + Send>)>,
-) {
+fn follow_pointed(pointed: Vec<PathBuf>, seen: &mut std::collections::BTreeSet<PathBuf>, inputs: &mut Inputs) {
     for d in pointed {
         // A directory that is gone (another machine's /tmp) is said, not fatal.
         match expand_dirs(std::slice::from_ref(&d)).ok().filter(|_| d.is_dir()) {
