@@ -594,51 +594,60 @@ impl SysRoot {
             }
         }
         for (k, c) in comps.iter().enumerate().skip(start) {
-            let out = if *c == ".." {
-                let mut b = base.clone();
-                pop_component(&mut b);
-                Some(b)
-            } else {
-                let mut next = String::with_capacity(base.len() + 1 + c.len());
-                next.push_str(&base);
-                if !next.is_empty() {
-                    next.push('/');
-                }
-                next.push_str(c);
-                self.record(Path::new(&next));
-                match fs::read_link(self.abs(Path::new(&next))) {
-                    Err(e) if e.raw_os_error() == Some(nix::libc::EINVAL) => Some(next),
-                    Err(_) => None,
-                    Ok(target) => {
-                        // `base` holds no symlinks, so a relative target continues from it and
-                        // its `..` can be applied at once.
-                        let mut t = base.clone();
-                        follow_lexically(&mut t, &text(target.as_os_str()));
-                        // A capture walks every target: the tree it writes needs each directory.
-                        if self.trusts_link(next.starts_with("sys/"), &t) {
-                            // Each directory on the way is a real one: cache it as itself, so
-                            // paths below the target (`…/mlx5_0/device`) start from it.
-                            // Longest first, up to the first one cached: the cached prefixes
-                            // of a path are contiguous from the root.
-                            let mut cache = self.resolved.lock().unwrap();
-                            let k = format!("/{t}");
-                            let mut end = k.len();
-                            while end > 1 && !cache.contains_key(&k[..end]) {
-                                cache.insert(k[..end].to_string(), Some(k[1..end].to_string()));
-                                end = last_slash(&k[..end]).unwrap_or(0);
-                            }
-                            Some(t)
-                        } else {
-                            let tc: Vec<&str> = components(&t).collect();
-                            self.resolve_comps(&tc, depth + 1)
-                        }
-                    }
-                }
-            };
+            let out = self.step(&base, c, depth);
             self.resolved.lock().unwrap().insert(key[..ends[k]].to_string(), out.clone());
             base = out?;
         }
         Some(base)
+    }
+
+    /// One component `c` after `base` (a path without symlinks): `..`, a real entry, or a link
+    /// followed (lexically where the tree is trusted, else resolved again).
+    fn step(&self, base: &str, c: &str, depth: u32) -> Option<String> {
+        if c == ".." {
+            let mut b = base.to_string();
+            pop_component(&mut b);
+            Some(b)
+        } else {
+            let mut next = String::with_capacity(base.len() + 1 + c.len());
+            next.push_str(base);
+            if !next.is_empty() {
+                next.push('/');
+            }
+            next.push_str(c);
+            self.record(Path::new(&next));
+            match fs::read_link(self.abs(Path::new(&next))) {
+                Err(e) if e.raw_os_error() == Some(nix::libc::EINVAL) => Some(next),
+                Err(_) => None,
+                Ok(target) => {
+                    // `base` holds no symlinks, so a relative target continues from it and
+                    // its `..` can be applied at once.
+                    let mut t = base.to_string();
+                    follow_lexically(&mut t, &text(target.as_os_str()));
+                    // A capture walks every target: the tree it writes needs each directory.
+                    if self.trusts_link(next.starts_with("sys/"), &t) {
+                        self.cache_real_dirs(&t);
+                        Some(t)
+                    } else {
+                        let tc: Vec<&str> = components(&t).collect();
+                        self.resolve_comps(&tc, depth + 1)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Each directory on the way to a trusted link's target is a real one: cached as itself, so
+    /// paths below it (`…/mlx5_0/device`) start from it; longest first, up to the first one
+    /// cached (the cached prefixes of a path are contiguous from the root).
+    fn cache_real_dirs(&self, t: &str) {
+        let mut cache = self.resolved.lock().unwrap();
+        let k = format!("/{t}");
+        let mut end = k.len();
+        while end > 1 && !cache.contains_key(&k[..end]) {
+            cache.insert(k[..end].to_string(), Some(k[1..end].to_string()));
+            end = last_slash(&k[..end]).unwrap_or(0);
+        }
     }
 }
 
