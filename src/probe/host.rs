@@ -117,17 +117,7 @@ pub fn read(sys: &SysRoot, dev_infiniband: Vec<String>) -> HostFacts {
         None
     };
     let (memlock_bytes, memlock_unlimited) = memlock(sys);
-    let find = |names: &[&str]| -> Option<String> {
-        for d in LIB_DIRS {
-            for n in names {
-                let p = Path::new(d).join(n);
-                if sys.exists(&p) {
-                    return Some(format!("/{}", p.display()));
-                }
-            }
-        }
-        None
-    };
+    let find = |names: &[&str]| in_lib_dirs(sys, names);
     let libibverbs = find(&["libibverbs.so.1"]);
     let libs_checked = libibverbs.is_some() || LIB_DIRS.iter().any(|d| sys.exists(Path::new(d)));
     let mlx5_provider = find(&["libibverbs/libmlx5-rdmav34.so", "libibverbs/libmlx5-rdmav25.so", "libmlx5.so.1"]);
@@ -142,6 +132,40 @@ pub fn read(sys: &SysRoot, dev_infiniband: Vec<String>) -> HostFacts {
         .read(Path::new("proc/sys/kernel/osrelease"))
         .filter(|k| !k.is_empty() && k.len() <= 128 && k.bytes().all(|c| c.is_ascii_graphic()));
     let nvidia_module = nvidia_version.as_deref().and_then(module_kind);
+    let (iommu_groups, iommu_passthrough) = iommu(sys);
+    HostFacts {
+        peermem,
+        memlock_bytes,
+        memlock_unlimited,
+        dev_infiniband,
+        libibverbs,
+        mlx5_provider,
+        libs_checked,
+        in_container,
+        nvidia_driver,
+        kernel,
+        nvidia_module,
+        iommu_groups,
+        iommu_passthrough,
+        rdma_cm_dev,
+    }
+}
+
+/// The first of `names` in the library directories, as an absolute path.
+fn in_lib_dirs(sys: &SysRoot, names: &[&str]) -> Option<String> {
+    for d in LIB_DIRS {
+        for n in names {
+            let p = Path::new(d).join(n);
+            if sys.exists(&p) {
+                return Some(format!("/{}", p.display()));
+            }
+        }
+    }
+    None
+}
+
+/// IOMMU groups (how many), and whether the default domain is passthrough.
+fn iommu(sys: &SysRoot) -> (Option<u32>, Option<bool>) {
     let iommu_groups = sys
         .exists(Path::new("sys/kernel/iommu_groups"))
         .then(|| sys.list_unordered(Path::new("sys/kernel/iommu_groups")).len() as u32);
@@ -160,27 +184,12 @@ pub fn read(sys: &SysRoot, dev_infiniband: Vec<String>) -> HostFacts {
     };
     // The group's type is what the kernel did; `iommu=pt` says passthrough too. A command line
     // without it says nothing (the kernel's default domain may be passthrough): unknown then.
-    let iommu_passthrough = match (group_identity, cmdline_pt) {
+    let passthrough = match (group_identity, cmdline_pt) {
         (Some(v), _) => Some(v),
         (None, Some(true)) => Some(true),
         _ => None,
     };
-    HostFacts {
-        peermem,
-        memlock_bytes,
-        memlock_unlimited,
-        dev_infiniband,
-        libibverbs,
-        mlx5_provider,
-        libs_checked,
-        in_container,
-        nvidia_driver,
-        kernel,
-        nvidia_module,
-        iommu_groups,
-        iommu_passthrough,
-        rdma_cm_dev,
-    }
+    (iommu_groups, passthrough)
 }
 
 /// `NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 …` → `550.54.15`
