@@ -208,8 +208,7 @@ pub fn prepare(
     if a.explain {
         eprint!("{}", crate::text::for_stderr(&crate::render::explain(&p)));
     }
-    let missing = p.missing_device_nodes(node);
-    let input_env = env.clone();
+    let hook_installed = hook_installed(&env);
     // The socket-fallback guard: NCCL_NET=IB where no plugin is in play (bare only: in a
     // container the hook looks inside the image and pins there), and the init-log watch.
     let expect_rdma = plan::netguard::expects_rdma(&p, nnodes, a.expect_net);
@@ -223,17 +222,7 @@ pub fn prepare(
     let watch_off = watch_dir
         .filter(|_| expect_rdma || a.require_gdr)
         .and_then(|dir| watch_setup(dir, a, user, &mut extra_env, &mut mounts));
-    let torchrun_args = match &a.torchrun_args {
-        Some(s) => shell_words::split(s).context("--torchrun-args")?,
-        None => Vec::new(),
-    };
-    // Bare: torchrun from PATH (plain name when absent: a dry run on a login node). In a
-    // container torchrun comes from the image.
-    let torchrun = if a.container.is_some() {
-        "torchrun".to_string()
-    } else {
-        which::which("torchrun").map(|p| p.display().to_string()).unwrap_or_else(|_| "torchrun".into())
-    };
+    let torchrun_args = a.torchrun_args.as_deref().map(shell_words::split).transpose().context("--torchrun-args")?;
     let enroot = which::which("enroot").map(|p| p.display().to_string()).unwrap_or_else(|_| "enroot".into());
     let input = Input {
         nnodes,
@@ -243,8 +232,8 @@ pub fn prepare(
         nproc_per_node: a.nproc_per_node.or(eng.nproc_per_node).unwrap_or(p.nproc_per_node),
         rdzv: rdzv.unwrap_or(Rdzv::Static),
         rdzv_id: job.as_ref().and_then(|j| j.job_id).map(|i| i.to_string()).unwrap_or_else(|| "ibwire".into()),
-        torchrun,
-        torchrun_args,
+        torchrun: torchrun_path(a),
+        torchrun_args: torchrun_args.unwrap_or_default(),
         script: a.script.clone(),
         env,
         extra_env,
@@ -256,17 +245,33 @@ pub fn prepare(
         }),
         enroot,
         host_dev_infiniband: Path::new("/dev/infiniband").is_dir() || !node.host.dev_infiniband.is_empty(),
-        hook_installed: hook_installed(&input_env),
+        hook_installed,
         allow_socket_fallback: allow,
     };
+    check_env_names(a)?;
+    let built = launch::build(&p, &p.missing_device_nodes(node), &input);
+    Ok(Prepared { plan: p, launch: built, nnodes, expect_rdma, watch_off, pin, allow_fallback: allow })
+}
+
+/// Bare: torchrun from PATH (plain name when absent: a dry run on a login node). In a
+/// container torchrun comes from the image.
+fn torchrun_path(a: &Args) -> String {
+    if a.container.is_some() {
+        "torchrun".to_string()
+    } else {
+        which::which("torchrun").map(|p| p.display().to_string()).unwrap_or_else(|_| "torchrun".into())
+    }
+}
+
+/// Every `--env NAME=VALUE` names a variable.
+fn check_env_names(a: &Args) -> Result<()> {
     for e in &a.env {
         let name = e.split('=').next().unwrap_or("");
         if !crate::shell::valid_name(name) {
             bail!("--env {e:?}: {name:?} is not a variable name");
         }
     }
-    let built = launch::build(&p, &missing, &input);
-    Ok(Prepared { plan: p, launch: built, nnodes, expect_rdma, watch_off, pin, allow_fallback: allow })
+    Ok(())
 }
 
 /// A value of the job's environment, `--env NAME=VALUE` included.
@@ -394,17 +399,7 @@ pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
     };
-    if a.explain {
-        match &prepared.pin {
-            Ok(why) => eprintln!("NCCL_NET=IB: {}", crate::text::for_terminal(why)),
-            Err(why) => eprintln!("NCCL_NET not pinned: {}", crate::text::for_terminal(why)),
-        }
-    }
-    if let Some(why) = &prepared.watch_off {
-        if prepared.expect_rdma && prepared.pin.is_err() {
-            eprintln!("ibwire launch: warning: {why}: a socket fallback at NCCL init would go unnoticed");
-        }
-    }
+    say_choices(a, &prepared);
     if a.dry_run {
         println!("{}", l.shell_line(a.container.is_some()));
         return Ok(ExitCode::SUCCESS);
@@ -431,16 +426,7 @@ pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
                 require_gdr: a.require_gdr,
                 allow_fallback: prepared.allow_fallback,
                 grace: std::time::Duration::from_secs(a.stop_grace),
-                ras: (a.ras_every > 0).then(|| {
-                    let addr = l
-                        .env
-                        .iter()
-                        .find(|(k, _)| k == "NCCL_RAS_ADDR")
-                        .map(|(_, v)| v.clone())
-                        .or_else(|| std::env::var("NCCL_RAS_ADDR").ok())
-                        .unwrap_or_else(|| "127.0.0.1:28028".into());
-                    (addr, std::time::Duration::from_secs(a.ras_every))
-                }),
+                ras: ras_of(a, &l),
             },
         )
         .map_err(|e| anyhow::anyhow!("{e:#}{}", not_found_fix(a)));
@@ -448,6 +434,35 @@ pub fn run(node: &Node, a: &Args) -> Result<ExitCode> {
     let err = cmd.exec();
     let fix = if err.kind() == std::io::ErrorKind::NotFound { not_found_fix(a) } else { "" };
     bail!("cannot run {}: {err}{fix}", l.argv[0])
+}
+
+/// The RAS address to ask for a hang (the job's own, else NCCL's default) and how often.
+fn ras_of(a: &Args, l: &launch::Launch) -> Option<(String, std::time::Duration)> {
+    (a.ras_every > 0).then(|| {
+        let addr = l
+            .env
+            .iter()
+            .find(|(k, _)| k == "NCCL_RAS_ADDR")
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var("NCCL_RAS_ADDR").ok())
+            .unwrap_or_else(|| "127.0.0.1:28028".into());
+        (addr, std::time::Duration::from_secs(a.ras_every))
+    })
+}
+
+/// `--explain`'s NCCL_NET choice, and the warning when a fallback would go unwatched.
+fn say_choices(a: &Args, prepared: &Prepared) {
+    if a.explain {
+        match &prepared.pin {
+            Ok(why) => eprintln!("NCCL_NET=IB: {}", crate::text::for_terminal(why)),
+            Err(why) => eprintln!("NCCL_NET not pinned: {}", crate::text::for_terminal(why)),
+        }
+    }
+    if let Some(why) = &prepared.watch_off {
+        if prepared.expect_rdma && prepared.pin.is_err() {
+            eprintln!("ibwire launch: warning: {why}: a socket fallback at NCCL init would go unnoticed");
+        }
+    }
 }
 
 fn not_found_fix(a: &Args) -> &'static str {
