@@ -611,26 +611,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             )?;
             cmd::doctor::run(&n, &intent, &root, json, unresolved)
         }
-        Cmd::Verify { node, args } => {
-            // Live: nvidia-smi gives the NVLink counts the intra-node ceiling needs.
-            let given = node.root.is_some() || node.snapshot.is_some();
-            if !given && !args.from_log.is_empty() {
-                // A log is judged by its own evidence: the machine that reads it (a login node,
-                // a laptop) says nothing about the one that wrote it.
-                return cmd::verify::run(None, &args);
-            }
-            let live = !given && args.from_log.is_empty();
-            cmd::verify::run(Some(&source(&node, live).load()?), &args)
-        }
-        Cmd::Launch { node, args } => {
-            let mut n = decision_source(&node).load()?;
-            if n.hostname.is_none() && node.snapshot.is_none() {
-                // The watch names the node in its verdict; the decision probe does not read it.
-                let root = node.root.clone().unwrap_or_else(|| PathBuf::from("/"));
-                n.hostname = ibwire::probe::host::hostname(&ibwire::probe::sysroot::SysRoot::new(&root));
-            }
-            cmd::launch::run(&n, &args)
-        }
+        Cmd::Verify { node, args } => verify(&node, &args),
+        Cmd::Launch { node, args } => launch(&node, &args),
         Cmd::Completions { shell } => {
             let mut c = cli_command();
             clap_complete::generate(shell, &mut c, "ibwire", &mut std::io::stdout());
@@ -640,14 +622,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Cmd::Hook { .. } => unreachable!("dispatched by hook_main"),
         Cmd::Taskprolog { .. } => unreachable!("dispatched by taskprolog_main"),
         Cmd::Topo { node, all_nics, all_functions, json, no_nvidia_smi } => {
-            let n = source(&node, !no_nvidia_smi).load()?;
-            let m = ibwire::plan::topo::matrix(&n, all_nics, all_functions);
-            if json {
-                println!("{}", serde_json::to_string_pretty(&cmd::topo::json(&m))?);
-            } else {
-                print!("{}", ibwire::text::for_terminal(&cmd::topo::text(&n, &m)));
-            }
-            Ok(ExitCode::SUCCESS)
+            topo(&source(&node, !no_nvidia_smi), all_nics, all_functions, json)
         }
         Cmd::Cdi { node, format, kind, output, config } => {
             let n = source(&node, false).load()?;
@@ -662,6 +637,41 @@ fn run(cli: Cli) -> Result<ExitCode> {
             cmd::env::run(&n, &intent(&decide)?, format, explain)
         }
     }
+}
+
+/// `ibwire verify`. Live, nvidia-smi gives the NVLink counts the intra-node ceiling needs; a
+/// log is judged by its own evidence: the machine that reads it (a login node, a laptop) says
+/// nothing about the one that wrote it.
+fn verify(node: &NodeArgs, args: &cmd::verify::Args) -> Result<ExitCode> {
+    let given = node.root.is_some() || node.snapshot.is_some();
+    if !given && !args.from_log.is_empty() {
+        return cmd::verify::run(None, args);
+    }
+    let live = !given && args.from_log.is_empty();
+    cmd::verify::run(Some(&source(node, live).load()?), args)
+}
+
+/// `ibwire launch`: the node decided as the hook decides it, named for the watch's verdict.
+fn launch(node: &NodeArgs, args: &cmd::launch::Args) -> Result<ExitCode> {
+    let mut n = decision_source(node).load()?;
+    if n.hostname.is_none() && node.snapshot.is_none() {
+        // The decision probe does not read the host name.
+        let root = node.root.clone().unwrap_or_else(|| PathBuf::from("/"));
+        n.hostname = ibwire::probe::host::hostname(&ibwire::probe::sysroot::SysRoot::new(&root));
+    }
+    cmd::launch::run(&n, args)
+}
+
+/// `ibwire topo`: the GPU↔NIC matrix, text or JSON.
+fn topo(src: &NodeSource, all_nics: bool, all_functions: bool, json: bool) -> Result<ExitCode> {
+    let n = src.load()?;
+    let m = ibwire::plan::topo::matrix(&n, all_nics, all_functions);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&cmd::topo::json(&m))?);
+    } else {
+        print!("{}", ibwire::text::for_terminal(&cmd::topo::text(&n, &m)));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn main() -> ExitCode {
