@@ -671,6 +671,26 @@ fn lint_links(node: &Node, plan: &Plan, out: &mut Vec<Finding>) {
             out.push(f(Severity::Warning, d, format!("{d} links at {r} Gb/s while the others reach {max} Gb/s: one slow HCA bounds every ring through it"), "check the cable and switch port (ibstat, mlxlink)"));
         }
     }
+    lint_pcie_links(node, plan, out);
+    // Port health from the same rule that builds NCCL_IB_HCA (not from its excluded-list wording):
+    // policy exclusions (VFs, bond members, the management NIC) are not faults of the node.
+    for d in &node.rdma {
+        for p in &d.ports {
+            if let Some(problem) = super::hca::port_problem(node, d, p) {
+                out.push(f(
+                    Severity::Warning,
+                    &d.name,
+                    format!("{} port {}: {problem}", d.name, p.port),
+                    "left out of NCCL_IB_HCA by ibwire; fix the port or keep it out",
+                ));
+            }
+        }
+    }
+}
+
+/// PCIe links of the healthy HCAs (width and speed) and the GPUs (width: they lower their
+/// speed when idle) that run below what they can.
+fn lint_pcie_links(node: &Node, plan: &Plan, out: &mut Vec<Finding>) {
     for d in node.rdma.iter().filter(|d| plan.hcas.iter().any(|(n, _)| n == &d.name)) {
         if let Some(p) = &d.pci {
             if let Some((c, m)) = p.link.narrower() {
@@ -694,7 +714,6 @@ fn lint_links(node: &Node, plan: &Plan, out: &mut Vec<Finding>) {
         }
     }
     for g in &node.gpus {
-        // GPUs lower their link speed when idle; only the width is a fault.
         if let Some((c, m)) = g.pci.link.narrower() {
             out.push(f(
                 Severity::Warning,
@@ -702,20 +721,6 @@ fn lint_links(node: &Node, plan: &Plan, out: &mut Vec<Finding>) {
                 format!("GPU {} PCIe link runs at x{c} of x{m}", g.pci.bdf),
                 "reseat the GPU or check the riser",
             ));
-        }
-    }
-    // Port health from the same rule that builds NCCL_IB_HCA (not from its excluded-list wording):
-    // policy exclusions (VFs, bond members, the management NIC) are not faults of the node.
-    for d in &node.rdma {
-        for p in &d.ports {
-            if let Some(problem) = super::hca::port_problem(node, d, p) {
-                out.push(f(
-                    Severity::Warning,
-                    &d.name,
-                    format!("{} port {}: {problem}", d.name, p.port),
-                    "left out of NCCL_IB_HCA by ibwire; fix the port or keep it out",
-                ));
-            }
         }
     }
 }
