@@ -505,8 +505,9 @@ fn route_findings(plan: &Plan, v: &Var, first: &crate::probe::NetIf, out: &mut V
 
 /// GPUDirect RDMA's two registration paths (nvidia_peermem, DMA-BUF), the IOMMU, and ACS on
 /// the GPU↔HCA paths it uses.
-fn lint_gpudirect(node: &Node, plan: &Plan, out: &mut Vec<Finding>) {
-    use super::gpudirect::{acs, dmabuf, iommu, DmaBuf};
+/// GPU memory registration for RDMA: nvidia_peermem, or DMA-BUF in its place.
+fn lint_registration(node: &Node, out: &mut Vec<Finding>) {
+    use super::gpudirect::{dmabuf, DmaBuf};
     if node.host.peermem.is_none() {
         match dmabuf(&node.host) {
             DmaBuf::Possible => out.push(f(
@@ -532,6 +533,11 @@ fn lint_gpudirect(node: &Node, plan: &Plan, out: &mut Vec<Finding>) {
             )),
         }
     }
+}
+
+fn lint_gpudirect(node: &Node, plan: &Plan, out: &mut Vec<Finding>) {
+    use super::gpudirect::{acs, iommu};
+    lint_registration(node, out);
     let a = acs(node, plan);
     for r in &a.redirecting {
         let shown: Vec<&str> = r.pairs.iter().take(4).map(String::as_str).collect();
