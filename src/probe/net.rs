@@ -159,14 +159,7 @@ fn vlan_parents(sys: &SysRoot) -> BTreeMap<String, String> {
 
 fn read_if(sys: &SysRoot, name: &str, dir: &Path, vlan_parent: Option<&String>, state: bool) -> NetIf {
     let full = sys.full();
-    let if_type_num =
-        if state { sys.parse(&dir.join("type"), "an ARPHRD number", |s| s.parse::<u32>().ok()) } else { None };
-    let if_type = match if_type_num {
-        Some(1) => IfType::Ethernet,
-        Some(32) => IfType::Infiniband,
-        Some(772) => IfType::Loopback,
-        _ => IfType::Other,
-    };
+    let if_type = if state { if_type(sys, dir) } else { IfType::Other };
     // One listing answers bonding/, bridge/, device, master and lower_* at once; the hook asks
     // lstat for the four it needs instead of listing ~30 entries of every interface.
     let entries = if full { sys.list(dir) } else { Vec::new() };
@@ -197,20 +190,11 @@ fn read_if(sys: &SysRoot, name: &str, dir: &Path, vlan_parent: Option<&String>, 
         if_type,
         kind,
         operstate: if state { sys.read(&dir.join("operstate")) } else { None },
-        admin_up: if state {
-            sys.parse(&dir.join("flags"), "hex interface flags", parse_hex).map(|f| f & IFF_UP != 0)
-        } else {
-            None
-        },
-        carrier: if state {
-            sys.parse(&dir.join("carrier"), "0 or 1", |s| match s {
-                "0" => Some(false),
-                "1" => Some(true),
-                _ => None,
-            })
-        } else {
-            None
-        },
+        admin_up: state
+            .then(|| sys.parse(&dir.join("flags"), "hex interface flags", parse_hex))
+            .flatten()
+            .map(|f| f & IFF_UP != 0),
+        carrier: state.then(|| carrier(sys, dir)).flatten(),
         mtu: if full { sys.parse(&dir.join("mtu"), "an MTU", |s| s.parse().ok()) } else { None },
         // speed is -1 (or EINVAL) when unknown; that is not garbage.
         // Virtual interfaces report a made-up speed (or none); only hardware has one.
@@ -226,6 +210,24 @@ fn read_if(sys: &SysRoot, name: &str, dir: &Path, vlan_parent: Option<&String>, 
         addrs: Vec::new(),
         attributes_unread: false,
     }
+}
+
+/// The interface's ARPHRD type.
+fn if_type(sys: &SysRoot, dir: &Path) -> IfType {
+    match sys.parse(&dir.join("type"), "an ARPHRD number", |s| s.parse::<u32>().ok()) {
+        Some(1) => IfType::Ethernet,
+        Some(32) => IfType::Infiniband,
+        Some(772) => IfType::Loopback,
+        _ => IfType::Other,
+    }
+}
+
+fn carrier(sys: &SysRoot, dir: &Path) -> Option<bool> {
+    sys.parse(&dir.join("carrier"), "0 or 1", |s| match s {
+        "0" => Some(false),
+        "1" => Some(true),
+        _ => None,
+    })
 }
 
 /// Kind of an interface. Sysfs says bond/bridge/vlan outright; container and overlay networks
