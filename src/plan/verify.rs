@@ -1077,9 +1077,14 @@ fn gdr_findings(node: &Node, log: &LogFacts, s: &Scope, findings: &mut Vec<Findi
 
 /// The node count is not shown: failures that matter whatever it is.
 fn unknown_count_findings(log: &LogFacts, findings: &mut Vec<Finding>, notes: &mut Vec<String>) {
-    if log.ibverbs_missing && ib_intended(log).is_none() {
+    // The job turned IB off itself: the missing library is not why it runs on sockets.
+    let ib_off = log.env("NCCL_IB_DISABLE") == Some("1")
+        || log.env("NCCL_NET").is_some_and(|n| n.eq_ignore_ascii_case("Socket"));
+    if log.ibverbs_missing && ib_off {
+        // nothing to say: sockets by the job's own choice
+    } else if log.ibverbs_missing && ib_intended(log).is_none() {
         // Harmless on one node, the cause of sockets across nodes: which one, the log does not
-        // say; the job asked for no RDMA either (NCCL_IB_*/NCCL_NET unset).
+        // say; the job asked for no RDMA either (NCCL_IB_DISABLE=0, NCCL_NET=IB, NCCL_IB_HCA unset).
         notes.push("libibverbs is missing (Failed to open libibverbs.so[.1]): if this job spans nodes, that is why NCCL used TCP sockets (install rdma-core in the image); pass --nodes N to judge it".into());
     } else if log.ibverbs_missing {
         let why = ib_intended(log).unwrap_or_default();
@@ -1467,24 +1472,25 @@ fn findings_outcome(findings: &[Finding], observed: Option<&str>) -> Option<(Out
 /// A job over nodes: the fabric and GPUDirect its channels show.
 fn multi_outcome(log: &LogFacts, s: &Scope, bw: &str, partial: &str) -> (Outcome, String) {
     let (nodes, observed) = (s.nodes, &s.observed);
+    // A path set up is not a job that ran: a log that ends in the set-up may be a hang. Said
+    // of every path that would be ok (GPUDirect, none where the node cannot, sockets expected).
+    let ends_early = |path: String| {
+        (
+            Outcome::Inconclusive,
+            format!("INCONCLUSIVE: NCCL set up {path} on the channels shown, but the log ends before its init completed (no 'Init COMPLETE', no bandwidth): if the job hung, it hung here{bw}"),
+        )
+    };
     if log.on_rdma() {
         match log.gdr {
-            // A path set up is not a job that ran: a log that ends in the set-up may be a hang.
-            Some(true) if !partial.is_empty() => (
-                Outcome::Inconclusive,
-                format!(
-                    "INCONCLUSIVE: NCCL set up {} with GPUDirect RDMA{} on the channels shown, but the log ends before its init completed (no 'Init COMPLETE', no bandwidth): if the job hung, it hung here{bw}",
-                    observed.as_deref().unwrap_or("IB"),
-                    hcas_over(log)
-                ),
-            ),
+            Some(g) if !partial.is_empty() => ends_early(format!(
+                "{} {} GPUDirect RDMA{}",
+                observed.as_deref().unwrap_or("IB"),
+                if g { "with" } else { "without" },
+                hcas_over(log)
+            )),
             Some(true) => (
                 Outcome::Ok,
-                format!(
-                    "OK: {} with GPUDirect RDMA{}{bw}",
-                    observed.as_deref().unwrap_or("IB"),
-                    hcas_over(log)
-                ),
+                format!("OK: {} with GPUDirect RDMA{}{bw}", observed.as_deref().unwrap_or("IB"), hcas_over(log)),
             ),
             Some(false) => (
                 Outcome::Ok,
@@ -1505,6 +1511,8 @@ fn multi_outcome(log: &LogFacts, s: &Scope, bw: &str, partial: &str) -> (Outcome
                 ),
             ),
         }
+    } else if observed.is_some() && !partial.is_empty() {
+        ends_early(format!("{} as expected ({})", observed.as_deref().unwrap_or("Socket"), s.expected_from))
     } else if observed.is_some() {
         (Outcome::Ok, format!("OK: {} as expected ({}){bw}", observed.as_deref().unwrap_or("Socket"), s.expected_from))
     } else {

@@ -246,6 +246,13 @@ fn thin_logs_get_the_verdict_their_evidence_supports() {
     let done = format!("{conn}a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n");
     let (rc, v) = judge("done.log", &done, &[]);
     assert_eq!((rc, v["outcome"].as_str()), (Some(0), Some("ok")), "{v}");
+    // sockets declared: the same evidence is asked of them (review of held-out set 6)
+    let sock = "a:1:1 [0] NCCL INFO Using network Socket\nb:2:2 [0] NCCL INFO Using network Socket\n";
+    let (rc, v) = judge("sock.log", sock, &["--expect", "socket"]);
+    assert_eq!((rc, v["outcome"].as_str()), (Some(3), Some("inconclusive")), "{v}");
+    let done = format!("{sock}a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n");
+    let (rc, v) = judge("sock-done.log", &done, &["--expect", "socket"]);
+    assert_eq!((rc, v["outcome"].as_str()), (Some(0), Some("ok")), "{v}");
 }
 
 /// Every log file under tests/fixtures, recursively.
