@@ -142,21 +142,7 @@ pub fn judge(
         None,
         &CeilingInputs { nodes: Some(nnodes.max(2)), node_known: true, ..Default::default() },
     );
-    // verify's fixes name verify's flag; under launch the flag is --expect-net
-    let mut causes: Vec<(String, Option<String>)> = report
-        .findings
-        .iter()
-        .map(|f| (f.cause.clone(), Some(f.fix.replace("`--expect socket`", "`--expect-net socket`"))))
-        .collect();
-    if plan.hcas.is_empty() {
-        // --expect-net ib on a node that shows no usable port: that is the first thing to say.
-        let why = if node.rdma.is_empty() {
-            "this node has no InfiniBand/RoCE device at all (ibwire probe lists none)"
-        } else {
-            "no HCA port on this node is healthy (ibwire env --explain gives each reason)"
-        };
-        causes.insert(0, (why.to_string(), None));
-    }
+    let causes = causes_of(node, plan, &report);
     let said = |headline: String, nccl: Vec<String>| Said { headline, nccl, causes: causes.clone() };
     if let Some(w) = failed_init.filter(|_| expect_rdma) {
         return Verdict::Stop(said(
@@ -193,6 +179,25 @@ pub fn judge(
     }
     let gdr = if facts.gdr == Some(true) { " with GPUDirect RDMA" } else { "" };
     Verdict::Fine { what: format!("NCCL uses {net}{gdr}"), done: true }
+}
+
+/// verify's causes under launch (whose flag is --expect-net), a node without a usable port first.
+fn causes_of(node: &Node, plan: &Plan, report: &verify::Report) -> Vec<(String, Option<String>)> {
+    let mut causes: Vec<(String, Option<String>)> = report
+        .findings
+        .iter()
+        .map(|f| (f.cause.clone(), Some(f.fix.replace("`--expect socket`", "`--expect-net socket`"))))
+        .collect();
+    if plan.hcas.is_empty() {
+        // --expect-net ib on a node that shows no usable port: that is the first thing to say.
+        let why = if node.rdma.is_empty() {
+            "this node has no InfiniBand/RoCE device at all (ibwire probe lists none)"
+        } else {
+            "no HCA port on this node is healthy (ibwire env --explain gives each reason)"
+        };
+        causes.insert(0, (why.to_string(), None));
+    }
+    causes
 }
 
 #[cfg(test)]
