@@ -152,20 +152,16 @@ pub fn check(node: &Node, plan: &Plan, exclude: &[String], expect: &HealthConfig
             });
         }
     }
-    if let Some(want) = expect.link_layer.map(layer) {
-        for (d, p) in &healthy {
-            if let Some(l) = p.link_layer.filter(|l| *l != want) {
-                r.problems.push(Problem {
-                    subject: format!("{} port {}", d.name, p.port),
-                    message: format!("link layer {l}, {want} expected (health.link_layer)"),
-                    fix: "set the port's link type back (mlxconfig LINK_TYPE_P1), or correct health.link_layer".into(),
-                });
-            }
-        }
-    }
+    link_layers(&healthy, expect, &mut r);
     device_nodes(node, &healthy, &mut r);
     gpus(node, expect, &mut r);
     gpudirect(node, expect, !healthy.is_empty(), &mut r);
+    memlock(node, expect, &mut r);
+    r
+}
+
+/// health.memlock_unlimited: the locked-memory limit RDMA registration needs.
+fn memlock(node: &Node, expect: &HealthConfig, r: &mut Report) {
     if expect.memlock_unlimited == Some(true) {
         match node.host.memlock_unlimited {
             Some(true) => {}
@@ -180,7 +176,21 @@ pub fn check(node: &Node, plan: &Plan, exclude: &[String], expect: &HealthConfig
             None => r.unknown.push("the memlock limit could not be read".into()),
         }
     }
-    r
+}
+
+/// health.link_layer: every healthy rail on the expected link layer.
+fn link_layers(healthy: &[(&RdmaDevice, &RdmaPort)], expect: &HealthConfig, r: &mut Report) {
+    if let Some(want) = expect.link_layer.map(layer) {
+        for (d, p) in healthy {
+            if let Some(l) = p.link_layer.filter(|l| *l != want) {
+                r.problems.push(Problem {
+                    subject: format!("{} port {}", d.name, p.port),
+                    message: format!("link layer {l}, {want} expected (health.link_layer)"),
+                    fix: "set the port's link type back (mlxconfig LINK_TYPE_P1), or correct health.link_layer".into(),
+                });
+            }
+        }
+    }
 }
 
 fn port_fix(p: &RdmaPort) -> String {
