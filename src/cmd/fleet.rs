@@ -171,23 +171,7 @@ pub fn run(inputs: &[PathBuf], master_addr: Option<&str>, config: Option<&Path>,
     if inputs.iter().any(|p| p == Path::new("-")) {
         stdin_docs(&intent, &mut parsed);
     }
-    let mut seen: std::collections::BTreeMap<String, String> = Default::default();
-    let mut facts: Vec<NodeFacts> = Vec::new();
-    for (origin, r) in parsed {
-        match r {
-            Ok((host, f)) => {
-                if let Some(first) = seen.get(&host) {
-                    problems.push(format!(
-                        "{origin}: a second snapshot of host {host} (the first came from {first}); skipped"
-                    ));
-                    continue;
-                }
-                seen.insert(host, origin);
-                facts.push(f);
-            }
-            Err(e) => problems.push(format!("{origin}: {}; skipped", crate::text::one_line(&e))),
-        }
-    }
+    let facts = one_per_host(parsed, &mut problems);
     for p in &problems {
         let _ = writeln!(std::io::stderr(), "ibwire fleet: error: {}", crate::text::for_terminal(p));
     }
@@ -210,6 +194,29 @@ pub fn run(inputs: &[PathBuf], master_addr: Option<&str>, config: Option<&Path>,
     // versions alone are a warning.
     let errors = report.differences.iter().any(|d| d.severity == Severity::Error || d.attribute != "hca_firmware");
     Ok(if errors || !problems.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The facts of each host once: a second snapshot of a host, or one that could not be read, is
+/// a problem said and skipped.
+fn one_per_host(parsed: Vec<(String, Parsed)>, problems: &mut Vec<String>) -> Vec<NodeFacts> {
+    let mut seen: std::collections::BTreeMap<String, String> = Default::default();
+    let mut facts: Vec<NodeFacts> = Vec::new();
+    for (origin, r) in parsed {
+        match r {
+            Ok((host, f)) => {
+                if let Some(first) = seen.get(&host) {
+                    problems.push(format!(
+                        "{origin}: a second snapshot of host {host} (the first came from {first}); skipped"
+                    ));
+                    continue;
+                }
+                seen.insert(host, origin);
+                facts.push(f);
+            }
+            Err(e) => problems.push(format!("{origin}: {}; skipped", crate::text::one_line(&e))),
+        }
+    }
+    facts
 }
 
 /// One row per attribute that differs, nodes grouped by value; one line for what agrees.
