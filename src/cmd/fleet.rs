@@ -65,17 +65,8 @@ fn list(inputs: &[PathBuf], problems: &mut Vec<String>) -> Vec<Source> {
                 _ => {}
             }
         }
-        if !links.is_empty() {
-            links.sort();
-            let shown: Vec<_> = links.iter().take(5).map(|l| crate::text::printable(l, 80)).collect();
-            problems.push(format!(
-                "{}: {} symbolic link{} not followed ({}{}): a directory's links may point anywhere; name a file itself to read it",
-                p.display(),
-                links.len(),
-                if links.len() == 1 { "" } else { "s" },
-                shown.join(", "),
-                if links.len() > 5 { ", …" } else { "" }
-            ));
+        if let Some(m) = links_not_followed(p, links) {
+            problems.push(m);
         }
         files.sort();
         for (f, len) in files {
@@ -94,6 +85,23 @@ fn list(inputs: &[PathBuf], problems: &mut Vec<String>) -> Vec<Source> {
         ));
     }
     out
+}
+
+/// The symbolic links a directory held, not followed (they may point anywhere).
+fn links_not_followed(p: &Path, mut links: Vec<String>) -> Option<String> {
+    if links.is_empty() {
+        return None;
+    }
+    links.sort();
+    let shown: Vec<_> = links.iter().take(5).map(|l| crate::text::printable(l, 80)).collect();
+    Some(format!(
+        "{}: {} symbolic link{} not followed ({}{}): a directory's links may point anywhere; name a file itself to read it",
+        p.display(),
+        links.len(),
+        if links.len() == 1 { "" } else { "s" },
+        shown.join(", "),
+        if links.len() > 5 { ", …" } else { "" }
+    ))
 }
 
 /// A snapshot's host name, or the file's name when it has none; at most 255 characters (a host
