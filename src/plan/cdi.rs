@@ -118,22 +118,14 @@ fn is_node_name(s: &str, prefix: &str) -> bool {
 
 pub fn build(node: &Node, plan: &Plan, kind: &str, mad: bool) -> Built {
     let mut notes = Vec::new();
-    let rdma_cm = if node.host.dev_infiniband.iter().any(|n| n == "rdma_cm") || node.host.rdma_cm_dev.is_some() {
-        Some(node_of("/dev/infiniband/rdma_cm".into(), node.host.rdma_cm_dev.as_deref()))
-    } else {
-        notes.push("no /dev/infiniband/rdma_cm on this node: not in the spec (load rdma_ucm)".into());
-        None
-    };
+    let rdma_cm = rdma_cm(node, &mut notes);
     let offered = offered(node, mad, &mut notes);
-    let healthy_names: Vec<&str> = {
-        let mut v: Vec<&str> = Vec::new();
-        for (dev, _) in &plan.hcas {
-            if !v.contains(&dev.as_str()) {
-                v.push(dev);
-            }
+    let mut healthy_names: Vec<&str> = Vec::new();
+    for (dev, _) in &plan.hcas {
+        if !healthy_names.contains(&dev.as_str()) {
+            healthy_names.push(dev);
         }
-        v
-    };
+    }
     let with_cm = |mut nodes: Vec<DeviceNode>| {
         nodes.extend(rdma_cm.clone());
         nodes
@@ -143,13 +135,7 @@ pub fn build(node: &Node, plan: &Plan, kind: &str, mad: bool) -> Built {
     let mut healthy_ports = Vec::new();
     for (name, nodes) in &offered {
         if !healthy_names.contains(&name.as_str()) {
-            let why = plan
-                .excluded
-                .iter()
-                .find(|e| &e.device == name)
-                .map(|e| e.reason.clone())
-                .unwrap_or_else(|| "no healthy port".into());
-            notes.push(format!("{}: not healthy ({}): only in `all`", name, crate::text::printable(&why, 200)));
+            notes.push(not_healthy(plan, name));
             continue;
         }
         healthy_nodes.extend(nodes.iter().cloned());
@@ -179,6 +165,12 @@ pub fn build(node: &Node, plan: &Plan, kind: &str, mad: bool) -> Built {
             container_edits: Edits { env: vec![hca_env], device_nodes: with_cm(all) },
         });
     }
+    built(devices, kind, notes)
+}
+
+/// The spec of these devices (none, with a note, where there are none), at the lowest CDI
+/// version that allows their names: 0.5.0 for a name that does not start with a letter.
+fn built(devices: Vec<Device>, kind: &str, mut notes: Vec<String>) -> Built {
     if devices.is_empty() {
         notes.push("no RDMA device with a uverbs node: nothing to offer".into());
         return Built { spec: None, notes };
@@ -192,6 +184,27 @@ pub fn build(node: &Node, plan: &Plan, kind: &str, mad: bool) -> Built {
         }),
         notes,
     }
+}
+
+/// /dev/infiniband/rdma_cm, for every device of the spec, where the node has it.
+fn rdma_cm(node: &Node, notes: &mut Vec<String>) -> Option<DeviceNode> {
+    if node.host.dev_infiniband.iter().any(|n| n == "rdma_cm") || node.host.rdma_cm_dev.is_some() {
+        Some(node_of("/dev/infiniband/rdma_cm".into(), node.host.rdma_cm_dev.as_deref()))
+    } else {
+        notes.push("no /dev/infiniband/rdma_cm on this node: not in the spec (load rdma_ucm)".into());
+        None
+    }
+}
+
+/// Why a device offered is in `all` only: the plan's reason for excluding it.
+fn not_healthy(plan: &Plan, name: &str) -> String {
+    let why = plan
+        .excluded
+        .iter()
+        .find(|e| e.device == name)
+        .map(|e| e.reason.clone())
+        .unwrap_or_else(|| "no healthy port".into());
+    format!("{}: not healthy ({}): only in `all`", name, crate::text::printable(&why, 200))
 }
 
 /// Each RDMA device's nodes, in PCI order, if it can be offered at all (why not, in `notes`).
