@@ -163,16 +163,7 @@ pub fn run(cmd: Command, w: Watch) -> Result<ExitCode> {
     let child = spawn(cmd, set)?;
     let pid = Pid::from_raw(child.id() as i32);
     let reaped = Arc::new(AtomicBool::new(false));
-    // A waiter thread, so that torchrun's exit is seen at once, not at the next poll.
-    let (tx, exited) = std::sync::mpsc::channel();
-    {
-        let (reaped, mut child) = (reaped.clone(), child);
-        std::thread::spawn(move || {
-            let st = child.wait();
-            reaped.store(true, Ordering::SeqCst);
-            let _ = tx.send(st);
-        });
-    }
+    let exited = wait_in_thread(child, reaped.clone());
     let stopping = Arc::new(AtomicBool::new(false));
     forward_signals(set, pid, reaped, stopping.clone(), w.grace);
     let host = w.node.hostname.clone().unwrap_or_else(|| "this node".into());
@@ -197,11 +188,7 @@ pub fn run(cmd: Command, w: Watch) -> Result<ExitCode> {
         }
         let written = if decided { None } else { read_new(&w.dir, &mut logs) };
         if let Some(written) = written {
-            let lag = written.elapsed().unwrap_or_default().as_secs_f64();
-            let text: String = logs.values().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join("\n");
-            let facts = log::analyse(&text);
-            let verdict = netguard::judge(w.node, w.plan, &facts, w.nnodes, w.expect_rdma, w.require_gdr);
-            match on_verdict(verdict, &w, &host, started, lag) {
+            match on_verdict(judge_logs(&w, &logs), &w, &host, started, written) {
                 Seen::Pending => {}
                 Seen::Decided => decided = true,
                 Seen::Stop => {
@@ -238,6 +225,20 @@ fn spawn(mut cmd: Command, child_mask: SigSet) -> Result<std::process::Child> {
     cmd.spawn().with_context(|| format!("cannot start {:?}", cmd.get_program()))
 }
 
+/// A waiter thread, so that torchrun's exit is seen at once, not at the next poll.
+fn wait_in_thread(
+    mut child: std::process::Child,
+    reaped: Arc<AtomicBool>,
+) -> std::sync::mpsc::Receiver<std::io::Result<std::process::ExitStatus>> {
+    let (tx, exited) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let st = child.wait();
+        reaped.store(true, Ordering::SeqCst);
+        let _ = tx.send(st);
+    });
+    exited
+}
+
 /// The forwarder thread: every blocked signal goes on to torchrun; one that ends the job
 /// starts the grace period, after which torchrun's process group is killed.
 fn forward_signals(set: SigSet, pid: Pid, reaped: Arc<AtomicBool>, stopping: Arc<AtomicBool>, grace: Duration) {
@@ -264,6 +265,13 @@ fn forward_signals(set: SigSet, pid: Pid, reaped: Arc<AtomicBool>, stopping: Arc
     });
 }
 
+/// The verdict on the init logs read so far (every rank's of this node, as one text).
+fn judge_logs(w: &Watch, logs: &BTreeMap<PathBuf, (u64, String)>) -> Verdict {
+    let text: String = logs.values().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join("\n");
+    let facts = log::analyse(&text);
+    netguard::judge(w.node, w.plan, &facts, w.nnodes, w.expect_rdma, w.require_gdr)
+}
+
 /// What the watch does after a verdict on the init log so far.
 enum Seen {
     Pending,
@@ -273,7 +281,8 @@ enum Seen {
 
 /// A verdict said on stderr: a fine or warned init ends the watching, a stop ends the job
 /// (unless --allow-socket-fallback).
-fn on_verdict(v: Verdict, w: &Watch, host: &str, started: Instant, lag: f64) -> Seen {
+fn on_verdict(v: Verdict, w: &Watch, host: &str, started: Instant, written: std::time::SystemTime) -> Seen {
+    let lag = written.elapsed().unwrap_or_default().as_secs_f64();
     match v {
         Verdict::Pending | Verdict::Fine { done: false, .. } => Seen::Pending,
         Verdict::Fine { what, done: true } => {
