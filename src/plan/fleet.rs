@@ -300,42 +300,45 @@ pub fn compare(all: &[NodeFacts]) -> Report {
             report.agree.push(a.label);
             continue;
         }
-        let mut groups: Vec<(&str, Vec<&NodeFacts>)> = by.into_iter().collect();
-        // A health fact names the node whose own facts are worse (fewer healthy ports, a slower
-        // port, a narrowed link), whatever the majority: in a job of two, the majority rule
-        // blamed the healthy node half the time. Other facts: the majority first; ties keep the
-        // value order.
-        groups.sort_by_key(|g| (std::cmp::Reverse(health(a.key, g.0)), std::cmp::Reverse(g.1.len())));
-        let hosts =
-            |g: &[&NodeFacts]| crate::slurm::compress_hostlist(&g.iter().map(|n| n.host.clone()).collect::<Vec<_>>());
-        let (maj_val, maj) = (&groups[0].0, &groups[0].1);
-        let mut messages = Vec::new();
-        for (val, g) in &groups[1..] {
-            let verb = if g.len() == 1 { "has" } else { "have" };
-            let mut m = format!(
-                "{} {verb} {} {val}, the other {} node{} {maj_val}: {}",
-                hosts(g),
-                a.label,
-                maj.len(),
-                if maj.len() == 1 { "" } else { "s" },
-                a.effect
-            );
-            m.push_str(&odd_ports(a, maj, g));
-            m.push_str(&exclusion_fix(a, maj, g));
-            messages.push(m);
-        }
-        report.differences.push(Difference {
-            attribute: a.key,
-            label: a.label,
-            severity: a.severity,
-            groups: groups
-                .iter()
-                .map(|(v, g)| Group { value: v.to_string(), nodes: hosts(g), count: g.len() })
-                .collect(),
-            messages,
-        });
+        report.differences.push(difference(a, by));
     }
     report
+}
+
+/// One attribute on which the nodes differ: its groups, worst (or the minority) named against
+/// the majority.
+fn difference<'a>(a: &Attr, by: BTreeMap<&'a str, Vec<&'a NodeFacts>>) -> Difference {
+    let mut groups: Vec<(&str, Vec<&NodeFacts>)> = by.into_iter().collect();
+    // A health fact names the node whose own facts are worse (fewer healthy ports, a slower
+    // port, a narrowed link), whatever the majority: in a job of two, the majority rule
+    // blamed the healthy node half the time. Other facts: the majority first; ties keep the
+    // value order.
+    groups.sort_by_key(|g| (std::cmp::Reverse(health(a.key, g.0)), std::cmp::Reverse(g.1.len())));
+    let hosts =
+        |g: &[&NodeFacts]| crate::slurm::compress_hostlist(&g.iter().map(|n| n.host.clone()).collect::<Vec<_>>());
+    let (maj_val, maj) = (&groups[0].0, &groups[0].1);
+    let mut messages = Vec::new();
+    for (val, g) in &groups[1..] {
+        let verb = if g.len() == 1 { "has" } else { "have" };
+        let mut m = format!(
+            "{} {verb} {} {val}, the other {} node{} {maj_val}: {}",
+            hosts(g),
+            a.label,
+            maj.len(),
+            if maj.len() == 1 { "" } else { "s" },
+            a.effect
+        );
+        m.push_str(&odd_ports(a, maj, g));
+        m.push_str(&exclusion_fix(a, maj, g));
+        messages.push(m);
+    }
+    Difference {
+        attribute: a.key,
+        label: a.label,
+        severity: a.severity,
+        groups: groups.iter().map(|(v, g)| Group { value: v.to_string(), nodes: hosts(g), count: g.len() }).collect(),
+        messages,
+    }
 }
 
 /// A port fact: the HCA and port that differ from the majority's, on each node of `g`.
