@@ -75,42 +75,7 @@ pub fn clean(l: &str) -> Cow<'_, str> {
     while i < b.len() {
         let c = b[i];
         match c {
-            0x1b => {
-                i += 1;
-                match b.get(i) {
-                    None => {}
-                    Some(b'[') => {
-                        // parameters and intermediates, then one final byte in @..~
-                        i += 1;
-                        while i < b.len() {
-                            let d = b[i];
-                            i += 1;
-                            if (b'@'..=b'~').contains(&d) {
-                                break;
-                            }
-                        }
-                    }
-                    Some(b']' | b'P' | b'_' | b'^') => {
-                        // string until BEL or ST (ESC \)
-                        i += 1;
-                        while i < b.len() {
-                            let d = b[i];
-                            i += 1;
-                            if d == 0x07 {
-                                break;
-                            }
-                            if d == 0x1b {
-                                if b.get(i) == Some(&b'\\') {
-                                    i += 1;
-                                }
-                                break;
-                            }
-                        }
-                    }
-                    // any other character after ESC goes with it, all its bytes
-                    Some(&n) => i += utf8_len(n),
-                }
-            }
+            0x1b => i = past_escape(b, i + 1),
             b'\t' => {
                 out.push(c);
                 i += 1;
@@ -126,6 +91,45 @@ pub fn clean(l: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
+/// Where the escape sequence whose ESC was before `i` ends: CSI (`ESC [` … a final byte in
+/// @..~), a string (OSC, DCS, APC, PM: up to BEL or ST), or ESC and one character.
+fn past_escape(b: &[u8], mut i: usize) -> usize {
+    match b.get(i) {
+        None => {}
+        Some(b'[') => {
+            // parameters and intermediates, then one final byte in @..~
+            i += 1;
+            while i < b.len() {
+                let d = b[i];
+                i += 1;
+                if (b'@'..=b'~').contains(&d) {
+                    break;
+                }
+            }
+        }
+        Some(b']' | b'P' | b'_' | b'^') => {
+            // string until BEL or ST (ESC \)
+            i += 1;
+            while i < b.len() {
+                let d = b[i];
+                i += 1;
+                if d == 0x07 {
+                    break;
+                }
+                if d == 0x1b {
+                    if b.get(i) == Some(&b'\\') {
+                        i += 1;
+                    }
+                    break;
+                }
+            }
+        }
+        // any other character after ESC goes with it, all its bytes
+        Some(&n) => i += utf8_len(n),
+    }
+    i
 }
 
 /// Bytes of the UTF-8 character that starts with `lead`.
