@@ -1620,17 +1620,7 @@ impl Analyser {
             }
         }
         if let Some(v) = after!(l, "Bootstrap : Using ").or_else(|| after!(l, "Bootstrap: Using ")) {
-            let v = v.trim_start_matches("[0]").trim();
-            if self.boot.len() < MAX_SMALL {
-                self.boot.insert(if_name(v));
-            }
-            // `lo:127.0.0.1<0>`, `ib0:fe80::1%ib0<0>`: the address, without the port
-            let addr = v.split_once(':').map(|(_, a)| a.split('<').next().unwrap_or("").trim().to_string());
-            if let Some(a) = addr.filter(|a| !a.is_empty()) {
-                if self.f.bootstrap_addrs.len() < 64 && !self.f.bootstrap_addrs.contains(&a) {
-                    self.f.bootstrap_addrs.push(a);
-                }
-            }
+            self.bootstrap(v);
         }
         if has!(l, "NET/IB : No device found") {
             self.f.ib_no_device = true;
@@ -1649,6 +1639,21 @@ impl Analyser {
                         self.f.socket_ifs.push(n);
                     }
                 }
+            }
+        }
+    }
+
+    /// `Bootstrap : Using eth0:10.0.0.1<0>`: the interface and its address (without the port).
+    fn bootstrap(&mut self, v: &str) {
+        let v = v.trim_start_matches("[0]").trim();
+        if self.boot.len() < MAX_SMALL {
+            self.boot.insert(if_name(v));
+        }
+        // `lo:127.0.0.1<0>`, `ib0:fe80::1%ib0<0>`: the address, without the port
+        let addr = v.split_once(':').map(|(_, a)| a.split('<').next().unwrap_or("").trim().to_string());
+        if let Some(a) = addr.filter(|a| !a.is_empty()) {
+            if self.f.bootstrap_addrs.len() < 64 && !self.f.bootstrap_addrs.contains(&a) {
+                self.f.bootstrap_addrs.push(a);
             }
         }
     }
