@@ -1758,23 +1758,28 @@ impl Analyser {
             c.net_ib_gdr += 1;
         }
         if recv && !t.starts_with("NET/Socket") {
-            if gdr {
-                self.f.recv_gdr += 1;
-            } else {
-                self.f.recv_plain += 1;
-            }
-            if let Some(h) = self.view(host) {
-                if gdr {
-                    h.recv_gdr += 1;
-                } else {
-                    h.recv_plain += 1;
-                }
-            }
+            self.received(gdr, host);
         }
         if let Some(h) = self.view(host).filter(|h| h.networks.is_empty()) {
             // `NET/IB/0/GDRDMA` → `IB`, `NET/AWS Libfabric/1` → `AWS Libfabric`
             let word = t.strip_prefix("NET/").unwrap_or(t).split('/').next().unwrap_or("");
             h.networks.insert(word.to_string());
+        }
+    }
+
+    /// An inter-node receive channel over RDMA, with or without GPUDirect, in all and per host.
+    fn received(&mut self, gdr: bool, host: Option<&str>) {
+        if gdr {
+            self.f.recv_gdr += 1;
+        } else {
+            self.f.recv_plain += 1;
+        }
+        if let Some(h) = self.view(host) {
+            if gdr {
+                h.recv_gdr += 1;
+            } else {
+                h.recv_plain += 1;
+            }
         }
     }
 
@@ -1946,9 +1951,14 @@ impl Analyser {
         if is_nccl {
             self.error_trace(l);
         }
-        let userspace = m & gbit!("userspace device") != 0;
-        if let Some(v) = if userspace { after!(l, "no userspace device-specific driver found for ") } else { None } {
-            // libibverbs without the provider for a device (libmlx5 for mlx5).
+        if m & gbit!("userspace device") != 0 {
+            self.provider_missing(l, is_nccl);
+        }
+    }
+
+    /// libibverbs without the provider for a device (libmlx5 for mlx5).
+    fn provider_missing(&mut self, l: &str, is_nccl: bool) {
+        if let Some(v) = after!(l, "no userspace device-specific driver found for ") {
             let d = v.trim().rsplit('/').next().unwrap_or("").to_string();
             if self.f.provider_missing.len() < 64 && !self.f.provider_missing.contains(&d) {
                 self.f.provider_missing.push(d);
