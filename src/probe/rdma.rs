@@ -65,12 +65,7 @@ pub fn read(sys: &SysRoot, dev_nodes: &[String]) -> Vec<RdmaDevice> {
             (Some(d), true) => sys.list(&d.join("net")),
             _ => Vec::new(), // from /sys/class/net's links (probe::link_by_function)
         };
-        let uverbs = verbs.get(name).and_then(|v| v.first().cloned());
-        let uverbs_dev = match (&uverbs, attrs) {
-            (Some(u), true) => sys.read(&Path::new("sys/class/infiniband_verbs").join(u).join("dev")),
-            _ => None,
-        };
-        let uverbs_node_present = uverbs.as_ref().map(|u| dev_nodes.contains(u.as_str())).unwrap_or(false);
+        let (uverbs, uverbs_dev, uverbs_node_present) = uverbs_of(sys, verbs.get(name), attrs, &dev_nodes);
         let virtual_function = l.physfn.is_some();
         let ports = if skip_ports { Vec::new() } else { read_ports(sys, dir, name, detail) };
         Some(RdmaDevice {
@@ -112,6 +107,23 @@ fn locate(sys: &SysRoot, class: &Path, class_dir: &Path, names: &[String]) -> Ve
             Some(Located { name: name.clone(), dir, pci_dir, physfn })
         })
         .collect()
+}
+
+/// The device's uverbs node: its name, its `dev` numbers (read with the attributes) and whether
+/// /dev/infiniband holds it.
+fn uverbs_of(
+    sys: &SysRoot,
+    verbs: Option<&Vec<String>>,
+    attrs: bool,
+    dev_nodes: &FxHashSet<&str>,
+) -> (Option<String>, Option<String>, bool) {
+    let uverbs = verbs.and_then(|v| v.first().cloned());
+    let dev = match (&uverbs, attrs) {
+        (Some(u), true) => sys.read(&Path::new("sys/class/infiniband_verbs").join(u).join("dev")),
+        _ => None,
+    };
+    let present = uverbs.as_ref().map(|u| dev_nodes.contains(u.as_str())).unwrap_or(false);
+    (uverbs, dev, present)
 }
 
 /// A device's ports: the hook's probe counts up from 1 (no directory listing), the others list
