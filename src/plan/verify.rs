@@ -953,35 +953,41 @@ fn socket_causes(node: &Node, log: &LogFacts, same_node: bool, findings: &mut Ve
         );
     }
     if log.ib_no_device && !log.ibverbs_missing {
-        if let Some(v) = log.env("NCCL_IB_HCA") {
-            push(
-                findings,
-                "hca-filter",
-                "NCCL_IB_HCA matched nothing",
-                Some(format!("NCCL_IB_HCA={v}")),
-                Some("NET/IB : No device found.".into()),
-            );
-        }
-        let uverbs_here = node.host.dev_infiniband.iter().any(|n| n.starts_with("uverbs"));
-        if !(same_node && uverbs_here) {
-            let d = if same_node && node.host.in_container {
-                "this container has no /dev/infiniband/uverbs*"
-            } else if same_node {
-                "this node has no /dev/infiniband/uverbs*"
-            } else {
-                "most often /dev/infiniband missing inside the container"
-            };
-            push(
-                findings,
-                "no-dev-infiniband",
-                "NET/IB found no device",
-                Some(d.into()),
-                Some("NET/IB : No device found.".into()),
-            );
-        }
+        no_device_causes(node, log, same_node, findings);
     }
     if findings.len() == before {
         push(findings, "socket-between-nodes", "TCP sockets between nodes", None, None);
+    }
+}
+
+/// `NET/IB : No device found`: an NCCL_IB_HCA that matched nothing, or no uverbs device
+/// (in a container, most often /dev/infiniband not mounted).
+fn no_device_causes(node: &Node, log: &LogFacts, same_node: bool, findings: &mut Vec<Finding>) {
+    if let Some(v) = log.env("NCCL_IB_HCA") {
+        push(
+            findings,
+            "hca-filter",
+            "NCCL_IB_HCA matched nothing",
+            Some(format!("NCCL_IB_HCA={v}")),
+            Some("NET/IB : No device found.".into()),
+        );
+    }
+    let uverbs_here = node.host.dev_infiniband.iter().any(|n| n.starts_with("uverbs"));
+    if !(same_node && uverbs_here) {
+        let d = if same_node && node.host.in_container {
+            "this container has no /dev/infiniband/uverbs*"
+        } else if same_node {
+            "this node has no /dev/infiniband/uverbs*"
+        } else {
+            "most often /dev/infiniband missing inside the container"
+        };
+        push(
+            findings,
+            "no-dev-infiniband",
+            "NET/IB found no device",
+            Some(d.into()),
+            Some("NET/IB : No device found.".into()),
+        );
     }
 }
 
