@@ -764,16 +764,8 @@ fn node_count(
     }
     let local_max =
         if same_node { node.gpus.len().max(1) } else { 8 }.max(log.cuda_devs).max(log.local_ranks.unwrap_or(0));
-    if let Some(n) = log.nranks {
-        if let Some(l) = log.local_ranks.filter(|l| *l > 0 && n > *l) {
-            return (Some(n.div_ceil(l)), format!("nranks {n} with localRanks {l}"));
-        }
-        if n > local_max {
-            return (Some(2), format!("nranks {n} > the {local_max} GPUs one node has"));
-        }
-        if n == 1 {
-            return (Some(1), "nranks 1".into());
-        }
+    if let Some((n, why)) = log.nranks.and_then(|n| from_nranks(n, log.local_ranks, local_max)) {
+        return (Some(n), why);
     }
     if measured.is_some_and(|m| m.nranks == 1) {
         return (Some(1), "one rank".into());
@@ -787,6 +779,18 @@ fn node_count(
         return (Some(1), "only intra-node channel lines (P2P/SHM)".into());
     }
     (None, String::new())
+}
+
+/// Nodes from the communicator's size: with its ranks per node, above what one node holds,
+/// or a communicator of one.
+fn from_nranks(n: usize, local_ranks: Option<usize>, local_max: usize) -> Option<(usize, String)> {
+    if let Some(l) = local_ranks.filter(|l| *l > 0 && n > *l) {
+        return Some((n.div_ceil(l), format!("nranks {n} with localRanks {l}")));
+    }
+    if n > local_max {
+        return Some((2, format!("nranks {n} > the {local_max} GPUs one node has")));
+    }
+    (n == 1).then(|| (1, "nranks 1".into()))
 }
 
 /// What the log is about, decided before any finding: is it from this node, how many nodes,
