@@ -81,11 +81,19 @@ const MAX_NAME: usize = 255;
 /// bracket groups first and the count checked; each name is then built once, so the work is the
 /// length of the names made (at most MAX_HOSTS × MAX_NAME), never the item's length times its
 /// group count (hostile round 4 #4: 1.8 MB of groups took the hook's whole deadline).
+/// A host list item's pieces: literal text and bracketed groups.
+enum Part<'a> {
+    Lit(&'a str),
+    Any(Vec<String>),
+}
+
 fn expand_item(item: &str) -> std::result::Result<Vec<String>, String> {
-    enum Part<'a> {
-        Lit(&'a str),
-        Any(Vec<String>),
-    }
+    let (parts, count, len) = parts(item)?;
+    Ok(names(&parts, count, len))
+}
+
+/// The pieces of `item`, how many names they make and the longest name's length (bounded).
+fn parts(item: &str) -> std::result::Result<(Vec<Part<'_>>, usize, usize), String> {
     let mut parts = Vec::new();
     let mut rest = item;
     let (mut count, mut len) = (1usize, 0usize);
@@ -114,7 +122,11 @@ fn expand_item(item: &str) -> std::result::Result<Vec<String>, String> {
             return Err(format!("a host name longer than {MAX_NAME} characters"));
         }
     }
-    // The names in order: the last group varies fastest (an odometer over the groups).
+    Ok((parts, count, len))
+}
+
+/// The names in order: the last group varies fastest (an odometer over the groups).
+fn names(parts: &[Part], count: usize, len: usize) -> Vec<String> {
     let groups: Vec<&Vec<String>> =
         parts.iter().filter_map(|p| if let Part::Any(v) = p { Some(v) } else { None }).collect();
     let mut at = vec![0usize; groups.len()];
@@ -122,7 +134,7 @@ fn expand_item(item: &str) -> std::result::Result<Vec<String>, String> {
     for _ in 0..count {
         let mut name = String::with_capacity(len);
         let mut g = 0;
-        for p in &parts {
+        for p in parts {
             match p {
                 Part::Lit(l) => name.push_str(l),
                 Part::Any(v) => {
@@ -140,7 +152,7 @@ fn expand_item(item: &str) -> std::result::Result<Vec<String>, String> {
             at[k] = 0;
         }
     }
-    Ok(out)
+    out
 }
 
 fn expand_range_list(body: &str) -> std::result::Result<Vec<String>, String> {
