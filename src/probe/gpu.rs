@@ -55,31 +55,31 @@ pub fn read(sys: &SysRoot) -> Vec<Gpu> {
         if class_later && !f.class.is_some_and(|c| matches!(c >> 8, 0x0300 | 0x0302)) {
             continue;
         }
-        // The model, UUID and minor are descriptive: the hook's decisions use the PCI path only.
-        let info = if sys.full() {
-            sys.read(&Path::new("proc/driver/nvidia/gpus").join(&f.bdf).join("information"))
-        } else {
-            None
-        };
-        let field = |k: &str| {
-            info.as_deref().and_then(|t| {
-                t.lines().find_map(|l| l.strip_prefix(k).map(|v| v.trim_start_matches(':').trim().to_string()))
-            })
-        };
-        // Without the full read the id is not in `f`; the model needs it (NVLink ceilings).
-        let device = f.device;
-        let model = field("Model")
-            .or_else(|| device.and_then(|d| MODELS.iter().find(|m| m.0 == d)).map(|m| m.1.to_string()))
-            .unwrap_or_else(|| format!("NVIDIA device 10de:{:04x}", device.unwrap_or(0)));
-        gpus.push(Gpu {
-            model,
-            uuid: field("GPU UUID"),
-            minor: field("Device Minor").and_then(|m| m.parse().ok()),
-            pci: f,
-        });
+        gpus.push(gpu_of(sys, f));
     }
     gpus.sort_by_key(|a| bus_key(&a.pci.bdf));
     gpus
+}
+
+/// A GPU of the function `f`: its model, UUID and minor from the driver where read (they are
+/// descriptive: the hook's decisions use the PCI path only).
+fn gpu_of(sys: &SysRoot, f: super::model::PciFunction) -> Gpu {
+    let info = if sys.full() {
+        sys.read(&Path::new("proc/driver/nvidia/gpus").join(&f.bdf).join("information"))
+    } else {
+        None
+    };
+    let field = |k: &str| {
+        info.as_deref().and_then(|t| {
+            t.lines().find_map(|l| l.strip_prefix(k).map(|v| v.trim_start_matches(':').trim().to_string()))
+        })
+    };
+    // Without the full read the id is not in `f`; the model needs it (NVLink ceilings).
+    let device = f.device;
+    let model = field("Model")
+        .or_else(|| device.and_then(|d| MODELS.iter().find(|m| m.0 == d)).map(|m| m.1.to_string()))
+        .unwrap_or_else(|| format!("NVIDIA device 10de:{:04x}", device.unwrap_or(0)));
+    Gpu { model, uuid: field("GPU UUID"), minor: field("Device Minor").and_then(|m| m.parse().ok()), pci: f }
 }
 
 /// PCI bus order as CUDA_DEVICE_ORDER=PCI_BUS_ID and nvidia-smi use it: domain, bus, device, fn.
