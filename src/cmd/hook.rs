@@ -414,8 +414,13 @@ pub fn run(env: &BTreeMap<String, String>, src: &super::NodeSource) -> ExitCode 
     if let Some(code) = report(&o, env, strict, debug) {
         return code;
     }
-    let written = write(&o);
-    if let Err(e) = written {
+    write_saying(&o, strict)
+}
+
+/// The outcome written into enroot's files; a failure to write is said, and fails the start in
+/// strict mode only.
+fn write_saying(o: &Outcome, strict: bool) -> ExitCode {
+    if let Err(e) = write(o) {
         let m = one_line(&format!("{e:#}"));
         if strict {
             say(&format!("ibwire-hook: error: {}", printable(&m, 2000)));
