@@ -96,17 +96,7 @@ pub fn probe_with(sys: &SysRoot, opts: &ProbeOptions) -> Node {
         notes: Vec::new(),
     };
     if sys.full() {
-        // ACS on the way between GPUs and HCAs (doctor, fleet): one config read per bridge.
-        let mut bdfs: Vec<String> = node
-            .gpus
-            .iter()
-            .map(|g| &g.pci)
-            .chain(node.rdma.iter().filter(|d| !d.virtual_function).filter_map(|d| d.pci.as_ref()))
-            .flat_map(|p| p.bridges.iter().cloned())
-            .collect();
-        bdfs.sort();
-        bdfs.dedup();
-        node.bridges = pci::bridges(sys, &bdfs);
+        node.bridges = bridges_between(sys, &node);
     }
     if opts.nvidia_smi && sys.is_live() && !node.gpus.is_empty() {
         if let Ok(path) = which::which("nvidia-smi") {
@@ -117,6 +107,20 @@ pub fn probe_with(sys: &SysRoot, opts: &ProbeOptions) -> Node {
     }
     node.notes = sys.take_notes();
     node
+}
+
+/// ACS on the way between GPUs and HCAs (doctor, fleet): one config read per bridge.
+fn bridges_between(sys: &SysRoot, node: &Node) -> Vec<model::Bridge> {
+    let mut bdfs: Vec<String> = node
+        .gpus
+        .iter()
+        .map(|g| &g.pci)
+        .chain(node.rdma.iter().filter(|d| !d.virtual_function).filter_map(|d| d.pci.as_ref()))
+        .flat_map(|p| p.bridges.iter().cloned())
+        .collect();
+    bdfs.sort();
+    bdfs.dedup();
+    pci::bridges(sys, &bdfs)
 }
 
 /// A section thread's result; its panic goes on up (the hook catches it) instead of becoming an
