@@ -157,3 +157,69 @@ fn the_checker_catches_a_wrong_arrow() {
     assert!(!allowed("plan", "render") && !allowed("plan", "cmd") && allowed("plan", "probe"));
     assert!(p[2].2.starts_with("probe::sysroot"), "{:?}", p[2]);
 }
+
+/// Every function outside `#[cfg(test)]` modules of `src/`, with its length in lines: from its
+/// `fn` line to the first line after it that closes it at the same indentation (rustfmt puts a
+/// function's closing brace there; `cargo fmt --check` runs in CI).
+fn function_lengths(text: &str) -> Vec<(String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let end = lines
+        .windows(2)
+        .position(|w| w[0].trim() == "#[cfg(test)]" && w[1].trim_start().starts_with("mod "))
+        .unwrap_or(lines.len());
+    let mut out = Vec::new();
+    for (i, l) in lines[..end].iter().enumerate() {
+        let t = l.trim_start();
+        let indent = &l[..l.len() - t.len()];
+        let mut rest = t;
+        for w in ["pub(crate) ", "pub(super) ", "pub ", "const ", "async ", "unsafe ", "extern \"C\" "] {
+            rest = rest.strip_prefix(w).unwrap_or(rest);
+        }
+        let Some(sig) = rest.strip_prefix("fn ") else { continue };
+        let name: String = sig.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        let close = format!("{indent}}}");
+        // a declaration without a body (a trait's) ends with `;` before any `{`
+        let Some(open) = (i..end).find(|&j| lines[j].contains('{') || lines[j].trim_end().ends_with(';')) else {
+            continue;
+        };
+        if !lines[open].contains('{') {
+            continue;
+        }
+        if lines[open].trim_end().ends_with('}') && open == i {
+            out.push((name, 1));
+            continue;
+        }
+        if let Some(last) = (open + 1..end).find(|&j| lines[j] == close) {
+            out.push((name, last - i + 1));
+        }
+    }
+    out
+}
+
+/// Issue 43: functions that fit a screen. None over 100 lines, at most five over 60.
+#[test]
+fn functions_fit_a_screen() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut all = Vec::new();
+    files(&root, &mut all);
+    let (mut long, mut over_100) = (Vec::new(), Vec::new());
+    for f in &all {
+        let text = std::fs::read_to_string(f).unwrap();
+        let rel = f.strip_prefix(&root).unwrap().display().to_string();
+        for (name, n) in function_lengths(&text) {
+            if n > 100 {
+                over_100.push(format!("{rel}::{name} ({n} lines)"));
+            } else if n > 60 {
+                long.push(format!("{rel}::{name} ({n} lines)"));
+            }
+        }
+    }
+    assert!(over_100.is_empty(), "functions over 100 lines: {over_100:?}");
+    assert!(long.len() <= 5, "{} functions over 60 lines (at most 5): {long:?}", long.len());
+}
+
+#[test]
+fn the_length_counter_counts() {
+    let text = "fn a() {\n    x();\n}\n\npub(crate) fn b(\n    y: u8,\n) -> u8 {\n    if y {\n    }\n    y\n}\ntrait T {\n    fn c(&self);\n    fn d(&self) {}\n}\n#[cfg(test)]\nmod tests {\n    fn e() {\n    }\n}\n";
+    assert_eq!(function_lengths(text), vec![("a".to_string(), 3), ("b".to_string(), 7), ("d".to_string(), 1)]);
+}
