@@ -340,7 +340,14 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
     } else {
         input.allreduce.map(|(b, w)| Measured { busbw_gbps: b, nranks: w, nodes: facts.hosts.len(), gpu_model: None })
     };
-    let ci = CeilingInputs { hcas: a.hcas, hca_gbit: a.hca_gbit, nodes: a.nodes, expect: a.expect, node_known };
+    let ci = CeilingInputs {
+        hcas: a.hcas,
+        hca_gbit: a.hca_gbit,
+        nodes: a.nodes,
+        expect: a.expect,
+        node_known,
+        socket_flag: None,
+    };
     judge(node, plan, facts, measured.as_ref(), &ci)
 }
 

@@ -389,6 +389,7 @@ fn transport_verdict(w: &Watch, host: &str, started: Instant) -> String {
         nodes: Some(w.nnodes.max(1)),
         node_known: true,
         expect: if w.expect_rdma { crate::plan::verify::Expect::Auto } else { crate::plan::verify::Expect::Any },
+        socket_flag: Some("--expect-net socket"),
         ..Default::default()
     };
     let r = crate::plan::verify::judge(w.node, w.plan, &read.facts, None, &ci);

@@ -140,7 +140,12 @@ pub fn judge(
         plan,
         facts,
         None,
-        &CeilingInputs { nodes: Some(nnodes.max(2)), node_known: true, ..Default::default() },
+        &CeilingInputs {
+            nodes: Some(nnodes.max(2)),
+            node_known: true,
+            socket_flag: Some("--expect-net socket"),
+            ..Default::default()
+        },
     );
     let causes = causes_of(node, plan, &report);
     let said = |headline: String, nccl: Vec<String>| Said { headline, nccl, causes: causes.clone() };
@@ -181,13 +186,10 @@ pub fn judge(
     Verdict::Fine { what: format!("NCCL uses {net}{gdr}"), done: true }
 }
 
-/// verify's causes under launch (whose flag is --expect-net), a node without a usable port first.
+/// verify's causes (its fixes name launch's --expect-net), a node without a usable port first.
 fn causes_of(node: &Node, plan: &Plan, report: &verify::Report) -> Vec<(String, Option<String>)> {
-    let mut causes: Vec<(String, Option<String>)> = report
-        .findings
-        .iter()
-        .map(|f| (f.cause.clone(), Some(f.fix.replace("`--expect socket`", "`--expect-net socket`"))))
-        .collect();
+    let mut causes: Vec<(String, Option<String>)> =
+        report.findings.iter().map(|f| (f.cause.clone(), Some(f.fix.clone()))).collect();
     if plan.hcas.is_empty() {
         // --expect-net ib on a node that shows no usable port: that is the first thing to say.
         let why = if node.rdma.is_empty() {

@@ -474,6 +474,9 @@ pub struct CeilingInputs {
     /// `--root`/`--snapshot`: the machine that reads a log says nothing about the one that
     /// wrote it.
     pub node_known: bool,
+    /// The flag that declares TCP sockets intended, as the fixes name it: verify's `--expect
+    /// socket` when None; launch's watch says `--expect-net socket`.
+    pub socket_flag: Option<&'static str>,
 }
 
 /// Below this share of the ceiling busbw is called slow. The ceiling is a true upper bound
@@ -808,6 +811,7 @@ struct Scope {
     expected_from: String,
     gdr_expected: bool,
     observed: Option<String>,
+    socket_flag: &'static str,
 }
 
 /// The fabric a log shows NCCL on: `EFA` for the Libfabric/OFI plugin, `RoCE`/`IB` from the
@@ -887,7 +891,8 @@ fn expectation(
         Some("Socket") | None => "RDMA",
         Some(f) => f,
     };
-    (true, f, "the log: a job over several nodes runs on RDMA; pass --expect socket if TCP sockets are intended".into())
+    let flag = ci.socket_flag.unwrap_or("--expect socket");
+    (true, f, format!("the log: a job over several nodes runs on RDMA; pass {flag} if TCP sockets are intended"))
 }
 
 fn scope(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measured>, ci: &CeilingInputs) -> Scope {
@@ -920,6 +925,7 @@ fn scope(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measured>, 
         expected_from,
         gdr_expected,
         observed: log.observed(),
+        socket_flag: ci.socket_flag.unwrap_or("--expect socket"),
     }
 }
 
@@ -1047,7 +1053,7 @@ fn not_on_rdma(node: &Node, plan: &Plan, log: &LogFacts, s: &Scope, findings: &m
             f.cause.push_str(&format!("; this node has {} healthy HCA port(s)", plan.hcas.len()));
         }
         if ci_flag_free(s) {
-            f.fix.push_str("; if TCP sockets are intended, `--expect socket` accepts them");
+            f.fix.push_str(&format!("; if TCP sockets are intended, `{}` accepts them", s.socket_flag));
         }
     }
 }

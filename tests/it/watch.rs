@@ -130,6 +130,8 @@ fn a_socket_fallback_stops_the_job_at_init() {
     assert_eq!(rc, 1, "{err}");
     assert!(err.contains("gpu-001: NCCL chose Socket where InfiniBand/RoCE was expected"), "{err}");
     assert!(err.contains("--allow-socket-fallback"), "{err}");
+    // verify's fixes name launch's own flag (set by the caller, not rewritten from the text)
+    assert!(!err.contains("`--expect socket`"), "{err}");
     // a headline and indented lines (NCCL's words, each cause, the fix) that fit a terminal
     let report: Vec<&str> = err.lines().skip_while(|l| !l.contains("NCCL chose Socket")).collect();
     assert!(report.len() >= 4 && report[1].starts_with("  NCCL: \"Using network Socket\""), "{err}");
