@@ -812,6 +812,8 @@ struct Scope {
     gdr_expected: bool,
     observed: Option<String>,
     socket_flag: &'static str,
+    /// The expectation came from the log (no flag, no node): a fix can name the flag.
+    expected_by_log: bool,
 }
 
 /// The fabric a log shows NCCL on: `EFA` for the Libfabric/OFI plugin, `RoCE`/`IB` from the
@@ -854,13 +856,13 @@ fn expectation(
     log: &LogFacts,
     ci: &CeilingInputs,
     same_node: bool,
-) -> (bool, &'static str, String) {
+) -> (bool, &'static str, String, bool) {
     match ci.expect {
-        Expect::Ib => return (true, "IB", "--expect ib".into()),
-        Expect::Roce => return (true, "RoCE", "--expect roce".into()),
-        Expect::Efa => return (true, "EFA", "--expect efa".into()),
-        Expect::Socket => return (false, "Socket", "--expect socket".into()),
-        Expect::Any => return (false, "any", "--expect any".into()),
+        Expect::Ib => return (true, "IB", "--expect ib".into(), false),
+        Expect::Roce => return (true, "RoCE", "--expect roce".into(), false),
+        Expect::Efa => return (true, "EFA", "--expect efa".into(), false),
+        Expect::Socket => return (false, "Socket", "--expect socket".into(), false),
+        Expect::Any => return (false, "any", "--expect any".into(), false),
         Expect::Auto => {}
     }
     let node_speaks = ci.node_known && (same_node || log.hosts.is_empty() || node.hostname.is_none());
@@ -880,19 +882,19 @@ fn expectation(
             } else {
                 "RDMA"
             };
-            return (true, f, format!("{name} has {} healthy HCA port(s)", plan.hcas.len()));
+            return (true, f, format!("{name} has {} healthy HCA port(s)", plan.hcas.len()), false);
         }
         if node.rdma.is_empty() {
-            return (false, "Socket", format!("{name} has no RDMA device"));
+            return (false, "Socket", format!("{name} has no RDMA device"), false);
         }
-        return (true, "RDMA", format!("{name} has RDMA devices but no healthy port"));
+        return (true, "RDMA", format!("{name} has RDMA devices but no healthy port"), false);
     }
     let f = match fabric_of(log) {
         Some("Socket") | None => "RDMA",
         Some(f) => f,
     };
     let flag = ci.socket_flag.unwrap_or("--expect socket");
-    (true, f, format!("the log: a job over several nodes runs on RDMA; pass {flag} if TCP sockets are intended"))
+    (true, f, format!("the log: a job over several nodes runs on RDMA; pass {flag} if TCP sockets are intended"), true)
 }
 
 fn scope(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measured>, ci: &CeilingInputs) -> Scope {
@@ -906,7 +908,7 @@ fn scope(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measured>, 
             .unwrap_or(false);
     let (nodes, nodes_evidence) = node_count(node, same_node, log, measured, ci);
     let healthy = !plan.hcas.is_empty();
-    let (expect_rdma, expected, expected_from) = expectation(node, plan, log, ci, same_node);
+    let (expect_rdma, expected, expected_from, expected_by_log) = expectation(node, plan, log, ci, same_node);
     let gdr_expected = expect_rdma
         && (!same_node
             || (node.host.peermem.is_some()
@@ -926,6 +928,7 @@ fn scope(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measured>, 
         gdr_expected,
         observed: log.observed(),
         socket_flag: ci.socket_flag.unwrap_or("--expect socket"),
+        expected_by_log,
     }
 }
 
@@ -1052,7 +1055,7 @@ fn not_on_rdma(node: &Node, plan: &Plan, log: &LogFacts, s: &Scope, findings: &m
         if s.same_node {
             f.cause.push_str(&format!("; this node has {} healthy HCA port(s)", plan.hcas.len()));
         }
-        if ci_flag_free(s) {
+        if s.expected_by_log {
             f.fix.push_str(&format!("; if TCP sockets are intended, `{}` accepts them", s.socket_flag));
         }
     }
@@ -1232,11 +1235,6 @@ fn peer_address_kind(line: &str) -> Option<String> {
         ),
         None => format!("the peer's address {addr} is {kind}: it does not route between hosts"),
     })
-}
-
-/// The expectation came from the log (no flag, no node): the fix can name the flag.
-fn ci_flag_free(s: &Scope) -> bool {
-    s.expected_from.starts_with("the log")
 }
 
 /// RDMA of another kind than the one expected (EFA where IB was meant, RoCE where IB was).
