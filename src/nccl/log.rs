@@ -24,9 +24,29 @@ macro_rules! finder {
 /// The bit of a GATE literal in [`gate_mask`]'s mask (a literal not in GATE panics in the tests).
 macro_rules! gbit {
     ($lit:literal) => {{
-        static B: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-        *B.get_or_init(|| 1u64 << GATE.iter().position(|g| *g == $lit).expect(concat!($lit, " is in GATE")))
+        // Worked out when compiling: a literal the gate does not hold fails the build.
+        const B: u64 = 1u64 << gate_pos($lit);
+        B
     }};
+}
+
+/// The index of `lit` in [`GATE`], at compile time.
+const fn gate_pos(lit: &str) -> usize {
+    let mut i = 0;
+    while i < GATE.len() {
+        let (a, b) = (GATE[i].as_bytes(), lit.as_bytes());
+        if a.len() == b.len() {
+            let mut j = 0;
+            while j < a.len() && a[j] == b[j] {
+                j += 1;
+            }
+            if j == a.len() {
+                return i;
+            }
+        }
+        i += 1;
+    }
+    panic!("a literal that is not in GATE")
 }
 
 /// `find(l, "lit")` with the call site's own searcher.
@@ -586,14 +606,32 @@ enum Short {
 }
 
 /// A ring's order line, `Channel %02d/%02d : <ranks>` (init.cc), and how many ranks it holds.
+///
+/// One pass over the bytes: a ring of a large job is a line of hundreds of ranks, and NCCL prints
+/// one per channel and communicator (in a 512 MiB log, a tenth of the reading time went here).
 fn ring_len(msg: &str) -> Option<usize> {
-    let rest = msg.strip_prefix("Channel ")?;
-    let (head, ranks) = rest.split_once(" : ")?;
-    if !head.contains('/') || !head.bytes().all(|b| b.is_ascii_digit() || b == b'/') {
+    let rest = msg.strip_prefix("Channel ")?.as_bytes();
+    // `00/32 : ` — digits and one '/', then " : " (the first ':' of a ring line)
+    let colon = memchr::memchr(b':', rest)?;
+    if colon < 2 || rest[colon - 1] != b' ' || rest.get(colon + 1) != Some(&b' ') {
         return None;
     }
-    let n = ranks.split_whitespace().count();
-    (n > 0 && ranks.split_whitespace().all(|r| r.bytes().all(|b| b.is_ascii_digit()))).then_some(n)
+    let head = &rest[..colon - 1];
+    if !head.contains(&b'/') || !head.iter().all(|b| b.is_ascii_digit() || *b == b'/') {
+        return None;
+    }
+    let (mut n, mut in_rank) = (0, false);
+    for &b in &rest[colon + 2..] {
+        match b {
+            b'0'..=b'9' => {
+                n += usize::from(!in_rank);
+                in_rank = true;
+            }
+            b' ' | b'\t' => in_rank = false,
+            _ => return None,
+        }
+    }
+    (n > 0).then_some(n)
 }
 
 fn short(msg: &str) -> Option<Short> {
@@ -1500,7 +1538,7 @@ impl Analyser {
             gbit!("evice found"),
             gbit!(": Using "),
         ]) {
-            self.network_choice(l, host);
+            self.network_choice(l, m, host);
         }
         if any(&[gbit!("set by environment"), gbit!("NCCL_")]) {
             self.env_line(l);
@@ -1587,13 +1625,13 @@ impl Analyser {
 
     /// What NCCL chose: its version, `Using network`, the bootstrap interface, the IB devices and
     /// OOB interface (`NET/IB : Using`), "No device found", and the socket interfaces.
-    fn network_choice(&mut self, l: &str, host: Option<&str>) {
+    fn network_choice(&mut self, l: &str, m: u64, host: Option<&str>) {
         // `NCCL version 2.28.9+cuda13.0`: NCCL's banner (NCCL_DEBUG=WARN prints it alone);
         // vLLM's `vLLM is using nccl==2.21.5` (pynccl.py): the job ran NCCL, without its log.
-        if let Some(v) = after!(l, "NCCL version ").or_else(|| after!(l, "is using nccl==")) {
+        if let Some(v) = afterm!(l, m, "NCCL version ").or_else(|| afterm!(l, m, "is using nccl==")) {
             let v = v.split_whitespace().next().unwrap_or("").trim_end_matches(',');
             if v.starts_with(|c: char| c.is_ascii_digit()) && v.contains('.') {
-                if host.is_none() && !has!(l, " NCCL INFO") {
+                if host.is_none() && !hasm!(l, m, " NCCL INFO") {
                     self.f.nccl_lines += 1;
                 }
                 self.f.version.get_or_insert_with(|| v.to_string());
@@ -1601,13 +1639,13 @@ impl Analyser {
         }
         // aws-ofi-nccl: `Selected provider is cxi, fabric is cxi (found 4 nics)`, after any
         // provider it tried and found nothing for.
-        if has!(l, "Selected provider is ") {
+        if hasm!(l, m, "Selected provider is ") {
             self.ofi_selected = true;
         }
         // NCCL before 2.6: `Using internal Network Socket`, `Using external Network <plugin>`.
-        if let Some(v) = after!(l, "Using network ")
-            .or_else(|| after!(l, "Using internal Network "))
-            .or_else(|| after!(l, "Using external Network "))
+        if let Some(v) = afterm!(l, m, "Using network ")
+            .or_else(|| afterm!(l, m, "Using internal Network "))
+            .or_else(|| afterm!(l, m, "Using external Network "))
         {
             let n = v.trim().to_string();
             if let Some(h) = self.view(host) {
@@ -1619,19 +1657,19 @@ impl Analyser {
                 self.networks.insert(n);
             }
         }
-        if let Some(v) = after!(l, "Bootstrap : Using ").or_else(|| after!(l, "Bootstrap: Using ")) {
+        if let Some(v) = afterm!(l, m, "Bootstrap : Using ").or_else(|| afterm!(l, m, "Bootstrap: Using ")) {
             self.bootstrap(v);
         }
-        if has!(l, "NET/IB : No device found") {
+        if hasm!(l, m, "NET/IB : No device found") {
             self.f.ib_no_device = true;
             if let Some(h) = self.view(host) {
                 h.no_device = true;
             }
         }
-        if let Some(v) = after!(l, "NET/IB : Using ") {
+        if let Some(v) = afterm!(l, m, "NET/IB : Using ") {
             self.ib_devices(v, host);
         }
-        if let Some(v) = after!(l, "NET/Socket : Using ") {
+        if let Some(v) = afterm!(l, m, "NET/Socket : Using ") {
             for tok in v.split_whitespace() {
                 if let Some((_, body)) = tok.strip_prefix('[').and_then(|r| r.split_once(']')) {
                     let n = if_name(body);
@@ -1691,7 +1729,9 @@ impl Analyser {
     /// `NCCL_X set by environment to V` (and the older `NCCL_IB_HCA set to V`).
     fn env_line(&mut self, l: &str) {
         if let Some(v) = after!(l, " set by environment to ") {
-            let name = l[..l.find(" set by environment to ").unwrap_or(0)].rsplit(' ').next().unwrap_or("").to_string();
+            // `v` is the rest of `l` after the literal: the name ends where the literal starts
+            let at = l.len() - v.len() - " set by environment to ".len();
+            let name = l[..at].rsplit(' ').next().unwrap_or("").to_string();
             let val = v.trim().trim_end_matches('.').to_string();
             if name.starts_with("NCCL_")
                 && self.f.env_set.len() < 256
@@ -1817,7 +1857,7 @@ impl Analyser {
         }
         // ` rank R` sits before the ` nranks`/` nRanks` that brought the line here
         if let (Some(r), Some(n)) = (
-            l.find(" rank ").map(|i| &l[i + 6..]).and_then(first_int),
+            finder!(" rank ").find(l.as_bytes()).map(|i| &l[i + 6..]).and_then(first_int),
             after!(l, " nranks ").or_else(|| after!(l, " nRanks ")).and_then(first_int),
         ) {
             if proc_of(l).is_some() && self.rank_pairs.len() < MAX_HOSTS {
