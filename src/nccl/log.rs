@@ -1220,15 +1220,6 @@ fn tests_cuda_failure(l: &str) -> bool {
     })
 }
 
-/// `lib wrapper not initialized.`: misc/ibvwrap.cc's CHECK_NOT_NULL (NCCL 2.18–2.31), a verbs
-/// call whose symbol was never loaded, because libibverbs did not open (ibvsymbols.cc: `Failed
-/// to open libibverbs.so[.1]`, then every wrapper says this) or a symbol of it was missing
-/// (`dlvsym failed on …`, its own warning). GDRCOPY's and NET/MLX5's wrappers say it with their
-/// own prefix: those are not this.
-fn verbs_unloaded(msg: &str) -> bool {
-    msg.rsplit_once("WARN ").map_or(msg, |(_, m)| m).trim() == "lib wrapper not initialized."
-}
-
 /// `host:pid` of a line that starts `host:pid:tid [dev] …`.
 fn proc_of(l: &str) -> Option<&str> {
     let head = &l[..find!(l, " [")?];
@@ -1294,6 +1285,14 @@ impl Analyser {
             return;
         };
         if row.class == "ib-async-event" && benign_ib_event(msg) {
+            return;
+        }
+        if row.class == "ibverbs-not-loaded" {
+            // `lib wrapper not initialized.` (misc/ibvwrap.cc CHECK_NOT_NULL, 2.18–2.31): a verbs
+            // call whose symbol was never loaded, because libibverbs did not open (its `Failed to
+            // open` is an INFO since 2.19, often not in the excerpt). The library is missing; not
+            // a failure of its own.
+            self.f.ibverbs_missing = true;
             return;
         }
         match table_kind(row.class) {
@@ -1393,10 +1392,6 @@ impl Analyser {
                 self.f.remote_peer = true;
             }
             self.fail(k, code, vendor, msg);
-        } else if verbs_unloaded(msg) {
-            // A verbs call with libibverbs not loaded (its `Failed to open` is an INFO since
-            // 2.19, often not in the excerpt): the library is missing, not a failure of its own.
-            self.f.ibverbs_missing = true;
         } else if libibverbs_missing(msg) {
             // NCCL before 2.19 printed a missing libibverbs as a WARN (`misc/ibvwrap.cu`); its
             // own reader records the fact (`ibverbs_missing`), which counts only across nodes.

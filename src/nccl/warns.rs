@@ -243,7 +243,7 @@ mod rows {
             }
             let f = analyse(&format!("h:1:2 [0] f.cc:1 NCCL WARN {msg}\n"));
             if r.class == "ibverbs-not-loaded" {
-                // a fact, not a failure of its own (log.rs `verbs_unloaded`)
+                // a fact, not a failure of its own (log.rs `by_table`)
                 if !f.ibverbs_missing || !f.failures.is_empty() {
                     bad.push(format!("{:?} is not read as libibverbs missing", r.format));
                 }
