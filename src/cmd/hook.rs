@@ -627,7 +627,8 @@ pub fn decide_saying(
     if let Some(why) = image.as_ref().filter(|_| exposure == netguard::Exposure::Usable).and_then(lacks) {
         d.problems.push((hook::Problem::ImageNoVerbs, why));
     }
-    pin_net(&mut d, &p, exposure, env, &file_env, cfg, image.as_ref(), || {
+    let pin = pin_nccl_net(&p, exposure, env, &file_env, cfg, image.as_ref());
+    pin_net(&mut d, pin, exposure, env, || {
         format!("{}={value}: a {}-node job with no healthy HCA exposed; NCCL_NET=IB makes NCCL fail at init instead of running on TCP sockets (set {}=none to run on sockets on purpose)", sel.var, crate::slurm::num_nodes(var), sel.var)
     });
     out.nnodes = crate::slurm::num_nodes(var);
@@ -676,20 +677,16 @@ fn no_rdma(
     Ok(out)
 }
 
-/// The socket-fallback guard: NCCL_NET=IB where the job is to run on the HCAs; with every
+/// The socket-fallback guard applied: NCCL_NET=IB where `pin_nccl_net` decided it; with every
 /// healthy HCA hidden from the container, the problem `emptied` says.
-#[allow(clippy::too_many_arguments)]
 fn pin_net(
     d: &mut hook::Decision,
-    p: &plan::Plan,
+    pin: Option<String>,
     exposure: netguard::Exposure,
     env: &BTreeMap<String, String>,
-    file_env: &environ::Environ,
-    cfg: &Config,
-    image: Option<&crate::probe::sysroot::SysRoot>,
     emptied: impl FnOnce() -> String,
 ) {
-    if let Some(why) = pin_nccl_net(p, exposure, env, file_env, cfg, image) {
+    if let Some(why) = pin {
         d.env.push(("NCCL_NET".into(), "IB".into()));
         if exposure == netguard::Exposure::Emptied {
             // NCCL then fails at init with "Failed to initialize any NET plugin" (what `ibwire
