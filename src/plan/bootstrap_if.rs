@@ -99,10 +99,17 @@ pub fn choose(
     }
 }
 
+/// The bootstrap interface cannot be chosen: why, and what to do.
+fn err(msg: String, fix: &str) -> Finding {
+    Finding::new(Severity::Error, "NCCL_SOCKET_IFNAME", msg).fix(fix)
+}
+
+fn fail(msg: String, fix: &str) -> Result<Choice, Finding> {
+    Err(err(msg, fix))
+}
+
 /// The interface that routes to the master (the configured one must be it).
 fn toward_master(node: &Node, m: &Master, configured: Option<&str>, one_node: bool) -> Result<Choice, Finding> {
-    let err = |msg: String, fix: &str| Finding::new(Severity::Error, "NCCL_SOCKET_IFNAME", msg).fix(fix);
-    let fail = |msg: String, fix: &str| Err(err(msg, fix));
     let v4 = m.ip.is_ipv4();
     // Debian's installer writes `127.0.1.1 <hostname>` into /etc/hosts: the master's own
     // name then resolves to loopback, which no other node can reach — which matters only
@@ -190,8 +197,6 @@ fn tie_warning(node: &Node, m: &Master, ifname: &str, configured: Option<&str>) 
 
 /// The configured interface, with no master to route to.
 fn configured_iface(node: &Node, c: &str) -> Result<Choice, Finding> {
-    let err = |msg: String, fix: &str| Finding::new(Severity::Error, "NCCL_SOCKET_IFNAME", msg).fix(fix);
-    let fail = |msg: String, fix: &str| Err(err(msg, fix));
     let Some(i) = node.iface(c) else {
         return fail(
             format!("configured bootstrap interface {c} does not exist on this node"),
@@ -211,8 +216,6 @@ fn configured_iface(node: &Node, c: &str) -> Result<Choice, Finding> {
 
 /// No master and nothing configured: the default-route interface, else the first up physical one.
 fn fallback(node: &Node) -> Result<Choice, Finding> {
-    let err = |msg: String, fix: &str| Finding::new(Severity::Error, "NCCL_SOCKET_IFNAME", msg).fix(fix);
-    let fail = |msg: String, fix: &str| Err(err(msg, fix));
     if let Some(r) =
         node.routes.iter().filter(|r| r.dest.prefix_len() == 0 && r.dest.addr().is_ipv4()).min_by_key(|r| r.metric)
     {
