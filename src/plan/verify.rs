@@ -1537,9 +1537,9 @@ fn multi_outcome(log: &LogFacts, s: &Scope, bw: &str, partial: &str) -> (Outcome
 /// One node: a network chosen is not a job that ran.
 fn single_outcome(log: &LogFacts, s: &Scope, c: &Ceilings, bw: &str) -> (Outcome, String) {
     let observed = &s.observed;
-    // A network chosen is not a job that ran: a connection made, an init completed or a
-    // bandwidth measured is.
-    if log.init_complete > 0 || log.channels.p2p + log.channels.shm > 0 || c.busbw.is_some() {
+    // A network chosen, or connections made, is not a job that ran: an init completed or a
+    // bandwidth measured is (the rule the paths over nodes follow too).
+    if log.init_done > 0 || c.busbw.is_some() {
         let why = if log.ib_no_device { " (NET/IB : No device found)" } else { "" };
         let hcas = if s.same_node {
             if s.healthy {
@@ -1567,7 +1567,13 @@ fn single_outcome(log: &LogFacts, s: &Scope, c: &Ceilings, bw: &str) -> (Outcome
     if let Some(n) = observed.as_deref() {
         return (
             Outcome::Inconclusive,
-            format!("INCONCLUSIVE: one node; NCCL chose {n}, but the log ends before any connection or a completed init (no channel lines, no 'Init COMPLETE', no bandwidth): the failure, if any, is not in it{bw}"),
+            format!("INCONCLUSIVE: one node; NCCL chose {n}, but the log ends before its init completed (no 'Init COMPLETE', no bandwidth): the failure, if any, is not in it{bw}"),
+        );
+    }
+    if log.channels.p2p + log.channels.shm > 0 {
+        return (
+            Outcome::Inconclusive,
+            format!("INCONCLUSIVE: one node; its GPUs connected (P2P/SHM channel lines), but the log ends before its init completed (no 'Init COMPLETE', no bandwidth){bw}"),
         );
     }
     (Outcome::Inconclusive, format!("INCONCLUSIVE: one node, but no transport lines ({ENABLE}){bw}"))

@@ -246,6 +246,13 @@ fn thin_logs_get_the_verdict_their_evidence_supports() {
     let done = format!("{conn}a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n");
     let (rc, v) = judge("done.log", &done, &[]);
     assert_eq!((rc, v["outcome"].as_str()), (Some(0), Some("ok")), "{v}");
+    // one node: connections alone are not a job that ran either
+    let p2p = "a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0\na:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM\na:1:1 [0] NCCL INFO Connected all rings\n";
+    let (rc, v) = judge("p2p.log", p2p, &[]);
+    assert_eq!((rc, v["outcome"].as_str()), (Some(3), Some("inconclusive")), "{v}");
+    let done = format!("{p2p}a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n");
+    let (rc, v) = judge("p2p-done.log", &done, &[]);
+    assert_eq!((rc, v["outcome"].as_str()), (Some(0), Some("ok")), "{v}");
     // sockets declared: the same evidence is asked of them (review of held-out set 6)
     let sock = "a:1:1 [0] NCCL INFO Using network Socket\nb:2:2 [0] NCCL INFO Using network Socket\n";
     let (rc, v) = judge("sock.log", sock, &["--expect", "socket"]);
