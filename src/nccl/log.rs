@@ -478,7 +478,6 @@ fn old_tag(l: &str) -> Option<(bool, &str)> {
         return None;
     }
     let mut head = l[..open - 1].rsplitn(3, ':');
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
     let (tid, pid, host) = (head.next()?, head.next()?, head.next()?);
     if !digits(tid) || !digits(pid) || host.is_empty() || host.contains(' ') || clock_like(host) {
         return None;
@@ -492,10 +491,20 @@ fn old_tag(l: &str) -> Option<(bool, &str)> {
         return Some((false, m.trim_start()));
     }
     let (loc, m) = rest.split_once(" WARN ")?;
-    let source = loc.rsplit_once(':').is_some_and(|(f, n)| {
-        digits(n) && !f.contains(' ') && [".cu", ".cc", ".h", ".c"].iter().any(|x| f.ends_with(x))
-    });
-    source.then(|| (true, m.trim_start()))
+    source_file(loc).map(|_| (true, m.trim_start()))
+}
+
+/// Digits only, at least one.
+fn digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit())
+}
+
+/// `init.cc:670`, `transport/net_ib.cu:204`, `common.cu:891`: a source location as NCCL's and
+/// nccl-tests' macros print `__FILE__:__LINE__`; the file.
+fn source_file(loc: &str) -> Option<&str> {
+    let (file, line) = loc.rsplit_once(':')?;
+    let source = [".cc", ".c", ".h", ".cu", ".cpp"].iter().any(|x| file.ends_with(x));
+    (source && digits(line) && !file.contains(char::is_whitespace)).then_some(file)
 }
 
 /// Every literal a reader of [`Analyser`] acts on, or a part of it: a line that holds none of
@@ -789,10 +798,7 @@ fn trace_parts(msg: &str) -> Option<(&str, i64)> {
         rest = &r[e + 1..];
     }
     let code = first_int(rest.strip_prefix(" -> ")?)?;
-    let (file, line) = loc.rsplit_once(':')?;
-    let ok = [".cc", ".c", ".h", ".cu", ".cpp"].iter().any(|x| file.ends_with(x))
-        && !line.is_empty()
-        && line.bytes().all(|b| b.is_ascii_digit());
+    let file = source_file(loc)?;
     // NCCL's top-level sources print as `init.cc` (or `…/src/init.cc` where a build kept the
     // path); `transport/net_ib/init.cc` (2.29+: the IB plugin's own init, whose failure is the
     // fallback to sockets) is not the top-level init.cc.
@@ -802,7 +808,7 @@ fn trace_parts(msg: &str) -> Option<(&str, i64)> {
         Some((dir, name)) if dir == "src" || dir.ends_with("/src") => name,
         Some(_) => file,
     };
-    ok.then_some((top, code))
+    Some((top, code))
 }
 
 /// What one node's NCCL reported, in NCCL's words: `IB, GDRDMA, 8 HCAs` or `Socket`.
@@ -1211,13 +1217,7 @@ fn libibverbs_missing(l: &str) -> bool {
 /// `Cuda failure common.cu:891 '<error>'` (its first releases): the test stopped on a CUDA error.
 fn tests_cuda_failure(l: &str) -> bool {
     let loc = after!(l, "Test CUDA failure ").or_else(|| after!(l, "Cuda failure "));
-    loc.and_then(|r| r.split_once(" '")).is_some_and(|(loc, _)| {
-        loc.rsplit_once(':').is_some_and(|(f, n)| {
-            [".cu", ".cc", ".h"].iter().any(|x| f.ends_with(x))
-                && !n.is_empty()
-                && n.bytes().all(|b| b.is_ascii_digit())
-        })
-    })
+    loc.and_then(|r| r.split_once(" '")).and_then(|(loc, _)| source_file(loc)).is_some()
 }
 
 /// `host:pid` of a line that starts `host:pid:tid [dev] …`.
