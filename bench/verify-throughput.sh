@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}; SIZE_MB=${SIZE_MB:-512}
 cargo build --release -q
-B=target/release/ibwire
+B=${IBWIRE_BIN:-target/release/ibwire}
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 python3 - "$W/big.log" "$SIZE_MB" <<'PY'
 import sys, glob

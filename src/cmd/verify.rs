@@ -185,37 +185,34 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
     let (back, spare) = std::sync::mpsc::sync_channel::<Vec<u8>>(8);
     std::thread::scope(|scope| {
         let worker = scope.spawn(move || analyse_batches(rx, back));
-        let mut tests = tests_output::Parser::default();
-        let mut allreduce = None;
-        let mut out: Vec<u8> = Vec::with_capacity(BATCH + MAX_LINE);
-        let mut slot = 0u8;
+        let mut feed = Feed {
+            tests: tests_output::Parser::default(),
+            allreduce: None,
+            out: Vec::with_capacity(BATCH + MAX_LINE),
+            slot: 0,
+            bar: bar.as_ref(),
+            spare: &spare,
+            tx: &tx,
+        };
         let mut own = log::OwnLines::default();
         let mut res = Ok(());
         while let Some((f, r)) = inputs.pop_front() {
             let mut pointed: Vec<PathBuf> = Vec::new();
             let read = crate::nccl::for_each_line(std::io::BufReader::with_capacity(1 << 20, r), MAX_LINE, |raw| {
                 let cleaned = crate::nccl::clean(raw);
-                let l = crate::nccl::unwrap_line(&cleaned);
-                if let Some(d) = l.strip_prefix(super::watch::KEPT) {
+                let unwrapped = crate::nccl::unwrap_line(&cleaned);
+                if let Some(d) = unwrapped.strip_prefix(super::watch::KEPT) {
                     if pointed.len() < 64 {
                         pointed.push(PathBuf::from(d.trim()));
                     }
                 }
                 // ibwire's own reports (launch's verdicts and stop messages) are no evidence
-                if own.skip(&cleaned) || l.is_empty() {
+                if own.skip(&cleaned) {
                     return;
                 }
-                tests.line_unwrapped(l);
-                if let Some(x) = allreduce_line(l) {
-                    allreduce = Some(x);
-                }
-                // The tag and the gate's pass run here for five lines in eight and in the log
-                // reader's thread for the rest: the two threads then carry about the same work.
-                slot = (slot + 1) % 8;
-                let pre = if slot < 5 { log::pre(l) } else { log::Pre::NONE };
-                push_line(&mut out, pre, l);
-                if out.len() >= BATCH {
-                    send_batch(&mut out, bar.as_ref(), &spare, &tx);
+                match crate::nccl::flattened(&cleaned) {
+                    None => feed.line(unwrapped),
+                    Some(lines) => lines.into_iter().for_each(|l| feed.line(crate::nccl::unwrap_line(l))),
                 }
             });
             if let Err(e) = read {
@@ -224,11 +221,45 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
             }
             follow_pointed(pointed, &mut seen, &mut inputs);
         }
+        let (tests, allreduce, out) = (feed.tests, feed.allreduce, feed.out);
         last_batch(out, tx, bar.as_ref());
         let facts = worker.join().map_err(|_| anyhow::anyhow!("the log reader failed"))?;
         res?;
         Ok(Read::of(facts, tests.finish(), allreduce))
     })
+}
+
+/// What the reading thread does with each line: the nccl-tests and allreduce readers, then
+/// the line into the batch for the log reader's thread.
+struct Feed<'a> {
+    tests: tests_output::Parser,
+    allreduce: Option<(f64, usize)>,
+    out: Vec<u8>,
+    slot: u8,
+    bar: Option<&'a indicatif::ProgressBar>,
+    spare: &'a std::sync::mpsc::Receiver<Vec<u8>>,
+    tx: &'a std::sync::mpsc::SyncSender<Vec<u8>>,
+}
+
+impl Feed<'_> {
+    #[inline]
+    fn line(&mut self, l: &str) {
+        if l.is_empty() {
+            return;
+        }
+        self.tests.line_unwrapped(l);
+        if let Some(x) = allreduce_line(l) {
+            self.allreduce = Some(x);
+        }
+        // The tag and the gate's pass run here for five lines in eight and in the log reader's
+        // thread for the rest: the two threads then carry about the same work.
+        self.slot = (self.slot + 1) % 8;
+        let pre = if self.slot < 5 { log::pre(l) } else { log::Pre::NONE };
+        push_line(&mut self.out, pre, l);
+        if self.out.len() >= BATCH {
+            send_batch(&mut self.out, self.bar, self.spare, self.tx);
+        }
+    }
 }
 
 /// The files still to read, each with its (decompressing) reader.

@@ -185,8 +185,13 @@ pub enum Failure {
     CollNet,
     /// A topology file NCCL (or a plugin) loaded does not fit this machine.
     TopologyFile,
-    /// A segmentation fault or abort inside the job (`Caught signal 11`).
+    /// A segmentation fault or abort inside the job (`Caught signal 11`), or a worker that
+    /// torchrun saw die of a signal (`Signal 8 (SIGFPE) received by PID …`; code: the signal).
     Crash,
+    /// torchrun's report that a worker exited with a non-zero code (`failed (exitcode: 4)
+    /// local_rank: 1 (pid: …) of binary: …`; code: the exit code): the job failed, and the
+    /// worker's own output says why, not NCCL's.
+    WorkerExit,
     /// NCCL returned an error with no more specific line in the log.
     NcclError,
     /// A WARN of NCCL's that no specific reader knows but NCCL's sources classify
@@ -369,9 +374,12 @@ impl LogFacts {
             }
         })
     }
-    /// RDMA: any network starting with IB (internal plugin, IBext) or libfabric/OFI (EFA).
+    /// RDMA: any network starting with IB (internal plugin, IBext) or libfabric/OFI (EFA), or
+    /// an external net plugin ibwire does not know (`Loaded net plugin Mesh`, `GPUDirectTCPX`):
+    /// the fabric the job chose for itself, judged by its own channels (GPUDirect or not),
+    /// never as NCCL's TCP sockets.
     pub fn on_rdma(&self) -> bool {
-        self.observed().map(|n| is_rdma_name(&n)).unwrap_or(false)
+        self.observed().map(|n| is_rdma_name(&n) || (n != "Socket" && n != "mixed")).unwrap_or(false)
     }
     /// Inter-node channels were logged: the job spans nodes whatever the excerpt's hosts.
     pub fn crossed_network(&self) -> bool {
@@ -453,7 +461,21 @@ fn nccl_tag(l: &str) -> Option<(bool, &str)> {
             return Some((rest[5..].starts_with(b"WARN"), msg));
         }
     }
-    old_tag(l)
+    old_tag(l).or_else(|| ofi_test_tag(l))
+}
+
+/// aws-ofi-nccl's own tests (`nccl_message_transfer`, `ring`: tests/functional's logger) print
+/// the plugin's lines without NCCL: `WARN: Function: %s Line: %d: ` (and `INFO:`, `TRACE:`),
+/// then the message (`NET/OFI …`).
+fn ofi_test_tag(l: &str) -> Option<(bool, &str)> {
+    let (warn, rest) = if let Some(r) = l.strip_prefix("WARN: Function: ") {
+        (true, r)
+    } else {
+        (false, l.strip_prefix("INFO: Function: ").or_else(|| l.strip_prefix("TRACE: Function: "))?)
+    };
+    let (_, after) = rest.split_once(" Line: ")?;
+    let (n, msg) = after.split_once(": ")?;
+    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some((warn, msg.trim_start()))
 }
 
 /// A "host" that is the front of a clock: `12` of `12:34:56 [0] INFO …`, `2024-05-01T12` or
@@ -570,6 +592,8 @@ pub const GATE: &[&str] = &[
     "WARN",
     "ERROR",
     "IBV_EVENT",
+    "EFA provider",
+    "optimal provider",
 ];
 
 fn gate() -> &'static (aho_corasick::dfa::DFA, aho_corasick::automaton::StateID) {
@@ -963,6 +987,9 @@ fn connection_failure(msg: &str, gm: u64) -> Option<Failure> {
         || hasm!(msg, gm, "socketPollConnect")
         // NCCL 2.2–2.5 (include/socket.h): `Call to connect failed : Connection timed out`
         || hasm!(msg, gm, "Call to connect failed")
+        // 2.12–2.18 misc/socket.cc: `Net : Call to recv from %s failed : %s`; ECONNREFUSED is a
+        // non-blocking connect the peer refused (nothing listens at that address and port)
+        || (hasm!(msg, gm, "Call to recv from ") && hasm!(msg, gm, "failed : Connection refused"))
         {
             Failure::SocketConnect
         } else if (hasm!(msg, gm, "async") && hasm!(msg, gm, "port error")) || hasm!(msg, gm, "IBV_EVENT_PORT_ERR") {
@@ -985,6 +1012,12 @@ fn plugin_failure(msg: &str, gm: u64) -> Option<Failure> {
             || hasm!(msg, gm, "No eligible providers")
             || hasm!(msg, gm, "Unable to find a protocol that worked")
             || (hasm!(msg, gm, "NET/OFI") && hasm!(msg, gm, "Failed to initialize"))
+            // aws-ofi-nccl built for EFA only (src/nccl_ofi_net.c, up to v1.8): the provider
+            // libfabric found is not EFA, and the plugin's init fails with ncclSystemError.
+            || hasm!(msg, gm, "Only EFA provider is supported")
+            // fi_getinfo() returned -FI_ENODATA (no provider for the hints): older plugins'
+            // wording of `fi_getinfo() call failed: No data available`
+            || hasm!(msg, gm, "Couldn't find any optimal provider")
         {
             Failure::OfiNoDevice
         } else if hasm!(msg, gm, "Libfabric error: (-12)") {
@@ -1058,6 +1091,32 @@ fn process_failure(msg: &str, gm: u64) -> Option<Failure> {
     )
 }
 
+/// torchrun's (torch.distributed.elastic) report of a worker that failed, in its own formats:
+/// multiprocessing/api.py `failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s` (or
+/// `of fn: %s (start_method: %s)`) and errors/__init__.py's ProcessFailure message
+/// `Signal {-exitcode} ({name}) received by PID {pid}`. A negative exit code is the signal that
+/// killed the worker: a crash (its code the signal); a positive one a worker that exited.
+fn torchrun_failure(l: &str) -> Option<(Failure, i64)> {
+    if let Some(v) = after!(l, "failed (exitcode: ") {
+        let (code, rest) = v.split_once(')')?;
+        let code: i64 = code.trim().parse().ok()?;
+        rest.trim_start().strip_prefix("local_rank: ")?;
+        return Some(if code < 0 && !stopped(-code) { (Failure::Crash, -code) } else { (Failure::WorkerExit, code) });
+    }
+    let v = after!(l, "Signal ")?;
+    let (n, rest) = v.split_once(' ')?;
+    let n: i64 = n.parse().ok()?;
+    let rest = rest.strip_prefix('(')?;
+    let (name, rest) = rest.split_once(')')?;
+    (name.starts_with("SIG") && rest.starts_with(" received by PID ") && !stopped(n)).then_some((Failure::Crash, n))
+}
+
+/// SIGHUP, SIGINT, SIGTERM: a worker stopped from outside (torchrun stopping the others after a
+/// failure, scancel, a time limit), not one that crashed.
+fn stopped(signal: i64) -> bool {
+    matches!(signal, 1 | 2 | 15)
+}
+
 /// Up to three host names, then how many more.
 fn some_hosts(h: &[String]) -> String {
     let more = if h.len() > 3 { format!(" and {} more", h.len() - 3) } else { String::new() };
@@ -1119,7 +1178,10 @@ fn table_kind(class: &str) -> Option<Option<Failure>> {
 fn nccl_error(l: &str) -> Option<&str> {
     // The first of these, in this order, that the line holds (one pass of an automaton over the
     // line, where ten searches ran one after the other), from its first occurrence.
-    const PATS: [&str; 10] = [
+    // ncclGetErrorString's words (init.cc) as XLA, JAX and others relay them without the
+    // result's name: `internal error - please report this issue to the NCCL developers`,
+    // `unhandled cuda error (run with NCCL_DEBUG=INFO for details)`.
+    const PATS: [&str; 12] = [
         "ncclInternalError",
         "ncclSystemError",
         "ncclRemoteError",
@@ -1130,6 +1192,8 @@ fn nccl_error(l: &str) -> Option<&str> {
         "NCCL error",
         "ncclSocketInit:",
         "Test NCCL failure",
+        "internal error - please report this issue to the NCCL developers",
+        "unhandled cuda error",
     ];
     static AC: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
     let ac = AC.get_or_init(|| {
@@ -1147,6 +1211,17 @@ fn nccl_error(l: &str) -> Option<&str> {
         };
     }
     best.map(|(_, at)| &l[at..])
+}
+
+/// ncclGetLastError's text as frameworks relay it: PyTorch ≥ 2.2 `Last NCCL warning(error):
+/// '<msg>'` (to the end of the line), XLA's `Last NCCL warning(error) log entry (may be
+/// unrelated) '<msg>'.` (between the quotes).
+fn last_nccl_warning(l: &str) -> Option<&str> {
+    if let Some(v) = after!(l, "Last NCCL warning(error) log entry (may be unrelated) '") {
+        return Some(v.rsplit_once('\'').map_or(v, |(m, _)| m).trim());
+    }
+    let v = after!(l, "Last NCCL warning(error):")?;
+    Some(v.trim().trim_matches('\'').trim_matches('"'))
 }
 
 /// `… WARN <msg>` without NCCL's tag, when `<msg>` is in NCCL's words (a subsystem such as
@@ -1280,6 +1355,12 @@ impl Analyser {
                 r
             }
         };
+        // A warning cut short (an excerpt's last line, a pasted fragment) that begins a warning
+        // the log already showed whole is that warning again.
+        let row = row.or_else(|| {
+            let cut = |k: &String| msg.len() >= 12 && k.len() > msg.len() && k.starts_with(msg);
+            self.table_seen.iter().find(|(k, r)| r.is_some() && cut(k)).and_then(|(_, r)| *r)
+        });
         let Some(row) = row else {
             self.fail_class(Failure::UnknownWarning, msg, None);
             return;
@@ -1420,7 +1501,10 @@ impl Analyser {
         if self.own.skip(&cleaned) {
             return;
         }
-        self.line_unwrapped(unwrap_line(&cleaned));
+        match super::flattened(&cleaned) {
+            None => self.line_unwrapped(unwrap_line(&cleaned)),
+            Some(lines) => lines.into_iter().for_each(|l| self.line_unwrapped(unwrap_line(l))),
+        }
     }
 
     /// One line already cleaned and unwrapped ([`clean`], [`unwrap_line`]).
@@ -1867,9 +1951,13 @@ impl Analyser {
         if let Some(n) = after!(l, " localRanks ").and_then(first_int) {
             self.f.local_ranks = Some(self.f.local_ranks.map_or(n as usize, |m| m.max(n as usize)));
         }
-        if has!(l, "Init COMPLETE") || has!(l, "Connected all rings") || has!(l, "Connected all trees") {
+        // `Init timings - %s: rank %d nranks %d total …` (init.cc, 2.23+) is printed on the
+        // success path only, right after Init COMPLETE: an excerpt that kept it and not the
+        // other still shows the init done.
+        let timings = has!(l, "Init timings - ") && has!(l, " nranks ");
+        if has!(l, "Init COMPLETE") || timings || has!(l, "Connected all rings") || has!(l, "Connected all trees") {
             self.f.init_complete += 1;
-            self.f.init_done += usize::from(has!(l, "Init COMPLETE"));
+            self.f.init_done += usize::from(has!(l, "Init COMPLETE") || timings);
             self.completed(l);
         }
         if (has!(l, "NET/IB: ") || has!(l, "NET/IB : ")) && has!(l, " qpn ") {
@@ -1941,16 +2029,17 @@ impl Analyser {
         if let Some(i) = if warn { find!(l, "NCCL WARN ") } else { None } {
             let msg = l[i + "NCCL WARN ".len()..].to_string();
             self.warning(&msg);
-        } else if let Some((true, msg)) = if warn && is_nccl { old_tag(l) } else { None } {
-            // NCCL 2.0–2.2's untagged `… [0] transport/net_ib.cu:204 WARN <msg>`
+        } else if let Some((true, msg)) = if warn && is_nccl { old_tag(l).or_else(|| ofi_test_tag(l)) } else { None } {
+            // NCCL 2.0–2.2's untagged `… [0] transport/net_ib.cu:204 WARN <msg>`; aws-ofi-nccl's
+            // tests' `WARN: Function: … Line: …: <msg>`
             self.warning(msg);
         } else if l.starts_with("Last error:") || l.ends_with("Last error:") {
             self.last_error_next = true;
             self.f.nccl_lines += 1;
-        } else if let Some(v) = if m & gbit!("rror") != 0 { after!(l, "Last NCCL warning(error):") } else { None } {
+        } else if let Some(v) = if m & gbit!("rror") != 0 { last_nccl_warning(l) } else { None } {
             // PyTorch ≥ 2.2: Last NCCL warning(error): 'Bootstrap : no socket interface found'
             self.f.nccl_lines += 1;
-            let v = v.trim().trim_matches('\'').trim_matches('"').to_string();
+            let v = v.to_string();
             self.warning(&v);
         } else if let Some(msg) = if warn && !is_nccl { bare_warn(l) } else { None } {
             // `WARN NET/IB: read failed in …`: NCCL's warning without its `NCCL` tag (a relay, a
@@ -1980,14 +2069,26 @@ impl Analyser {
                 self.fail(Failure::NoSocketInterface, None, None, &e);
             }
         }
-        if m & gbit!("Watchdog") != 0 && has!(l, "Watchdog caught collective operation timeout") {
-            self.fail(Failure::CollectiveTimeout, None, None, l);
-        }
+        self.framework_failures(l, is_nccl, m);
         if is_nccl {
             self.error_trace(l);
         }
         if m & gbit!("userspace device") != 0 {
             self.provider_missing(l, is_nccl);
+        }
+    }
+
+    /// What the framework around NCCL reports: PyTorch's watchdog timeout, torchrun's worker
+    /// that failed or died of a signal.
+    fn framework_failures(&mut self, l: &str, is_nccl: bool, m: u64) {
+        if m & gbit!("Watchdog") != 0 && has!(l, "Watchdog caught collective operation timeout") {
+            self.fail(Failure::CollectiveTimeout, None, None, l);
+        }
+        if !is_nccl && m & (gbit!("ailed") | gbit!("ignal")) != 0 {
+            if let Some((k, code)) = torchrun_failure(l) {
+                self.f.nccl_lines += 1;
+                self.fail(k, Some(code), None, l);
+            }
         }
     }
 
@@ -2048,6 +2149,11 @@ impl Analyser {
         f.modify_qp_errnos.dedup();
         f.networks_seen = self.networks.iter().cloned().collect();
         f.network = match self.networks.len() {
+            // No `Using network` line (NCCL before 2.6 printed none, and excerpts cut it): NCCL
+            // starts its socket transport only after the IB one found no device (2.4–2.18
+            // init.cc initNet: IB, else Socket; 2.19+ net.cc: the first network with devices),
+            // so `NET/Socket : Using` after `NET/IB : No device found` is the network it took.
+            0 if f.ib_no_device && !f.socket_ifs.is_empty() => Some("Socket".into()),
             0 => None,
             1 => std::mem::take(&mut self.networks).into_iter().next(),
             _ => Some("mixed".into()),
@@ -2369,6 +2475,77 @@ mod tests {
         assert_eq!((f.init_complete, f.init_done), (1, 0));
         let f = analyse("h:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n");
         assert_eq!(f.init_done, 1);
+        // init.cc's `Init timings - %s: rank %d nranks %d total %.2f (kernels %.2f, …)`: only on
+        // the success path, after Init COMPLETE
+        let f = analyse("h:1:2 [0] NCCL INFO Init timings - ncclCommInitRank: rank 0 nranks 16 total 1.07 (kernels 0.31, alloc 0.03, bootstrap 0.01, allgathers 0.01, topo 0.40, graphs 0.02, connections 0.27, rest 0.02)\n");
+        assert_eq!(f.init_done, 1);
+    }
+
+    #[test]
+    fn held_out_set_7_readers_from_their_producers_formats() {
+        let first = |t: &str| analyse(t).failures.first().map(|x| (x.kind, x.code));
+        // torch/distributed/elastic/multiprocessing/api.py: `failed (exitcode: %s) local_rank: %s
+        // (pid: %s) of binary: %s` (and `of fn: %s (start_method: %s)`); errors/__init__.py:
+        // `Signal {-exitcode} ({name}) received by PID {pid}`.
+        let api = "E1203 12:04:32.421000 624 torch/distributed/elastic/multiprocessing/api.py:986]";
+        assert_eq!(
+            first(&format!("{api} failed (exitcode: 4) local_rank: 1 (pid: 646) of binary: /usr/bin/python\n")),
+            Some((Failure::WorkerExit, Some(4)))
+        );
+        assert_eq!(
+            first(&format!("{api} failed (exitcode: -8) local_rank: 0 (pid: 562) of fn: main (start_method: spawn)\n")),
+            Some((Failure::Crash, Some(8)))
+        );
+        assert_eq!(first("  traceback : Signal 7 (SIGBUS) received by PID 563\n"), Some((Failure::Crash, Some(7))));
+        // torchrun stopping the others (SIGTERM), scancel (SIGINT/SIGHUP): not a crash
+        assert_eq!(first("  traceback : Signal 15 (SIGTERM) received by PID 645\n"), None);
+        assert_eq!(
+            first(&format!("{api} failed (exitcode: -15) local_rank: 0 (pid: 5) of binary: x\n")),
+            Some((Failure::WorkerExit, Some(-15)))
+        );
+        assert_eq!(first("the test failed (exitcode: 3) somewhere\n"), None);
+        assert_eq!(first("Signal 11 was mentioned in prose\n"), None);
+        // misc/socket.cc `Call to bind failed: %s`: its own class
+        let f =
+            analyse("h:1:1 [0] misc/socket.cc:413 NCCL WARN Call to bind failed: Cannot assign requested address\n");
+        assert_eq!(f.failures[0].class.as_deref(), Some("socket-bind-failed"));
+        // aws-ofi-nccl's tests (tests/functional logger): `WARN: Function: %s Line: %d: `, with
+        // a launcher's `host: ` before it
+        for l in [
+            "WARN: Function: create_nccl_ofi_component Line: 459: NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument",
+            "10.3.35.83: WARN: Function: find_ofi_provider Line: 543: NET/OFI Couldn't find any optimal provider",
+            "h:1:1 [7] ofi_init:700 NCCL WARN NET/OFI Only EFA provider is supported",
+        ] {
+            assert_eq!(first(&format!("{l}\n")).map(|x| x.0), Some(Failure::OfiNoDevice), "{l}");
+        }
+        let f = analyse("INFO: Function: main Line: 53: NET/OFI Received 1 network devices\n");
+        assert!(f.nccl_lines == 1 && f.failures.is_empty(), "{f:?}");
+        assert!(analyse("INFO: Function: main Line: x: nope\n").nccl_lines == 0);
+        // init.cc initNet (2.4–2.18): the socket transport starts only after IB found nothing
+        let f = analyse("h:1:1 [0] NCCL INFO NET/IB : No device found.\nh:1:1 [0] NCCL INFO NET/Socket : Using [0]ens5:172.31.0.112<0>\n");
+        assert_eq!(f.network.as_deref(), Some("Socket"));
+        let f = analyse("h:1:1 [0] NCCL INFO NET/Socket : Using [0]ens5:172.31.0.112<0>\n");
+        assert_eq!(f.network, None, "without IB's failure the socket line alone is not the network");
+        // an external plugin is its own fabric
+        let f = analyse("h:1:1 [0] NCCL INFO Using network Mesh\n");
+        assert!(f.on_rdma());
+        assert!(!analyse("h:1:1 [0] NCCL INFO Using network Socket\n").on_rdma());
+        // 2.12–2.18 misc/socket.cc `Net : Call to recv from %s failed : %s`
+        assert_eq!(
+            first("node2: Net : Call to recv from 10.0.0.2<56843> failed : Connection refused\n").map(|x| x.0),
+            Some(Failure::SocketConnect)
+        );
+        // XLA: `%s: %s. Last NCCL warning(error) log entry (may be unrelated) '%s'.` and
+        // ncclGetErrorString's words without the result's name
+        let f = analyse("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: NCCL operation ncclCommInitRank(&comm, nranks, id, rank) failed: internal error - please report this issue to the NCCL developers. Last NCCL warning(error) log entry (may be unrelated) 'Attribute busid of node nic not found'.; current tracing scope\n");
+        assert!(f.warns.iter().any(|w| w == "Attribute busid of node nic not found"), "{:?}", f.warns);
+        assert!(!f.errors.is_empty());
+        assert!(!analyse("RuntimeError: unhandled cuda error (run with NCCL_DEBUG=INFO for details)\n")
+            .errors
+            .is_empty());
+        // graph/search.cc 2.18–2.26: NCCL falls back and goes on; a cut copy of it is it
+        let f = analyse("h:1:1 [0] NCCL WARN Could not find a path for pattern 4, falling back to simple order\nh:1:1 [1] NCCL WARN Could not find a pat\n");
+        assert!(f.failures.is_empty(), "{:?}", f.failures);
     }
 
     #[test]
@@ -2550,6 +2727,9 @@ mod tests {
             "NET/IB : ",
             "is unsupported",
             "NET/IB : Using",
+            // with " nranks " (`anks `), with "failed : Connection refused" (`ailed`)
+            "Init timings - ",
+            "Call to recv from ",
         ];
         let mut missing = Vec::new();
         for mac in ["has!(", "after!(", "find!(", "hasm!(", "afterm!("] {

@@ -163,7 +163,8 @@ pub fn unwrap_line(l: &str) -> &str {
     let b = l.as_bytes();
     if b.first().is_some_and(u8::is_ascii_alphanumeric) {
         if let Some(i) = memchr::memchr(b':', b) {
-            if b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+            // (a host name holds no space: `Thu Jul 18 15:41:05 2024<stdout>:` is a wrapper)
+            if b.get(i + 1).is_some_and(u8::is_ascii_digit) && !b[..i].contains(&b' ') {
                 return l;
             }
         }
@@ -181,11 +182,74 @@ pub fn unwrap_line(l: &str) -> &str {
             s = s[digits + 2..].trim_start();
         }
         s = host_prefixed(s);
+        s = mpi_timestamped(s);
         if s.len() == before.len() {
             return s;
         }
     }
     s
+}
+
+/// A log flattened onto one line (a paste that lost its newlines: `[0] NCCL INFO a [0] NCCL
+/// INFO b`, `h:1:2 [0] NCCL INFO a h:1:2 [0] NCCL INFO b`): its lines, each from the prefix of
+/// its tag on. `None` for a line with one tag (every line NCCL writes): nothing is allocated.
+/// Only lines longer than NCCL's usual (256 bytes) are searched for a second tag.
+pub fn flattened(l: &str) -> Option<Vec<&str>> {
+    if l.len() < 256 {
+        return None;
+    }
+    static F: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
+    let f = F.get_or_init(|| memchr::memmem::Finder::new(" NCCL "));
+    let b = l.as_bytes();
+    let tags: Vec<usize> = f
+        .find_iter(b)
+        .filter(|&i| b[i + 6..].starts_with(b"INFO ") || b[i + 6..].starts_with(b"WARN "))
+        .take(4096)
+        .collect();
+    if tags.len() < 2 {
+        return None;
+    }
+    let mut starts = vec![0];
+    for &t in &tags[1..] {
+        let s = line_start(b, t);
+        if s > *starts.last().unwrap_or(&0) {
+            starts.push(s);
+        }
+    }
+    if starts.len() < 2 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(starts.len());
+    for (k, &s) in starts.iter().enumerate() {
+        let e = starts.get(k + 1).copied().unwrap_or(l.len());
+        out.push(l[s..e].trim());
+    }
+    Some(out)
+}
+
+/// Where the line whose tag's space is at `t` begins: before its `[dev] ` and its
+/// `host:pid:tid ` (each where it is there).
+fn line_start(b: &[u8], t: usize) -> usize {
+    let token_before = |end: usize| {
+        let start = b[..end].iter().rposition(|c| *c == b' ').map_or(0, |i| i + 1);
+        (start, &b[start..end])
+    };
+    let mut at = t;
+    let (s, tok) = token_before(at);
+    if tok.len() >= 3
+        && tok[0] == b'['
+        && tok[tok.len() - 1] == b']'
+        && tok[1..tok.len() - 1].iter().all(u8::is_ascii_digit)
+    {
+        at = s;
+        if at > 0 {
+            let (s2, tok2) = token_before(at - 1);
+            if std::str::from_utf8(tok2).is_ok_and(looks_like_nccl_prefix) {
+                at = s2;
+            }
+        }
+    }
+    at
 }
 
 /// Ray's relay: `(RayWorkerWrapper pid=123, ip=10.0.0.2) <line> [repeated 7x across cluster]`.
@@ -255,13 +319,32 @@ fn bracketed(mut s: &str) -> &str {
     s
 }
 
+/// Open MPI's `--timestamp-output`: `Thu Jul 18 15:41:05 2024<stdout>:` (ctime's date, then
+/// the stream's tag), with `--tag-output` too: `Thu Jul 18 15:41:05 2024[1,0]<stdout>:`.
+fn mpi_timestamped(s: &str) -> &str {
+    let b = &s.as_bytes()[..s.len().min(48)];
+    let Some(i) = memchr::memchr(b'<', b) else { return s };
+    let rest = &s[i..];
+    let Some(after) = rest.strip_prefix("<stdout>:").or_else(|| rest.strip_prefix("<stderr>:")) else { return s };
+    let date = s[..i].split('[').next().unwrap_or("");
+    // `Thu Jul 18 15:41:05 2024`: five words, the fourth a clock
+    let w: Vec<&str> = date.split_whitespace().collect();
+    if w.len() == 5 && w[3].len() == 8 && w[3].as_bytes()[2] == b':' && w[4].bytes().all(|c| c.is_ascii_digit()) {
+        after.trim_start()
+    } else {
+        s
+    }
+}
+
 /// pdsh/clush: `node07: node07:1234:1240 [0] NCCL INFO …`
 fn host_prefixed(mut s: &str) -> &str {
     let colon = memchr::memchr(b':', &s.as_bytes()[..head(s)]);
     if let Some((first, rest)) = colon.map(|i| (&s[..i], &s[i + 1..])).filter(|(_, r)| r.starts_with(' ')) {
         if !first.is_empty()
             && !first.contains(char::is_whitespace)
-            && rest.split_whitespace().next().is_some_and(looks_like_nccl_prefix)
+            && (rest.split_whitespace().next().is_some_and(looks_like_nccl_prefix)
+                // aws-ofi-nccl's test logger: `WARN: Function: … Line: …: NET/OFI …`
+                || rest.trim_start().strip_prefix("WARN").or_else(|| rest.trim_start().strip_prefix("INFO")).is_some_and(|r| r.starts_with(": Function: ")))
         {
             s = rest.trim_start();
         }
@@ -351,6 +434,28 @@ mod tests {
             "Bootstrap : no socket interface found"
         );
         assert_eq!(unwrap_line("[1,0]<stdout>:h:22:22 [0] NCCL INFO x"), "h:22:22 [0] NCCL INFO x");
+        // Open MPI's --timestamp-output (orte's iof: ctime's date, then the tag), alone and with
+        // --tag-output
+        assert_eq!(unwrap_line("Thu Jul 18 15:41:05 2024<stdout>:#  size  count"), "#  size  count");
+        assert_eq!(unwrap_line("Thu Jul 18 15:41:05 2024[1,3]<stderr>:h:2:2 [0] NCCL INFO x"), "h:2:2 [0] NCCL INFO x");
+        assert_eq!(unwrap_line("Thu Jul 18 is not a <stdout>: tag"), "Thu Jul 18 is not a <stdout>: tag");
+    }
+
+    #[test]
+    fn a_flattened_log_is_read_line_by_line() {
+        let pad = "x".repeat(220);
+        let l = format!("> > [0] NCCL INFO NCCL_IB_HCA set to mlx5_0:1 {pad} [0] NCCL INFO NET/IB : No device found. h:1:2 [3] NCCL WARN boom");
+        assert_eq!(
+            flattened(&l).unwrap(),
+            vec![
+                &format!("> > [0] NCCL INFO NCCL_IB_HCA set to mlx5_0:1 {pad}")[..],
+                "[0] NCCL INFO NET/IB : No device found.",
+                "h:1:2 [3] NCCL WARN boom"
+            ]
+        );
+        // one tag, however long: the line as it is
+        assert!(flattened(&format!("h:1:2 [0] NCCL INFO Channel 00/32 : {}", "0 1 ".repeat(200))).is_none());
+        assert!(flattened("h:1:2 [0] NCCL INFO a [0] NCCL INFO b").is_none(), "short lines are not searched");
         assert_eq!(unwrap_line("[0] node0:13571:13571 [0] NCCL INFO x"), "node0:13571:13571 [0] NCCL INFO x");
         assert_eq!(unwrap_line("MLVM2: MLVM2:10802:10802 [7] NCCL INFO x"), "MLVM2:10802:10802 [7] NCCL INFO x");
         assert_eq!(unwrap_line("[0m ip-1:14605:14673 [0] NCCL INFO x"), "ip-1:14605:14673 [0] NCCL INFO x");

@@ -337,9 +337,15 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: "crash",
-        message: "Caught signal 11 (Segmentation fault) / Caught signal 6",
-        meaning: "a process of the job crashed inside a library (NCCL, a plugin, the driver); the other ranks' errors follow from it",
-        fix: "read the crashing rank's backtrace; match the NCCL plugin and NCCL versions; rerun with NCCL_DEBUG=INFO to see the last call",
+        message: "Caught signal 11 (Segmentation fault) / Caught signal 6 / Signal 8 (SIGFPE) received by PID (torchrun)",
+        meaning: "a process of the job died of a signal (segmentation fault, abort, bus or arithmetic error, kill), most often inside a library (NCCL, a plugin, the driver); the other ranks' errors follow from it",
+        fix: "read the crashing rank's backtrace; match the NCCL plugin and NCCL versions; rerun with NCCL_DEBUG=INFO to see the last call (SIGKILL, signal 9, is most often the kernel's OOM killer: see dmesg)",
+    },
+    Rule {
+        id: "worker-exit",
+        message: "failed (exitcode: N) local_rank: R (pid: P) of binary: … (torchrun)",
+        meaning: "a worker process of the job exited with a non-zero code; torchrun then stopped the others. NCCL's lines do not say why: the worker's own output (its traceback, above torchrun's report) does",
+        fix: "read the failed local rank's traceback (torchrun's `--redirects 3 --tee 3` or `--log-dir` keeps each rank's output); if it failed before NCCL printed anything, NCCL is not the cause",
     },
     Rule {
         id: "bootstrap-interface",
@@ -542,7 +548,7 @@ fn failure_findings(node: &Node, plan: &Plan, log: &LogFacts, same_node: bool, l
     for fs in log.failures.iter().filter(|f| !f.init_completed_after) {
         let ev = Some(fs.line.clone());
         if fs.kind == crate::nccl::log::Failure::NcclWarning {
-            nccl_warning_finding(&mut findings, fs);
+            nccl_warning_finding(&mut findings, fs, log);
         } else if let Some((id, problem)) = plain_failure(fs.kind) {
             push(&mut findings, id, problem, None, ev);
         } else {
@@ -579,6 +585,7 @@ fn plain_failure(kind: crate::nccl::log::Failure) -> Option<(&'static str, &'sta
         F::CollNet => ("collnet", "SHARP/CollNet could not start"),
         F::TopologyFile => ("topology-file", "a topology file that does not fit"),
         F::Crash => ("crash", "a process crashed"),
+        F::WorkerExit => ("worker-exit", "a worker process exited with an error"),
         F::QpInvalid
         | F::QpUnreachable
         | F::QpOther
@@ -695,10 +702,15 @@ fn no_net_detail(log: &LogFacts) -> String {
 }
 
 /// NCCL warnings of a known class: one finding per class, in the class's words (warn-classes.tsv).
-fn nccl_warning_finding(findings: &mut Vec<Finding>, fs: &crate::nccl::log::FailureSeen) {
+fn nccl_warning_finding(findings: &mut Vec<Finding>, fs: &crate::nccl::log::FailureSeen, log: &LogFacts) {
     let class = fs.class.clone().unwrap_or_default();
     let (cause, fix) = crate::nccl::warns::class(&class).unwrap_or(("", ""));
-    let problem = format!("NCCL warned: {class}");
+    // The setting the class's cause names, where the log shows it.
+    let set = match class.as_str() {
+        "socket-bind-failed" => log.env("NCCL_COMM_ID").map(|v| format!(" (NCCL_COMM_ID={v})")),
+        _ => None,
+    };
+    let problem = format!("NCCL warned: {class}{}", set.unwrap_or_default());
     if !findings.iter().any(|f| f.problem == problem) {
         let r = rule("nccl-warning");
         findings.push(Finding {
@@ -1385,10 +1397,12 @@ fn rank(findings: &mut [Finding]) {
         // A bootstrap interface other nodes cannot reach explains everything after it: the
         // connections that fail, the fallbacks, the timeouts.
         "bootstrap-interface" => 0,
-        "unknown-warning" => 3,
+        "unknown-warning" | "worker-exit" => 3,
         "nccl-warning" => 2,
-        "remote-exit" | "collective-timeout" | "nccl-error" | "completion-error" | "slow" | "crash" | "ofi-abort" => 2,
-        "socket-between-nodes"
+        "remote-exit" | "collective-timeout" | "nccl-error" | "completion-error" | "slow" | "ofi-abort" => 2,
+        // A process that died of a signal: what the degradations found beside it do not explain.
+        "crash"
+        | "socket-between-nodes"
         | "no-gdr"
         | "gdr-partial"
         | "mixed-network"

@@ -9,6 +9,7 @@ does). IBWIRE_CASE picks what to break:
   hang         rank 1 sleeps IBWIRE_HANG_S (60) before its second all-reduce; rank 0 goes on
                until PyTorch's watchdog (PG_TIMEOUT) fires
   loop         all-reduces for IBWIRE_LOOP_S (20) seconds (a long healthy job, for RAS)
+  preinit      rank 1 exits before it joins the process group; rank 0 waits in its init
 """
 import time
 import datetime
@@ -23,6 +24,8 @@ case = os.environ.get("IBWIRE_CASE", "ok")
 if case != "dup":
     os.environ["NCCL_HOSTID"] = f"ibwire-node{rank}"
 torch.cuda.set_device(0)
+if case == "preinit" and rank == 1:
+    os._exit(4)
 dist.init_process_group("nccl", timeout=datetime.timedelta(seconds=int(os.environ.get("PG_TIMEOUT", "40"))))
 x = torch.ones(1 << 20, device="cuda")
 dist.all_reduce(x)

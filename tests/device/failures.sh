@@ -6,9 +6,9 @@ set -u
 OUT=${OUT:-device-out}; W=$(mktemp -d); D=$W/failures; mkdir -p "$D"
 export NCCL_NVLS_ENABLE=0 PYTHONWARNINGS=ignore NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV,BOOTSTRAP PG_TIMEOUT=40
 py=tests/device/failures.py
-run() { # name, then env assignments
+run() { # name, then env assignments (NPROC=1: one rank)
   local name=$1; shift
-  { echo "# case: $name; env: $*"; timeout 75 env "$@" torchrun --nproc-per-node=2 --master-port=$((29500 + RANDOM % 1000)) "$py"; echo "# rc=$?"; } > "$D/$name.log" 2>&1
+  { echo "# case: $name; env: $*"; timeout 75 env "$@" torchrun --nproc-per-node=${NPROC:-2} --master-port=$((29500 + RANDOM % 1000)) "$py"; echo "# rc=$?"; } > "$D/$name.log" 2>&1
 }
 python3 -c 'import torch;print(torch.__version__, torch.cuda.nccl.version())' > "$D/versions.txt" 2>&1
 ls -la /dev/infiniband /sys/class/infiniband >> "$D/versions.txt" 2>&1
@@ -59,6 +59,17 @@ for c in ${CASES:-$all}; do case $c in
     ras 25 "$D/hang-watchdog.ras.txt" & rp=$!
     run hang-watchdog IBWIRE_CASE=hang IBWIRE_HANG_S=60 PG_TIMEOUT=40 NCCL_DEBUG_SUBSYS=INIT,NET,RAS
     wait $rp ;;
+  # Cases added for issue 38, set 2 (2026-12-03):
+  subsys-net) run subsys-net IBWIRE_CASE=ok NCCL_DEBUG_SUBSYS=NET ;;
+  comm-id-bad) run comm-id-bad IBWIRE_CASE=ok NCCL_COMM_ID=192.0.2.1:5999 ;;
+  buffsize-huge) run buffsize-huge IBWIRE_CASE=ok NCCL_BUFFSIZE=137438953472 ;;
+  ifname-exclude-all) run ifname-exclude-all IBWIRE_CASE=ok NCCL_SOCKET_IFNAME=^lo,e,d,b,i,v,w,t,p,s,l ;;
+  preinit) run preinit IBWIRE_CASE=preinit PG_TIMEOUT=20 ;;
+  nsocks-bad) run nsocks-bad IBWIRE_CASE=ok NCCL_NSOCKS_PERTHREAD=64 NCCL_SOCKET_NTHREADS=16 ;;
+  debug-version) run debug-version IBWIRE_CASE=ok NCCL_DEBUG=VERSION ;;
+  socket-family-v6) run socket-family-v6 IBWIRE_CASE=ok NCCL_SOCKET_FAMILY=AF_INET6 ;;
+  single-rank) NPROC=1 run single-rank IBWIRE_CASE=ok ;;
+  single-rank-cumem-off) NPROC=1 run single-rank-cumem-off IBWIRE_CASE=ok NCCL_CUMEM_ENABLE=0 NCCL_DEBUG_SUBSYS=ALL ;;
   debug-file)
     mkdir -p "$D/debug-file.d"
     run debug-file IBWIRE_CASE=ok NCCL_DEBUG_FILE="$D/debug-file.d/nccl.%h.%p.log" ;;
