@@ -378,6 +378,7 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
         expect: a.expect,
         node_known,
         socket_flag: None,
+        one_node: false,
     };
     judge(node, plan, facts, measured.as_ref(), &ci)
 }

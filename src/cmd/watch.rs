@@ -390,6 +390,7 @@ fn transport_verdict(w: &Watch, host: &str, started: Instant) -> String {
         node_known: true,
         expect: if w.expect_rdma { crate::plan::verify::Expect::Auto } else { crate::plan::verify::Expect::Any },
         socket_flag: Some("--expect-net socket"),
+        one_node: true,
         ..Default::default()
     };
     let r = crate::plan::verify::judge(w.node, w.plan, &read.facts, None, &ci);

@@ -379,7 +379,7 @@ impl LogFacts {
     /// the fabric the job chose for itself, judged by its own channels (GPUDirect or not),
     /// never as NCCL's TCP sockets.
     pub fn on_rdma(&self) -> bool {
-        self.observed().map(|n| is_rdma_name(&n) || (n != "Socket" && n != "mixed")).unwrap_or(false)
+        self.observed().map(|n| is_rdma_name(&n) || (!is_tcp_name(&n) && n != "mixed")).unwrap_or(false)
     }
     /// Inter-node channels were logged: the job spans nodes whatever the excerpt's hosts.
     pub fn crossed_network(&self) -> bool {
@@ -401,6 +401,11 @@ impl LogFacts {
     pub fn gdr_partial(&self) -> bool {
         self.recv_plain > 0 && self.channels.net_ib_gdr > 0
     }
+}
+
+/// TCP: NCCL's Socket transport and the TCP plugins (Google's FastSocket, GPUDirectTCPX/TCPXO).
+pub fn is_tcp_name(n: &str) -> bool {
+    has!(n, "Socket") || n.contains("TCP")
 }
 
 pub fn is_rdma_name(n: &str) -> bool {
@@ -475,7 +480,10 @@ fn ofi_test_tag(l: &str) -> Option<(bool, &str)> {
     };
     let (_, after) = rest.split_once(" Line: ")?;
     let (n, msg) = after.split_once(": ")?;
-    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some((warn, msg.trim_start()))
+    let msg = msg.trim_start();
+    // the plugin's messages start `NET/OFI ` (NCCL_OFI_WARN's prefix); another program's
+    // `WARN: Function:` lines are not NCCL's
+    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && msg.starts_with("NET/OFI")).then_some((warn, msg))
 }
 
 /// A "host" that is the front of a clock: `12` of `12:34:56 [0] INFO …`, `2024-05-01T12` or
@@ -594,6 +602,8 @@ pub const GATE: &[&str] = &[
     "IBV_EVENT",
     "EFA provider",
     "optimal provider",
+    "exitcode",
+    "restart worker group",
 ];
 
 fn gate() -> &'static (aho_corasick::dfa::DFA, aho_corasick::automaton::StateID) {
@@ -1091,6 +1101,13 @@ fn process_failure(msg: &str, gm: u64) -> Option<Failure> {
     )
 }
 
+/// The job named its network (`NCCL_NET=IB`) or NCCL could start none: a `NET/Socket : Using`
+/// line is then no sign that NCCL took sockets.
+fn net_named_elsewhere(f: &LogFacts) -> bool {
+    f.env("NCCL_NET").is_some_and(|n| !n.eq_ignore_ascii_case("Socket"))
+        || f.failures.iter().any(|x| x.kind == Failure::NoNetPlugin)
+}
+
 /// torchrun's (torch.distributed.elastic) report of a worker that failed, in its own formats:
 /// multiprocessing/api.py `failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s` (or
 /// `of fn: %s (start_method: %s)`) and errors/__init__.py's ProcessFailure message
@@ -1102,6 +1119,18 @@ fn torchrun_failure(l: &str) -> Option<(Failure, i64)> {
         let code: i64 = code.trim().parse().ok()?;
         rest.trim_start().strip_prefix("local_rank: ")?;
         return Some(if code < 0 && !stopped(-code) { (Failure::Crash, -code) } else { (Failure::WorkerExit, code) });
+    }
+    // errors/__init__.py's table of failures: `  exitcode  : {exitcode} (pid: {pid})`
+    if let Some(v) = l.trim_start().strip_prefix("exitcode") {
+        let (code, rest) = v.trim_start().strip_prefix(':')?.trim_start().split_once(' ')?;
+        let code: i64 = code.parse().ok()?;
+        rest.starts_with("(pid: ").then_some(())?;
+        return match code {
+            0 => None,
+            c if c < 0 && stopped(-c) => None,
+            c if c < 0 => Some((Failure::Crash, -c)),
+            c => Some((Failure::WorkerExit, c)),
+        };
     }
     let v = after!(l, "Signal ")?;
     let (n, rest) = v.split_once(' ')?;
@@ -1181,7 +1210,7 @@ fn nccl_error(l: &str) -> Option<&str> {
     // ncclGetErrorString's words (init.cc) as XLA, JAX and others relay them without the
     // result's name: `internal error - please report this issue to the NCCL developers`,
     // `unhandled cuda error (run with NCCL_DEBUG=INFO for details)`.
-    const PATS: [&str; 12] = [
+    const PATS: [&str; 14] = [
         "ncclInternalError",
         "ncclSystemError",
         "ncclRemoteError",
@@ -1194,6 +1223,8 @@ fn nccl_error(l: &str) -> Option<&str> {
         "Test NCCL failure",
         "internal error - please report this issue to the NCCL developers",
         "unhandled cuda error",
+        "invalid usage (run with NCCL_DEBUG=",
+        "invalid argument (run with NCCL_DEBUG=",
     ];
     static AC: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
     let ac = AC.get_or_init(|| {
@@ -1218,7 +1249,9 @@ fn nccl_error(l: &str) -> Option<&str> {
 /// unrelated) '<msg>'.` (between the quotes).
 fn last_nccl_warning(l: &str) -> Option<&str> {
     if let Some(v) = after!(l, "Last NCCL warning(error) log entry (may be unrelated) '") {
-        return Some(v.rsplit_once('\'').map_or(v, |(m, _)| m).trim());
+        // `… '%s'.` then XLA's own `; current tracing scope: …`: up to the quote that ends it
+        let end = v.find("'.").or_else(|| v.rfind('\'')).unwrap_or(v.len());
+        return Some(v[..end].trim());
     }
     let v = after!(l, "Last NCCL warning(error):")?;
     Some(v.trim().trim_matches('\'').trim_matches('"'))
@@ -1256,6 +1289,8 @@ pub struct Analyser {
     ungated: bool,
     /// WARN texts looked up in `warns.tsv`, and what they matched (bounded).
     table_seen: rustc_hash::FxHashMap<String, Option<&'static super::warns::Row>>,
+    /// The first warnings the table knew, for a cut copy of one.
+    known_warns: Vec<(String, &'static super::warns::Row)>,
     /// An IB queue pair's `qpn` line was seen (the network is IB where no line names it).
     ib_qp: bool,
     /// Per-host views in order of first sight, their index by host, the last one used.
@@ -1276,6 +1311,8 @@ pub struct Analyser {
     /// search's (`No eligible providers`, `fi_getinfo`), which a selection after them ends.
     ofi_selected: bool,
     ofi_search_failed: usize,
+    /// torchrun reported a failed worker and did not restart the group after it.
+    torchrun_pending: bool,
     /// `(rank, nranks)` of prefixed `rank R nranks N` lines (bounded).
     rank_pairs: BTreeSet<(usize, usize)>,
 }
@@ -1350,19 +1387,22 @@ impl Analyser {
         let row = match self.table_seen.get(msg) {
             Some(r) => *r,
             None => {
-                let r = super::warns::lookup(msg);
+                // A warning cut short (an excerpt's last line, a pasted fragment) that begins a
+                // warning the log already showed whole is that warning again: looked for on a
+                // message's first sight only, among the first known warnings kept.
+                let r = super::warns::lookup(msg).or_else(|| {
+                    let cut = |k: &String| msg.len() >= 12 && k.len() > msg.len() && k.starts_with(msg);
+                    self.known_warns.iter().find(|(k, _)| cut(k)).map(|(_, r)| *r)
+                });
                 if self.table_seen.len() < 4096 {
                     self.table_seen.insert(msg.to_string(), r);
+                }
+                if let Some(r) = r.filter(|_| self.known_warns.len() < 64) {
+                    self.known_warns.push((msg.to_string(), r));
                 }
                 r
             }
         };
-        // A warning cut short (an excerpt's last line, a pasted fragment) that begins a warning
-        // the log already showed whole is that warning again.
-        let row = row.or_else(|| {
-            let cut = |k: &String| msg.len() >= 12 && k.len() > msg.len() && k.starts_with(msg);
-            self.table_seen.iter().find(|(k, r)| r.is_some() && cut(k)).and_then(|(_, r)| *r)
-        });
         let Some(row) = row else {
             self.fail_class(Failure::UnknownWarning, msg, None);
             return;
@@ -1735,7 +1775,8 @@ impl Analyser {
             .or_else(|| afterm!(l, m, "Using internal Network "))
             .or_else(|| afterm!(l, m, "Using external Network "))
         {
-            let n = v.trim().to_string();
+            // a paste's quoting or a sentence's end is not part of the name: `Socket\``, `IB.`
+            let n = v.trim().trim_end_matches(['`', '\'', '"', '.', ',', ';', ')']).to_string();
             if let Some(h) = self.view(host) {
                 if h.networks.len() < 8 {
                     h.networks.insert(n.clone());
@@ -2094,11 +2135,18 @@ impl Analyser {
         if m & gbit!("Watchdog") != 0 && has!(l, "Watchdog caught collective operation timeout") {
             self.fail(Failure::CollectiveTimeout, None, None, l);
         }
-        if !is_nccl && m & (gbit!("ailed") | gbit!("ignal")) != 0 {
+        if !is_nccl && m & (gbit!("ailed") | gbit!("ignal") | gbit!("exitcode")) != 0 {
             if let Some((k, code)) = torchrun_failure(l) {
                 self.f.nccl_lines += 1;
                 self.fail(k, Some(code), None, l);
+                self.torchrun_pending = true;
             }
+        }
+        // agent/server/api.py: `[%s] Worker group %s. %s/%s attempts left; will restart worker
+        // group`: the failure before it was retried (a later failure or the final table says
+        // whether the retry failed too).
+        if m & gbit!("restart worker group") != 0 && has!(l, "attempts left; will restart worker group") {
+            self.torchrun_pending = false;
         }
     }
 
@@ -2139,12 +2187,6 @@ impl Analyser {
 
     pub fn finish(mut self) -> LogFacts {
         let mut f = std::mem::take(&mut self.f);
-        // A provider selected: the search's misses on the way were not the failure; any other
-        // no-device line (no protocol worked, the plugin failed to initialise) still is.
-        if self.ofi_selected {
-            let search = self.ofi_search_failed;
-            f.failures.retain(|x| x.kind != Failure::OfiNoDevice || x.count > search);
-        }
         if let Some(n) = f.nranks {
             f.ranks_seen = self.rank_pairs.iter().filter(|(r, m)| *m == n && *r < n).count();
         }
@@ -2158,19 +2200,8 @@ impl Analyser {
         f.modify_qp_errnos.sort_unstable();
         f.modify_qp_errnos.dedup();
         f.networks_seen = self.networks.iter().cloned().collect();
-        f.network = match self.networks.len() {
-            // No `Using network` line (NCCL before 2.6 printed none, and excerpts cut it): NCCL
-            // starts its socket transport only after the IB one found no device (2.4–2.18
-            // init.cc initNet: IB, else Socket; 2.19+ net.cc: the first network with devices),
-            // so `NET/Socket : Using` after `NET/IB : No device found` is the network it took.
-            0 if f.ib_no_device && !f.socket_ifs.is_empty() => Some("Socket".into()),
-            // `NET/IB: Dev 0 Port 1 qpn 3928 mtu 3 …`: a queue pair NCCL's IB transport set up
-            // (net_ib.cc's connect/accept, NET subsystem) — the network is IB.
-            0 if self.ib_qp => Some("IB".into()),
-            0 => None,
-            1 => std::mem::take(&mut self.networks).into_iter().next(),
-            _ => Some("mixed".into()),
-        };
+        f.network = self.chosen_network(&f);
+        self.drop_superseded_failures(&mut f);
         f.bootstrap_ifs = std::mem::take(&mut self.boot).into_iter().collect();
         f.hosts = std::mem::take(&mut self.hosts).into_iter().collect();
         f.hosts.sort_unstable();
@@ -2196,6 +2227,48 @@ impl Analyser {
         self.trace_and_error_failures(&mut f);
         f.failures.sort_by_key(|x| x.kind);
         f
+    }
+
+    /// The network NCCL took: its `Using network` line, or where none is in the log, what the
+    /// lines it prints on the way show.
+    fn chosen_network(&mut self, f: &LogFacts) -> Option<String> {
+        match self.networks.len() {
+            // No `Using network` line (NCCL before 2.6 printed none, and excerpts cut it): NCCL
+            // starts its socket transport only after the IB one found no device (2.4–2.18
+            // init.cc initNet: IB, else Socket; 2.19+ net.cc: the first network with devices),
+            // so `NET/Socket : Using` after `NET/IB : No device found` is the network it took.
+            0 if f.ib_no_device && !f.socket_ifs.is_empty() && !net_named_elsewhere(f) => Some("Socket".into()),
+            // `NET/IB: Dev 0 Port 1 qpn 3928 mtu 3 …`: a queue pair NCCL's IB transport set up
+            // (net_ib.cc's connect/accept, NET subsystem) — the network is IB.
+            0 if self.ib_qp => Some("IB".into()),
+            0 => None,
+            1 => std::mem::take(&mut self.networks).into_iter().next(),
+            _ => Some("mixed".into()),
+        }
+    }
+
+    /// Failures that later lines showed were not the job's: an OFI provider search that ended
+    /// in a selection, worker failures torchrun restarted the group after, an OFI plugin NCCL
+    /// dropped for its own IB transport.
+    fn drop_superseded_failures(&self, f: &mut LogFacts) {
+        // A provider selected: the search's misses on the way were not the failure; any other
+        // no-device line (no protocol worked, the plugin failed to initialise) still is.
+        if self.ofi_selected {
+            let search = self.ofi_search_failed;
+            f.failures.retain(|x| x.kind != Failure::OfiNoDevice || x.count > search);
+        }
+        // Every worker failure torchrun reported was followed by a restart of the group: the
+        // retries are the job's own policy; what the restarted run did is in the lines after.
+        if !self.torchrun_pending {
+            f.failures.retain(|x| {
+                !(matches!(x.kind, Failure::WorkerExit | Failure::Crash) && torchrun_failure(&x.line).is_some())
+            });
+        }
+        // The OFI plugin could not start and NCCL went on with its own IB transport
+        // (plugin/net.cc disables a plugin whose init fails): the plugin's failure is not the job's.
+        if f.network.as_deref().is_some_and(|n| n.starts_with("IB")) {
+            f.failures.retain(|x| x.kind != Failure::OfiNoDevice);
+        }
     }
 
     /// NCCL's return-code trace up from a failed set-up, or its error result alone, where no
@@ -2562,9 +2635,37 @@ mod tests {
         assert!(!analyse("RuntimeError: unhandled cuda error (run with NCCL_DEBUG=INFO for details)\n")
             .errors
             .is_empty());
-        // graph/search.cc 2.18–2.26: NCCL falls back and goes on; a cut copy of it is it
+        // graph/search.cc 2.18–2.26: one channel in rank order (degraded); a cut copy of it is it
         let f = analyse("h:1:1 [0] NCCL WARN Could not find a path for pattern 4, falling back to simple order\nh:1:1 [1] NCCL WARN Could not find a pat\n");
+        assert_eq!(f.failures.len(), 1, "{:?}", f.failures);
+        assert_eq!((f.failures[0].class.as_deref(), f.failures[0].count), (Some("topology-degraded"), 2));
+        // review of set 7: another program's `WARN: Function:` is not the plugin's
+        assert_eq!(analyse("WARN: Function: main Line: 3: disk almost full\n").nccl_lines, 0);
+        // TCP plugins are not RDMA; an unknown plugin is its own fabric
+        for n in ["Socket", "FastSocket", "GPUDirectTCPX", "Socket`"] {
+            assert!(!analyse(&format!("h:1:1 [0] NCCL INFO Using network {n}\n")).on_rdma(), "{n}");
+        }
+        // the OFI plugin failed and NCCL went on with its IB transport: not the job's failure
+        let f = analyse(
+            "h:1:1 [0] NCCL WARN NET/OFI Only EFA provider is supported\nh:1:1 [0] NCCL INFO Using network IB\n",
+        );
         assert!(f.failures.is_empty(), "{:?}", f.failures);
+        // errors/__init__.py's table row; a restart of the group after a failure (agent/server
+        // api.py) leaves the job to the lines after it
+        assert_eq!(first("  exitcode  : 1 (pid: 646)\n"), Some((Failure::WorkerExit, Some(1))));
+        assert_eq!(first("  exitcode  : -15 (pid: 646)\n"), None);
+        let restart = "[default] Worker group FAILED. 2/3 attempts left; will restart worker group";
+        assert_eq!(
+            first(&format!("{api} failed (exitcode: 1) local_rank: 0 (pid: 5) of binary: x\n{restart}\n")),
+            None
+        );
+        assert!(
+            first(&format!("{restart}\n{api} failed (exitcode: 1) local_rank: 0 (pid: 5) of binary: x\n")).is_some()
+        );
+        // XLA's quote ends at `'.`, before its tracing scope; ncclInvalidUsage's words
+        let f = analyse("x: failed: invalid usage (run with NCCL_DEBUG=WARN for details). Last NCCL warning(error) log entry (may be unrelated) 'Bootstrap : no socket interface found'.; current tracing scope: 'all-reduce.1'\n");
+        assert_eq!(f.warns, vec!["Bootstrap : no socket interface found".to_string()]);
+        assert!(!f.errors.is_empty());
     }
 
     #[test]

@@ -125,6 +125,17 @@ pub struct Said {
 
 /// Judge what NCCL logged (`facts`, this node's ranks so far). `causes` come from verify's
 /// ranked explanations, so the watch and `verify` say the same thing.
+/// What verify is told of the job when launch judges this node's own lines.
+fn node_inputs(nnodes: usize) -> CeilingInputs {
+    CeilingInputs {
+        nodes: Some(nnodes.max(2)),
+        node_known: true,
+        socket_flag: Some("--expect-net socket"),
+        one_node: true,
+        ..Default::default()
+    }
+}
+
 pub fn judge(
     node: &Node,
     plan: &Plan,
@@ -135,18 +146,7 @@ pub fn judge(
 ) -> Verdict {
     let failed_init = facts.failures.iter().find(|f| f.kind == Failure::NoNetPlugin).map(|f| &f.line);
     let observed = facts.observed();
-    let report = verify::judge(
-        node,
-        plan,
-        facts,
-        None,
-        &CeilingInputs {
-            nodes: Some(nnodes.max(2)),
-            node_known: true,
-            socket_flag: Some("--expect-net socket"),
-            ..Default::default()
-        },
-    );
+    let report = verify::judge(node, plan, facts, None, &node_inputs(nnodes));
     let causes = causes_of(node, plan, &report);
     let said = |headline: String, nccl: Vec<String>| Said { headline, nccl, causes: causes.clone() };
     if let Some(w) = failed_init.filter(|_| expect_rdma) {

@@ -483,6 +483,9 @@ pub struct CeilingInputs {
     /// The flag that declares TCP sockets intended, as the fixes name it: verify's `--expect
     /// socket` when None; launch's watch says `--expect-net socket`.
     pub socket_flag: Option<&'static str>,
+    /// The logs are one node's own, judged for that node (launch's watch): GPUDirect shown on
+    /// it is all that is asked, not evidence for every node of the job.
+    pub one_node: bool,
 }
 
 /// Below this share of the ceiling busbw is called slow. The ceiling is a true upper bound
@@ -826,6 +829,8 @@ struct Scope {
     socket_flag: &'static str,
     /// The expectation came from the log (no flag, no node): a fix can name the flag.
     expected_by_log: bool,
+    /// Judged for one node's logs ([`CeilingInputs::one_node`]).
+    one_node: bool,
 }
 
 /// The fabric a log shows NCCL on: `EFA` for the Libfabric/OFI plugin, `RoCE`/`IB` from the
@@ -836,11 +841,12 @@ pub fn fabric_of(log: &LogFacts) -> Option<&'static str> {
     if has_ci(&net, "libfabric") || has_ci(&net, "ofi") || has_ci(&net, "efa") {
         return Some("EFA");
     }
-    if net == "Socket" || net.starts_with("NET/Socket") {
+    if crate::nccl::log::is_tcp_name(&net) {
         return Some("Socket");
     }
     if !is_rdma(&net) {
-        return None;
+        // an external net plugin ibwire does not know: not the IB, RoCE or EFA a flag asks for
+        return Some("an external net plugin");
     }
     let roce = log.ib_devices.iter().filter(|d| d.link.eq_ignore_ascii_case("RoCE")).count();
     let ib = log.ib_devices.iter().filter(|d| d.link.eq_ignore_ascii_case("IB")).count();
@@ -902,7 +908,7 @@ fn expectation(
         return (true, "RDMA", format!("{name} has RDMA devices but no healthy port"), false);
     }
     let f = match fabric_of(log) {
-        Some("Socket") | None => "RDMA",
+        Some("Socket" | "an external net plugin") | None => "RDMA",
         Some(f) => f,
     };
     let flag = ci.socket_flag.unwrap_or("--expect socket");
@@ -941,6 +947,7 @@ fn scope(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measured>, 
         observed: log.observed(),
         socket_flag: ci.socket_flag.unwrap_or("--expect socket"),
         expected_by_log,
+        one_node: ci.one_node,
     }
 }
 
@@ -1516,6 +1523,7 @@ fn multi_outcome(log: &LogFacts, s: &Scope, bw: &str, partial: &str) -> (Outcome
                 if g { "with" } else { "without" },
                 hcas_over(log)
             )),
+            Some(true) if some_hosts_only(log, s) => gdr_on_some_hosts(log, s, bw),
             Some(true) => (
                 Outcome::Ok,
                 format!("OK: {} with GPUDirect RDMA{}{bw}", observed.as_deref().unwrap_or("IB"), hcas_over(log)),
@@ -1643,6 +1651,27 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
         findings,
         notes,
     }
+}
+
+/// A whole job's log that holds the NCCL lines of fewer hosts than it has nodes.
+fn some_hosts_only(log: &LogFacts, s: &Scope) -> bool {
+    !s.one_node && s.nodes.is_some_and(|n| !log.hosts.is_empty() && log.hosts.len() < n)
+}
+
+/// GPUDirect on the nodes whose lines the log holds says nothing of the others (nccl-tests#350:
+/// the excerpt's node had it, the other staged through host memory): inconclusive.
+fn gdr_on_some_hosts(log: &LogFacts, s: &Scope, bw: &str) -> (Outcome, String) {
+    (
+        Outcome::Inconclusive,
+        format!(
+            "INCONCLUSIVE: {} with GPUDirect RDMA{} on the {} node(s) whose NCCL lines the log holds ({}), of {}: the others' are not in it, so GPUDirect there is not shown (NCCL_DEBUG=INFO on every rank, or pass each node's log){bw}",
+            s.observed.as_deref().unwrap_or("IB"),
+            hcas_over(log),
+            log.hosts.len(),
+            crate::slurm::compress_hostlist(&log.hosts),
+            s.nodes.unwrap_or(0)
+        ),
+    )
 }
 
 fn hcas_over(log: &LogFacts) -> String {
