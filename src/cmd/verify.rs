@@ -183,13 +183,17 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
     // Batches read go back to be filled again: a fresh megabyte per batch costs its page faults
     // (zeroed pages, an eighth of the reading time).
     let (back, spare) = std::sync::mpsc::sync_channel::<Vec<u8>>(8);
+    let queued = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|scope| {
-        let worker = scope.spawn(move || analyse_batches(rx, back));
+        let q = &queued;
+        let worker = scope.spawn(move || analyse_batches(rx, back, q));
         let mut feed = Feed {
             tests: tests_output::Parser::default(),
             allreduce: None,
             out: Vec::with_capacity(BATCH + MAX_LINE),
             slot: 0,
+            share: 4,
+            queued: &queued,
             bar: bar.as_ref(),
             spare: &spare,
             tx: &tx,
@@ -236,6 +240,11 @@ struct Feed<'a> {
     allreduce: Option<(f64, usize)>,
     out: Vec<u8>,
     slot: u8,
+    /// Of each eight lines, how many get their tag and gate here rather than in the log
+    /// reader's thread: moved a step per batch towards whichever thread waits for the other.
+    share: u8,
+    /// Batches sent and not yet taken by the log reader's thread.
+    queued: &'a std::sync::atomic::AtomicUsize,
     bar: Option<&'a indicatif::ProgressBar>,
     spare: &'a std::sync::mpsc::Receiver<Vec<u8>>,
     tx: &'a std::sync::mpsc::SyncSender<Vec<u8>>,
@@ -251,13 +260,21 @@ impl Feed<'_> {
         if let Some(x) = allreduce_line(l) {
             self.allreduce = Some(x);
         }
-        // The tag and the gate's pass run here for five lines in eight and in the log reader's
-        // thread for the rest: the two threads then carry about the same work.
+        // The tag and the gate's pass run here for `share` lines in eight and in the log
+        // reader's thread for the rest, so that neither thread waits for the other.
         self.slot = (self.slot + 1) % 8;
-        let pre = if self.slot < 5 { log::pre(l) } else { log::Pre::NONE };
+        let pre = if self.slot < self.share { log::pre(l) } else { log::Pre::NONE };
         push_line(&mut self.out, pre, l);
         if self.out.len() >= BATCH {
+            // Nothing queued: the log reader waits for this thread, which then does less of
+            // the shared work; two or more queued: this thread waits for it, and does more.
+            match self.queued.load(std::sync::atomic::Ordering::Relaxed) {
+                0 => self.share = self.share.saturating_sub(1),
+                q if q >= 2 => self.share = (self.share + 1).min(8),
+                _ => {}
+            }
             send_batch(&mut self.out, self.bar, self.spare, self.tx);
+            self.queued.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
     }
 }
@@ -317,9 +334,14 @@ fn progress_bar(files: &[PathBuf]) -> Option<indicatif::ProgressBar> {
 fn analyse_batches(
     rx: std::sync::mpsc::Receiver<Vec<u8>>,
     back: std::sync::mpsc::SyncSender<Vec<u8>>,
+    queued: &std::sync::atomic::AtomicUsize,
 ) -> log::LogFacts {
     let mut a = log::Analyser::new();
     for mut batch in rx {
+        // the last batch comes without a count (`last_batch`)
+        let _ = queued.fetch_update(std::sync::atomic::Ordering::Relaxed, std::sync::atomic::Ordering::Relaxed, |q| {
+            q.checked_sub(1)
+        });
         // [pre: 12 bytes][length: 4 bytes][line], each line whole `&str` (below)
         const H: usize = log::Pre::BYTES + 4;
         let mut at = 0;
@@ -367,9 +389,16 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
             nranks: tests.whole_rank_table().map_or(facts.nranks.unwrap_or(0), |(r, _)| r),
             nodes: tests.whole_rank_table().map_or(facts.hosts.len(), |(_, h)| h),
             gpu_model: tests.devices.first().cloned(),
+            max_bytes: tests.rows.iter().map(|r| r.size).max(),
         })
     } else {
-        input.allreduce.map(|(b, w)| Measured { busbw_gbps: b, nranks: w, nodes: facts.hosts.len(), gpu_model: None })
+        input.allreduce.map(|(b, w)| Measured {
+            busbw_gbps: b,
+            nranks: w,
+            nodes: facts.hosts.len(),
+            gpu_model: None,
+            max_bytes: None,
+        })
     };
     let ci = CeilingInputs {
         hcas: a.hcas,

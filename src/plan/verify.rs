@@ -54,7 +54,14 @@ pub struct Measured {
     pub nodes: usize,
     /// GPU model named by the benchmark (nccl-tests' rank lines), for logs from another node.
     pub gpu_model: Option<String>,
+    /// The largest message measured (nccl-tests' last row), where the benchmark says it.
+    pub max_bytes: Option<u64>,
 }
+
+/// Below this largest message a bandwidth is bound by latency, not by links: held to no
+/// ceiling. Half of a link's bandwidth needs messages of bandwidth × latency (400 GB/s × 30 µs
+/// ≈ 12 MB over nodes, 900 GB/s × 10 µs ≈ 9 MB over NVLink); nccl-tests' default `-e` is 32 MiB.
+pub const BANDWIDTH_BOUND_BYTES: u64 = 16 << 20;
 
 /// What verify concludes. `ok` needs transport evidence; without it the answer is
 /// `inconclusive`, never a pass.
@@ -1276,6 +1283,8 @@ struct Ceilings {
     nccl_model: Option<f64>,
     links: Option<u32>,
     ratio: Option<f64>,
+    /// The measurement's largest message, where it is too small to hold to a ceiling.
+    small: Option<u64>,
 }
 
 fn ceilings(
@@ -1329,11 +1338,12 @@ fn ceilings(
         (Some(l), Some(per)) if log.nvls_off() || !multi => Some(l as f64 * per),
         _ => None,
     };
+    let small = measured.and_then(|m| m.max_bytes).filter(|b| *b < BANDWIDTH_BOUND_BYTES);
     let ratio = match (busbw, ceiling) {
-        (Some(b), Some(c)) if c > 0.0 => Some(b / c),
+        (Some(b), Some(c)) if c > 0.0 && small.is_none() => Some(b / c),
         _ => None,
     };
-    Ceilings { rates, busbw, ring, hier, ceiling, nvl, nccl_model, links, ratio }
+    Ceilings { rates, busbw, ring, hier, ceiling, nvl, nccl_model, links, ratio, small }
 }
 
 /// Step 3 of `judge`: the measurement against its ceiling (SLOW, with what on this node could
@@ -1465,11 +1475,24 @@ fn outcome(log: &LogFacts, s: &Scope, c: &Ceilings, findings: &[Finding]) -> (Ou
 
 const ENABLE: &str = "run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET";
 
+/// `64 B`, `512 KiB`, `8 MiB`.
+fn human_bytes(b: u64) -> String {
+    match b {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} B"),
+    }
+}
+
 /// The bandwidth part of a verdict line: against the ceiling where there is one.
 fn bw_note(s: &Scope, c: &Ceilings) -> String {
     let (nodes, multi) = (s.nodes, s.multi);
     match (c.ratio, c.busbw, c.ceiling) {
         (Some(r), Some(b), Some(c)) => format!("; busbw {b:.1} GB/s = {:.1}% of the {c:.0} GB/s ceiling", r * 100.0),
+        (None, Some(b), _) if c.small.is_some() => format!(
+            "; busbw {b:.1} GB/s with messages up to {} only, bound by latency and not held to a ceiling (run nccl-tests to -e 1G to judge the bandwidth)",
+            human_bytes(c.small.unwrap_or(0))
+        ),
         (None, Some(b), _) if nodes.is_none() => {
             format!("; busbw {b:.1} GB/s (node count unknown: pass --nodes to judge it)")
         }

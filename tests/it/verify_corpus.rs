@@ -355,6 +355,29 @@ fn every_rule_is_asserted_by_a_test() {
     assert!(missing.is_empty(), "rules no test asserts: {missing:?}");
 }
 
+/// nccl-tests#183 (held-out set 8): a table that stops at 64 B measured latency, not links; its
+/// 0.00 GB/s is no SLOW. The same job to 1 GiB at that rate is.
+#[test]
+fn a_bandwidth_of_small_messages_is_not_held_to_a_ceiling() {
+    let t = tempfile::tempdir().unwrap();
+    let ib2 = "a:1:1 [0] NCCL INFO Using network IB\na:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\nb:2:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/IB/0/GDRDMA\na:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\nb:2:2 [0] NCCL INFO comm 0x2 rank 1 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n";
+    let head = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+    let row = |size: u64| {
+        format!("  {size:>10}  {:>12}     float     sum      -1    127.2    0.00    0.00      0    128.7    0.00    0.00      0\n", size / 4)
+    };
+    for (size, rc, words) in [
+        (64u64, 0, "with messages up to 64 B only"),
+        (8 << 20, 0, "up to 8 MiB only"),
+        (1 << 30, 1, "SLOW: busbw 0.0 GB/s"),
+    ] {
+        let f = t.path().join(format!("t{size}.log"));
+        std::fs::write(&f, format!("{ib2}{head}{}", row(size))).unwrap();
+        let o = ibwire(&["verify", "--from-log", f.to_str().unwrap(), "--hcas", "1", "--hca-gbit", "400"]);
+        assert_eq!(o.status.code(), Some(rc), "{size}: {}", stdout(&o));
+        assert!(stdout(&o).contains(words), "{size}: {}", stdout(&o));
+    }
+}
+
 /// Every log file under tests/fixtures, recursively.
 fn logs(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap().flatten() {
