@@ -1185,6 +1185,26 @@ fn process_failure(msg: &str, gm: u64) -> Option<Failure> {
     )
 }
 
+/// `l` without the prefix `p` that the line before it had: the same text, or a logger's
+/// bracketed prefix (`LEVEL date time file:line] `) ending where `p`'s ended, give or take a few
+/// bytes of a clock that moved on.
+fn strip_like<'a>(l: &'a str, p: &str) -> &'a str {
+    if p.is_empty() {
+        return l;
+    }
+    if let Some(r) = l.strip_prefix(p) {
+        return r;
+    }
+    if p.ends_with("] ") {
+        let from = p.len().saturating_sub(6);
+        let to = (p.len() + 4).min(l.len());
+        if let Some(i) = l.get(from..to).and_then(|w| w.find("] ")) {
+            return &l[from + i + 2..];
+        }
+    }
+    l
+}
+
 /// The job named its network (`NCCL_NET=IB`) or NCCL could start none: a `NET/Socket : Using`
 /// line is then no sign that NCCL took sockets.
 fn net_named_elsewhere(f: &LogFacts) -> bool {
@@ -1234,6 +1254,13 @@ fn stopped(signal: i64) -> bool {
 fn some_hosts(h: &[String]) -> String {
     let more = if h.len() > 3 { format!(" and {} more", h.len() - 3) } else { String::new() };
     format!("{}{more}", h.iter().take(3).cloned().collect::<Vec<_>>().join(", "))
+}
+
+/// The verbs events of a queue pair, a completion queue or the device, not a port: libibverbs'
+/// ibv_event_type_str for IBV_EVENT_QP_FATAL, _QP_REQ_ERR, _QP_ACCESS_ERR (`… work queue …
+/// error`), _CQ_ERR, _DEVICE_FATAL, _SRQ_ERR (`… catastrophic error`) and _WQ_FATAL.
+fn fatal_ib_event(msg: &str) -> bool {
+    ["work queue", "CQ error", "catastrophic error", "WQ fatal"].iter().any(|w| msg.contains(w))
 }
 
 /// The verbs events NCCL's async thread prints that are not faults: every event but
@@ -1368,6 +1395,9 @@ pub struct Analyser {
     /// The previous line was a framework's `Last error:`: the next one is NCCL's warning.
     own: OwnLines,
     last_error_next: bool,
+    /// What stood before `Last error:` on its line (a logger's or relay's prefix, bounded):
+    /// the next line carries it too.
+    last_error_prefix: String,
     /// Every reader on every line, no gate and no short paths (the reference the gated
     /// reading is tested against).
     ungated: bool,
@@ -1494,6 +1524,12 @@ impl Analyser {
         if row.class == "ib-async-event" && benign_ib_event(msg) {
             return;
         }
+        if row.class == "ib-async-event" && fatal_ib_event(msg) {
+            // up to 2.22 every event is `Got async event : %s`; 2.23+ print these as fatal
+            // (ib-qp-fatal, ib-cq-fatal, ib-device-fatal rows)
+            self.fail(Failure::IbvFatalEvent, None, None, msg);
+            return;
+        }
         if row.class == "ibverbs-not-loaded" {
             // `lib wrapper not initialized.` (misc/ibvwrap.cc CHECK_NOT_NULL, 2.18–2.31): a verbs
             // call whose symbol was never loaded, because libibverbs did not open (its `Failed to
@@ -1511,6 +1547,11 @@ impl Analyser {
                     if row.releases.is_empty() { row.source } else { row.releases }
                 );
                 self.fail_class(Failure::UnknownWarning, msg, Some(note));
+            }
+            // xml.h's xmlGetAttrStr for a NIC that sysfs shows no PCI device for (a virtual
+            // NIC, an unusual platform): topology detection cannot place it
+            None if row.class == "topology-internal" && msg.contains("busid of node nic") => {
+                self.fail_class(Failure::NcclWarning, msg, Some("topology-nic-no-busid".into()))
             }
             None => self.fail_class(Failure::NcclWarning, msg, Some(row.class.to_string())),
         }
@@ -1660,7 +1701,10 @@ impl Analyser {
         }
         self.f.lines += 1;
         if std::mem::take(&mut self.last_error_next) {
-            // PyTorch: "Last error:\n<NCCL's warning>"; the next line is NCCL's own text.
+            // PyTorch: "Last error:\n<NCCL's warning>"; the next line is NCCL's own text,
+            // behind the same logger's prefix where the first had one (vLLM's
+            // `ERROR 04-07 00:57:46 ray_utils.py:45] `).
+            let l = strip_like(l, &std::mem::take(&mut self.last_error_prefix));
             self.warn_proc = None;
             self.f.nccl_lines += 1;
             self.warning(l);
@@ -2170,6 +2214,10 @@ impl Analyser {
             self.warning(msg);
         } else if l.starts_with("Last error:") || l.ends_with("Last error:") {
             self.last_error_next = true;
+            let p = l.strip_suffix("Last error:").unwrap_or("");
+            if p.len() <= 256 {
+                self.last_error_prefix = p.to_string();
+            }
             self.f.nccl_lines += 1;
         } else if let Some(v) = if m & gbit!("rror") != 0 { last_nccl_warning(l) } else { None } {
             // PyTorch ≥ 2.2: Last NCCL warning(error): 'Bootstrap : no socket interface found'
@@ -2208,14 +2256,39 @@ impl Analyser {
         if is_nccl {
             self.error_trace(l);
         }
+        self.verbs_lines(l, is_nccl, m);
+    }
+
+    /// rdma-core's own lines: a missing provider, libmlx5's completion error.
+    fn verbs_lines(&mut self, l: &str, is_nccl: bool, m: u64) {
         if m & gbit!("userspace device") != 0 {
             self.provider_missing(l, is_nccl);
+        }
+        // libmlx5 (providers/mlx5/cq.c): `PFX "%s: got completion with error:\n"`, PFX
+        // `mlx5: `, then the CQE's words: a work request the HCA completed in error.
+        if !is_nccl && m & gbit!("rror") != 0 {
+            let t = l.trim_end();
+            if t.starts_with("mlx5: ") && t.ends_with(": got completion with error:") {
+                self.f.nccl_lines += 1;
+                self.fail(Failure::CompletionError, None, None, t);
+            }
         }
     }
 
     /// What the framework around NCCL reports: PyTorch's watchdog timeout, torchrun's worker
     /// that failed or died of a signal.
     fn framework_failures(&mut self, l: &str, is_nccl: bool, m: u64) {
+        // PyTorch's exceptions for a failed CUDA call: c10's C10_CUDA_CHECK `CUDA error: %s`
+        // (cudaGetErrorString's words) and the caching allocator's `CUDA out of memory. Tried
+        // to allocate …`, each after the exception's type (`torch.AcceleratorError: `,
+        // `RuntimeError: `, `torch.OutOfMemoryError: `).
+        if !is_nccl
+            && m & gbit!("rror") != 0
+            && (has!(l, "Error: CUDA error: ") || has!(l, "Error: CUDA out of memory."))
+        {
+            self.f.nccl_lines += 1;
+            self.fail(Failure::CudaFailure, None, None, l);
+        }
         if m & gbit!("Watchdog") != 0 && has!(l, "Watchdog caught collective operation timeout") {
             self.fail(Failure::CollectiveTimeout, None, None, l);
         }
@@ -2846,6 +2919,31 @@ mod tests {
             let l = fmt.replace("{e}", "port error");
             let f = analyse(&format!("h:1:2 [0] transport/net_ib.cc:93 NCCL WARN {l}\n"));
             assert_eq!(f.failures[0].kind, Failure::PortError, "{l}");
+            // PyTorch's CUDA exceptions (held-out device case fillmem)
+            for l in [
+                "[rank1]: torch.AcceleratorError: CUDA error: out of memory",
+                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 79.19 GiB",
+                "RuntimeError: CUDA error: an illegal memory access was encountered",
+            ] {
+                assert_eq!(analyse(&format!("{l}\n")).failures.first().map(|x| x.kind), Some(Failure::CudaFailure), "{l}");
+            }
+            assert!(analyse("see the CUDA error: docs\n").failures.is_empty());
+            // libmlx5's own line (a Ray relay around it)
+            let f = analyse("(Actor pid=1, ip=10.0.0.1) mlx5: host_unknown: got completion with error:\n00000000 00000000 00000000 00000000\n");
+            assert_eq!(f.failures.first().map(|x| x.kind), Some(Failure::CompletionError));
+            // a queue pair's, a completion queue's or the device's event is no port going down
+            // (held-out nccl#1524, nccl#1710: `local access violation work queue error`)
+            for e in [
+                "local access violation work queue error",
+                "invalid request local work queue error",
+                "local work queue catastrophic error",
+                "CQ error",
+                "local catastrophic error",
+            ] {
+                let l = fmt.replace("{e}", e);
+                let f = analyse(&format!("h:1:2 [0] transport/net_ib.cc:93 NCCL WARN {l}\n"));
+                assert_eq!(f.failures.first().map(|x| x.kind), Some(Failure::IbvFatalEvent), "{l}");
+            }
         }
     }
 

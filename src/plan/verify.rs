@@ -153,8 +153,8 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "ibv-fatal",
         message: "NET/IB : <dev>:<port> async fatal event",
-        meaning: "the HCA reported a fatal error (port or device)",
-        fix: "check the HCA's firmware and kernel log (dmesg) on that node; drain it",
+        meaning: "the HCA reported a fatal error on the device, a queue pair or a completion queue (`local access violation work queue error`: a memory registration the HCA rejected)",
+        fix: "check the HCA's firmware and kernel log (dmesg) on that node, and that firmware, driver (MOFED/rdma-core) and NCCL are versions supported together; for work-queue errors with GPUDirect, NCCL_IB_PCI_RELAXED_ORDERING=0 or NCCL_DMABUF_ENABLE=0 tells which registration fails; drain a node whose device failed",
     },
     Rule {
         id: "incompatible-devices",
@@ -359,6 +359,12 @@ pub const RULES: &[Rule] = &[
         message: "Bootstrap : Using lo:127.0.0.1<0> / docker0 / veth… / fe80:: (link-local) in a job over several nodes",
         meaning: "NCCL bootstrapped over an interface other nodes cannot reach: loopback, a container bridge or veth, or a link-local address; connections between nodes then fail, hang or are refused",
         fix: "set NCCL_SOCKET_IFNAME to the interface that reaches the other nodes (`ibwire env` on a node of the job), the same on every node",
+    },
+    Rule {
+        id: "setting-invalid",
+        message: "a WARN of NCCL's class config-invalid: `Unrecognized element token \"%s\" when parsing \"%s\"`, `Invalid value %s for %s`, …",
+        meaning: "a value given to NCCL (an NCCL_* variable or an ncclConfig_t field) is not one it accepts; NCCL clamps some and refuses to start with others, and everything after follows from it",
+        fix: "fix or unset the variable the warning names (the log's `set by environment` lines show what the job set)",
     },
     Rule {
         id: "nccl-warning",
@@ -720,6 +726,14 @@ fn nccl_warning_finding(findings: &mut Vec<Finding>, fs: &crate::nccl::log::Fail
         "socket-bind-failed" => log.env("NCCL_COMM_ID").map(|v| format!(" (NCCL_COMM_ID={v})")),
         _ => None,
     };
+    if class == "config-invalid" {
+        // The value it names, and the variable the log shows set to it.
+        let named = fs.line.split('"').nth(1).filter(|v| !v.is_empty());
+        let var = named.and_then(|v| log.env_set.iter().find(|(k, x)| k.starts_with("NCCL_") && x == v));
+        let what = var.map_or_else(String::new, |(k, v)| format!(": {k}={v}"));
+        push(findings, "setting-invalid", format!("NCCL refused a setting{what}"), None, Some(fs.line.clone()));
+        return;
+    }
     let problem = format!("NCCL warned: {class}{}", set.unwrap_or_default());
     if !findings.iter().any(|f| f.problem == problem) {
         let r = rule("nccl-warning");

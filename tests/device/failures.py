@@ -10,6 +10,9 @@ does). IBWIRE_CASE picks what to break:
                until PyTorch's watchdog (PG_TIMEOUT) fires
   loop         all-reduces for IBWIRE_LOOP_S (20) seconds (a long healthy job, for RAS)
   preinit      rank 1 exits before it joins the process group; rank 0 waits in its init
+  fillmem      rank 1 takes all but IBWIRE_LEAVE_MB (64) of the GPU's free memory before init
+  killmid      rank 1 kills itself (SIGKILL) in the middle of a stream of all-reduces
+  segv         rank 1 dies of SIGSEGV right after init
 """
 import time
 import datetime
@@ -26,12 +29,27 @@ if case != "dup":
 torch.cuda.set_device(0)
 if case == "preinit" and rank == 1:
     os._exit(4)
+hold = None
+if case == "fillmem" and rank == 1:
+    free, _ = torch.cuda.mem_get_info()
+    leave = int(os.environ.get("IBWIRE_LEAVE_MB", "64")) << 20
+    hold = torch.empty(max(free - leave, 0), dtype=torch.uint8, device="cuda")
 dist.init_process_group("nccl", timeout=datetime.timedelta(seconds=int(os.environ.get("PG_TIMEOUT", "40"))))
 x = torch.ones(1 << 20, device="cuda")
 dist.all_reduce(x)
 torch.cuda.synchronize()
 if case == "die" and rank == 1:
     os._exit(3)
+if case == "segv" and rank == 1:
+    import ctypes
+    ctypes.string_at(0)
+if case == "killmid":
+    import signal
+    for i in range(400):
+        dist.all_reduce(x)
+        if rank == 1 and i == 200:
+            os.kill(os.getpid(), signal.SIGKILL)
+    torch.cuda.synchronize()
 if case == "hang" and rank == 1:
     time.sleep(int(os.environ.get("IBWIRE_HANG_S", "60")))
 if case == "loop":

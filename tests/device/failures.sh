@@ -73,6 +73,15 @@ for c in ${CASES:-$all}; do case $c in
   debug-file)
     mkdir -p "$D/debug-file.d"
     run debug-file IBWIRE_CASE=ok NCCL_DEBUG_FILE="$D/debug-file.d/nccl.%h.%p.log" ;;
+  # Cases added for issue 38, set 3 (2026-12-06):
+  fillmem) run fillmem IBWIRE_CASE=fillmem ;;
+  killmid) run killmid IBWIRE_CASE=killmid ;;
+  segv) run segv IBWIRE_CASE=segv ;;
+  blocking-wait-hang) run blocking-wait-hang IBWIRE_CASE=hang IBWIRE_HANG_S=60 PG_TIMEOUT=30 TORCH_NCCL_BLOCKING_WAIT=1 ;;
+  subsys-tuning) run subsys-tuning IBWIRE_CASE=ok NCCL_DEBUG_SUBSYS=TUNING,GRAPH ;;
+  algo-bogus) run algo-bogus IBWIRE_CASE=ok NCCL_ALGO=bogus ;;
+  nthreads-odd) run nthreads-odd IBWIRE_CASE=ok NCCL_NTHREADS=100 ;;
+  debug-file-unwritable) run debug-file-unwritable IBWIRE_CASE=ok NCCL_DEBUG_FILE=/nonexistent/dir/nccl.%h.%p.log ;;
 esac; done
 mkdir -p "$OUT"; tar -C "$W" -czf "$OUT/failures.tgz" failures; rm -rf "$W"
 ls -la "$OUT"
