@@ -193,6 +193,7 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
             out: Vec::with_capacity(BATCH + MAX_LINE),
             slot: 0,
             share: 4,
+            pending: None,
             queued: &queued,
             bar: bar.as_ref(),
             spare: &spare,
@@ -225,6 +226,7 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
             }
             follow_pointed(pointed, &mut seen, &mut inputs);
         }
+        feed.settle();
         let (tests, allreduce, out) = (feed.tests, feed.allreduce, feed.out);
         last_batch(out, tx, bar.as_ref());
         let facts = worker.join().map_err(|_| anyhow::anyhow!("the log reader failed"))?;
@@ -245,6 +247,9 @@ struct Feed<'a> {
     share: u8,
     /// Batches sent and not yet taken by the log reader's thread.
     queued: &'a std::sync::atomic::AtomicUsize,
+    /// A line in `out` whose [`log::Pre`] waits for the next line's, to be worked out with it
+    /// ([`log::pre2`]): where its Pre goes, and where the line is.
+    pending: Option<(usize, std::ops::Range<usize>)>,
     bar: Option<&'a indicatif::ProgressBar>,
     spare: &'a std::sync::mpsc::Receiver<Vec<u8>>,
     tx: &'a std::sync::mpsc::SyncSender<Vec<u8>>,
@@ -263,9 +268,21 @@ impl Feed<'_> {
         // The tag and the gate's pass run here for `share` lines in eight and in the log
         // reader's thread for the rest, so that neither thread waits for the other.
         self.slot = (self.slot + 1) % 8;
-        let pre = if self.slot < self.share { log::pre(l) } else { log::Pre::NONE };
-        push_line(&mut self.out, pre, l);
+        if self.slot >= self.share {
+            push_line(&mut self.out, log::Pre::NONE, l);
+        } else if let Some((at, r)) = self.pending.take() {
+            // SAFETY: the bytes of a `&str`, copied whole into `out` (push_line).
+            let a = unsafe { std::str::from_utf8_unchecked(&self.out[r]) };
+            let (pa, pb) = log::pre2(a, l);
+            self.out[at..at + log::Pre::BYTES].copy_from_slice(&pa.to_bytes());
+            push_line(&mut self.out, pb, l);
+        } else {
+            let at = self.out.len();
+            push_line(&mut self.out, log::Pre::NONE, l);
+            self.pending = Some((at, at + LINE_HEAD..self.out.len()));
+        }
         if self.out.len() >= BATCH {
+            self.settle();
             // Nothing queued: the log reader waits for this thread, which then does less of
             // the shared work; two or more queued: this thread waits for it, and does more.
             match self.queued.load(std::sync::atomic::Ordering::Relaxed) {
@@ -278,6 +295,21 @@ impl Feed<'_> {
         }
     }
 }
+
+impl Feed<'_> {
+    /// The line waiting for a partner gets its [`log::Pre`] alone.
+    fn settle(&mut self) {
+        if let Some((at, r)) = self.pending.take() {
+            // SAFETY: the bytes of a `&str`, copied whole into `out` (push_line).
+            let a = unsafe { std::str::from_utf8_unchecked(&self.out[r]) };
+            let p = log::pre(a);
+            self.out[at..at + log::Pre::BYTES].copy_from_slice(&p.to_bytes());
+        }
+    }
+}
+
+/// A line's head in a batch: its Pre, then its length.
+const LINE_HEAD: usize = log::Pre::BYTES + 4;
 
 /// The files still to read, each with its (decompressing) reader.
 type Inputs = std::collections::VecDeque<(PathBuf, Box<dyn std::io::Read + Send>)>;
@@ -343,14 +375,13 @@ fn analyse_batches(
             q.checked_sub(1)
         });
         // [pre: 12 bytes][length: 4 bytes][line], each line whole `&str` (below)
-        const H: usize = log::Pre::BYTES + 4;
         let mut at = 0;
-        while at + H <= batch.len() {
+        while at + LINE_HEAD <= batch.len() {
             let pre = log::Pre::from_bytes(&batch[at..at + log::Pre::BYTES]);
-            let n = u32::from_le_bytes(batch[at + H - 4..at + H].try_into().unwrap_or([0; 4])) as usize;
-            let end = (at + H + n).min(batch.len());
+            let n = u32::from_le_bytes(batch[at + LINE_HEAD - 4..at + LINE_HEAD].try_into().unwrap_or([0; 4])) as usize;
+            let end = (at + LINE_HEAD + n).min(batch.len());
             // SAFETY: the bytes of a `&str`, copied whole.
-            let l = unsafe { std::str::from_utf8_unchecked(&batch[at + H..end]) };
+            let l = unsafe { std::str::from_utf8_unchecked(&batch[at + LINE_HEAD..end]) };
             a.line_pre(l, pre);
             at = end;
         }

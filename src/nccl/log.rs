@@ -827,19 +827,37 @@ impl Pre {
 
 /// [`Pre`] of a line.
 pub fn pre(l: &str) -> Pre {
+    let (tag, gated) = pre_tag(l);
+    Pre { tag, mask: gated.map_or(u64::MAX, gate_mask) }
+}
+
+/// [`Pre`] of two lines, their gate's passes run side by side (each byte's state waits on the
+/// one before it: two lines are two chains of lookups the processor overlaps).
+pub fn pre2(a: &str, b: &str) -> (Pre, Pre) {
+    let ((ta, ga), (tb, gb)) = (pre_tag(a), pre_tag(b));
+    let (ma, mb) = match (ga, gb) {
+        (Some(x), Some(y)) => gate_mask2(x.as_bytes(), y.as_bytes()),
+        (x, y) => (x.map_or(u64::MAX, gate_mask), y.map_or(u64::MAX, gate_mask)),
+    };
+    (Pre { tag: ta, mask: ma }, Pre { tag: tb, mask: mb })
+}
+
+/// A line's tag as [`Pre`] keeps it, and the text the gate must read (none for a WARN or a
+/// short path's line, which are read whole anyway).
+fn pre_tag(l: &str) -> (u32, Option<&str>) {
     let t = nccl_tag(l);
     let tag = match t {
         None => 1,
         Some((warn, msg)) if l.len() < 1 << 30 => ((l.len() - msg.len()) as u32 + 2) | (u32::from(warn) << 31),
         Some(_) => 0,
     };
-    let mask = match t {
-        Some((true, _)) => u64::MAX,
-        Some((false, msg)) if short(msg).is_some() => u64::MAX,
-        Some((false, msg)) => gate_mask(msg),
-        None => gate_mask(l),
+    let gated = match t {
+        Some((true, _)) => None,
+        Some((false, msg)) if short(msg).is_some() => None,
+        Some((false, msg)) => Some(msg),
+        None => Some(l),
     };
-    Pre { tag, mask }
+    (tag, gated)
 }
 
 /// Bit `i` set when GATE's `i`-th literal occurs in `l` (GATE has at most 64).
@@ -850,7 +868,12 @@ pub fn pre(l: &str) -> Pre {
 /// Every occurrence is seen, those that overlap another included, so a literal that holds
 /// GATE entries sets all their bits (what `hasm!` relies on).
 fn gate_mask(l: &str) -> u64 {
-    let (g, b) = (gate(), l.as_bytes());
+    gate_mask_bytes(l.as_bytes())
+}
+
+/// [`gate_mask`] of bytes.
+fn gate_mask_bytes(b: &[u8]) -> u64 {
+    let g = gate();
     let step = |s: usize, c: u8| g.trans[s + g.class[c as usize] as usize] as usize;
     let (mut m, mut s) = (0u64, g.start as usize);
     // Each byte's state waits on the one before: a long line is read as two halves at once
@@ -872,6 +895,24 @@ fn gate_mask(l: &str) -> u64 {
         return m;
     }
     gate_mask_serial(b)
+}
+
+/// [`gate_mask`] of two lines in one loop: their common length side by side, then the rest
+/// of the longer from GATE_LONGEST - 1 bytes before it (a literal that crosses the point is
+/// whole there).
+fn gate_mask2(x: &[u8], y: &[u8]) -> (u64, u64) {
+    let g = gate();
+    let step = |s: usize, c: u8| g.trans[s + g.class[c as usize] as usize] as usize;
+    let (mut s, mut t, mut m, mut k) = (g.start as usize, g.start as usize, 0u64, 0u64);
+    for (&c, &d) in x.iter().zip(y) {
+        s = step(s, c);
+        t = step(t, d);
+        m |= g.masks[s >> GATE_SHIFT];
+        k |= g.masks[t >> GATE_SHIFT];
+    }
+    let n = x.len().min(y.len());
+    let rest = |z: &[u8]| if z.len() > n { gate_mask_bytes(&z[n.saturating_sub(GATE_LONGEST - 1)..]) } else { 0 };
+    (m | rest(x), k | rest(y))
 }
 
 /// The gate's pass in one chain: short lines, and the reference of the two-halves pass.
@@ -2517,6 +2558,35 @@ mod tests {
         }
     }
 
+    #[test]
+    fn two_lines_side_by_side_get_what_each_gets_alone() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/verify-corpus");
+        let mut lines: Vec<String> = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let t = String::from_utf8_lossy(&std::fs::read(e.path()).unwrap()).into_owned();
+            lines.extend(t.lines().map(String::from));
+        }
+        // every literal at either end of lines of many lengths, paired with lines of others
+        let pad = "y".repeat(300);
+        for lit in GATE {
+            for len in [0usize, 5, 30, 95, 96, 130, 290] {
+                lines.push(format!("{lit}{}", &pad[..len]));
+                lines.push(format!("{}{lit}", &pad[..len]));
+            }
+        }
+        assert!(lines.len() > 10_000, "{}", lines.len());
+        for w in lines.windows(2).step_by(1) {
+            let (a, b) = pre2(&w[0], &w[1]);
+            assert_eq!(
+                (a.to_bytes(), b.to_bytes()),
+                (pre(&w[0]).to_bytes(), pre(&w[1]).to_bytes()),
+                "{:?} / {:?}",
+                w[0],
+                w[1]
+            );
+        }
+    }
+
     /// `cargo test --release -- --ignored gate_speed --nocapture`: the gate alone on a log.
     #[test]
     #[ignore = "a measurement: run by hand with IBWIRE_GATE_LOG=FILE"]
@@ -2530,8 +2600,17 @@ mod tests {
             let b = std::time::Instant::now();
             let y = lines.iter().fold(0u64, |m, l| m ^ gate_mask_serial(l.as_bytes()));
             let c = std::time::Instant::now();
-            assert_eq!(x, y);
-            eprintln!("halves {:?}  serial {:?}", b - a, c - b);
+            let z = lines.chunks(2).fold(0u64, |m, p| match p {
+                [a, b] => {
+                    let (x, y) = gate_mask2(a.as_bytes(), b.as_bytes());
+                    m ^ x ^ y
+                }
+                [a] => m ^ gate_mask(a),
+                _ => m,
+            });
+            let d = std::time::Instant::now();
+            assert_eq!((x, y), (y, z));
+            eprintln!("halves {:?}  serial {:?}  pairs {:?}", b - a, c - b, d - c);
         }
     }
     use super::*;
