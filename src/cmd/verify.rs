@@ -187,18 +187,7 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
     std::thread::scope(|scope| {
         let q = &queued;
         let worker = scope.spawn(move || analyse_batches(rx, back, q));
-        let mut feed = Feed {
-            tests: tests_output::Parser::default(),
-            allreduce: None,
-            out: Vec::with_capacity(BATCH + MAX_LINE),
-            slot: 0,
-            share: 4,
-            pending: None,
-            queued: &queued,
-            bar: bar.as_ref(),
-            spare: &spare,
-            tx: &tx,
-        };
+        let mut feed = Feed::new(&queued, bar.as_ref(), &spare, &tx);
         let mut own = log::OwnLines::default();
         let mut res = Ok(());
         while let Some((f, r)) = inputs.pop_front() {
@@ -290,13 +279,34 @@ impl Feed<'_> {
                 q if q >= 2 => self.share = (self.share + 1).min(8),
                 _ => {}
             }
-            send_batch(&mut self.out, self.bar, self.spare, self.tx);
+            // counted before it is sent: the log reader's thread may take it first
             self.queued.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            send_batch(&mut self.out, self.bar, self.spare, self.tx);
         }
     }
 }
 
-impl Feed<'_> {
+impl<'a> Feed<'a> {
+    fn new(
+        queued: &'a std::sync::atomic::AtomicUsize,
+        bar: Option<&'a indicatif::ProgressBar>,
+        spare: &'a std::sync::mpsc::Receiver<Vec<u8>>,
+        tx: &'a std::sync::mpsc::SyncSender<Vec<u8>>,
+    ) -> Self {
+        Feed {
+            tests: tests_output::Parser::default(),
+            allreduce: None,
+            out: Vec::with_capacity(BATCH + MAX_LINE),
+            slot: 0,
+            share: 4,
+            pending: None,
+            queued,
+            bar,
+            spare,
+            tx,
+        }
+    }
+
     /// The line waiting for a partner gets its [`log::Pre`] alone.
     fn settle(&mut self) {
         if let Some((at, r)) = self.pending.take() {
@@ -370,7 +380,8 @@ fn analyse_batches(
 ) -> log::LogFacts {
     let mut a = log::Analyser::new();
     for mut batch in rx {
-        // the last batch comes without a count (`last_batch`)
+        // counted by the reading thread before it sent it; the last batch comes without a
+        // count (`last_batch`), when every counted one was taken
         let _ = queued.fetch_update(std::sync::atomic::Ordering::Relaxed, std::sync::atomic::Ordering::Relaxed, |q| {
             q.checked_sub(1)
         });
@@ -421,6 +432,7 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
             nodes: tests.whole_rank_table().map_or(facts.hosts.len(), |(_, h)| h),
             gpu_model: tests.devices.first().cloned(),
             max_bytes: tests.rows.iter().map(|r| r.size).max(),
+            unfinished: tests.unfinished(),
         })
     } else {
         input.allreduce.map(|(b, w)| Measured {
@@ -429,6 +441,7 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
             nodes: facts.hosts.len(),
             gpu_model: None,
             max_bytes: None,
+            unfinished: None,
         })
     };
     let ci = CeilingInputs {

@@ -48,6 +48,9 @@ pub struct TestsOutput {
     /// Distinct hosts the rank table puts a rank 0 on.
     #[serde(default)]
     pub rank0_hosts: usize,
+    /// The largest size the test was asked for (its header's `maxBytes N`).
+    #[serde(default)]
+    pub max_bytes_asked: Option<u64>,
 }
 
 impl TestsOutput {
@@ -73,6 +76,15 @@ impl TestsOutput {
                 self.summaries, self.interleaved
             )
         })
+    }
+
+    /// The sweep stopped before the size it was asked for and printed no summary (`# Avg bus
+    /// bandwidth`, printed once the sweep is done): the last size reached and the one asked.
+    /// A test that hung at the next size, or a log cut there.
+    pub fn unfinished(&self) -> Option<(u64, u64)> {
+        let last = self.rows.last()?.size;
+        let asked = self.max_bytes_asked?;
+        (self.summaries == 0 && asked > last).then_some((last, asked))
     }
 
     pub fn peak_busbw(&self) -> Option<f64> {
@@ -148,6 +160,11 @@ impl Parser {
             .filter(|r| r.trim_start().starts_with(|c: char| c.is_ascii_digit()));
         if let Some(rest) = rank_line {
             self.rank_line(rest);
+            return;
+        }
+        // `# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) …`
+        if let Some(v) = l.strip_prefix("# nThread ").and_then(|v| v.split_once(" maxBytes ")) {
+            self.t.max_bytes_asked = v.1.split_whitespace().next().and_then(|n| n.parse().ok());
             return;
         }
         if let Some(v) = l.strip_prefix("# Avg bus bandwidth") {

@@ -123,8 +123,6 @@ pub struct Said {
     pub causes: Vec<(String, Option<String>)>,
 }
 
-/// Judge what NCCL logged (`facts`, this node's ranks so far). `causes` come from verify's
-/// ranked explanations, so the watch and `verify` say the same thing.
 /// What verify is told of the job when launch judges this node's own lines.
 fn node_inputs(nnodes: usize) -> CeilingInputs {
     CeilingInputs {
@@ -136,6 +134,8 @@ fn node_inputs(nnodes: usize) -> CeilingInputs {
     }
 }
 
+/// Judge what NCCL logged (`facts`, this node's ranks so far). `causes` come from verify's
+/// ranked explanations, so the watch and `verify` say the same thing.
 pub fn judge(
     node: &Node,
     plan: &Plan,
