@@ -1240,7 +1240,9 @@ fn strip_like<'a>(l: &'a str, p: &str) -> &'a str {
     if let Some(r) = l.strip_prefix(p) {
         return r;
     }
-    if p.ends_with("] ") {
+    // the same logger: the line starts with the prefix's first word (`ERROR`, `(RayWorker…`)
+    let same_logger = p.split_whitespace().next().is_some_and(|w| l.starts_with(w));
+    if p.ends_with("] ") && same_logger {
         let from = p.len().saturating_sub(6);
         let to = (p.len() + 4).min(l.len());
         if let Some(i) = l.get(from..to).and_then(|w| w.find("] ")) {
@@ -1471,8 +1473,9 @@ pub struct Analyser {
     /// search's (`No eligible providers`, `fi_getinfo`), which a selection after them ends.
     ofi_selected: bool,
     ofi_search_failed: usize,
-    /// torchrun reported a failed worker and did not restart the group after it.
-    torchrun_pending: bool,
+    /// At each restart of torchrun's worker group: the failures a worker's attempt may show
+    /// (its exit, a crash, a CUDA error), by index, with their count then (bounded).
+    retried: Vec<(usize, usize)>,
     /// `(rank, nranks)` of prefixed `rank R nranks N` lines (bounded).
     rank_pairs: BTreeSet<(usize, usize)>,
 }
@@ -2362,14 +2365,21 @@ impl Analyser {
             if let Some((k, code)) = torchrun_failure(l) {
                 self.f.nccl_lines += 1;
                 self.fail(k, Some(code), None, l);
-                self.torchrun_pending = true;
             }
         }
         // agent/server/api.py: `[%s] Worker group %s. %s/%s attempts left; will restart worker
-        // group`: the failure before it was retried (a later failure or the final table says
-        // whether the retry failed too).
+        // group`: the attempt's failures before it were retried (one seen again after it says
+        // the retry failed too).
         if m & gbit!("restart worker group") != 0 && has!(l, "attempts left; will restart worker group") {
-            self.torchrun_pending = false;
+            for (i, x) in self.f.failures.iter().enumerate() {
+                if matches!(x.kind, Failure::WorkerExit | Failure::Crash | Failure::CudaFailure) {
+                    if let Some(r) = self.retried.iter_mut().find(|r| r.0 == i) {
+                        r.1 = x.count;
+                    } else if self.retried.len() < 64 {
+                        self.retried.push((i, x.count));
+                    }
+                }
+            }
         }
     }
 
@@ -2480,13 +2490,15 @@ impl Analyser {
             let search = self.ofi_search_failed;
             f.failures.retain(|x| x.kind != Failure::OfiNoDevice || x.count > search);
         }
-        // Every worker failure torchrun reported was followed by a restart of the group: the
+        // A worker's failures that torchrun restarted the group after, not seen again: the
         // retries are the job's own policy; what the restarted run did is in the lines after.
-        if !self.torchrun_pending {
-            f.failures.retain(|x| {
-                !(matches!(x.kind, Failure::WorkerExit | Failure::Crash) && torchrun_failure(&x.line).is_some())
-            });
-        }
+        let retried = &self.retried;
+        let mut i = 0;
+        f.failures.retain(|x| {
+            let keep = !retried.iter().any(|r| r.0 == i && r.1 == x.count);
+            i += 1;
+            keep
+        });
         // The OFI plugin could not start and NCCL went on with its own IB transport
         // (plugin/net.cc disables a plugin whose init fails): the plugin's failure is not the job's.
         if f.network.as_deref().is_some_and(|n| n.starts_with("IB")) {
@@ -2969,6 +2981,22 @@ mod tests {
         );
         assert!(
             first(&format!("{restart}\n{api} failed (exitcode: 1) local_rank: 0 (pid: 5) of binary: x\n")).is_some()
+        );
+        // review of set 8: the attempt's own CUDA error is retried with it; a failure seen
+        // again after the restart is the retry's
+        let oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB";
+        let fail = format!("{api} failed (exitcode: 1) local_rank: 0 (pid: 5) of binary: x");
+        assert_eq!(first(&format!("{oom}\n{fail}\n{restart}\n")), None);
+        assert!(first(&format!("{oom}\n{fail}\n{restart}\n{fail}\n")).is_some());
+        // a logger's prefix is taken off the line after `Last error:` only where that line
+        // has the same logger's first word
+        assert_eq!(
+            strip_like("ERROR 04-07 00:57:47 ray_utils.py:45] x", "ERROR 04-07 00:57:46 ray_utils.py:45] "),
+            "x"
+        );
+        assert_eq!(
+            strip_like("gpu-node-0017:1234:5678 [3] NCCL WARN y", "ERROR 04-07 00:57:46 ray_utils.py:45] "),
+            "gpu-node-0017:1234:5678 [3] NCCL WARN y"
         );
         // XLA's quote ends at `'.`, before its tracing scope; ncclInvalidUsage's words
         let f = analyse("x: failed: invalid usage (run with NCCL_DEBUG=WARN for details). Last NCCL warning(error) log entry (may be unrelated) 'Bootstrap : no socket interface found'.; current tracing scope: 'all-reduce.1'\n");
