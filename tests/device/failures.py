@@ -13,6 +13,10 @@ does). IBWIRE_CASE picks what to break:
   fillmem      rank 1 takes all but IBWIRE_LEAVE_MB (64) of the GPU's free memory before init
   killmid      rank 1 kills itself (SIGKILL) in the middle of a stream of all-reduces
   segv         rank 1 dies of SIGSEGV right after init
+  failfirst    rank 1 exits (code 5) after init in torchrun's first attempt only
+  failalways   rank 1 exits (code 5) after init in every attempt
+  torchoom     rank 1 asks PyTorch for more GPU memory than there is, after init
+  skip         rank 1 skips one all-reduce: rank 0 waits for it until the watchdog
 """
 import time
 import datetime
@@ -40,6 +44,10 @@ dist.all_reduce(x)
 torch.cuda.synchronize()
 if case == "die" and rank == 1:
     os._exit(3)
+if rank == 1 and (case == "failalways" or (case == "failfirst" and os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") == "0")):
+    sys.exit(5)
+if case == "torchoom" and rank == 1:
+    big = torch.empty(1 << 40, dtype=torch.uint8, device="cuda")
 if case == "segv" and rank == 1:
     import ctypes
     ctypes.string_at(0)
@@ -57,7 +65,9 @@ if case == "loop":
     while time.time() < end:
         dist.all_reduce(x)
         torch.cuda.synchronize()
-for _ in range(3):
+for i in range(3):
+    if case == "skip" and rank == 1 and i == 0:
+        continue
     dist.all_reduce(x)
 torch.cuda.synchronize()
 print(f"rank={rank} sum={x[0].item()}", flush=True)

@@ -8,7 +8,7 @@ export NCCL_NVLS_ENABLE=0 PYTHONWARNINGS=ignore NCCL_DEBUG=INFO NCCL_DEBUG_SUBSY
 py=tests/device/failures.py
 run() { # name, then env assignments (NPROC=1: one rank)
   local name=$1; shift
-  { echo "# case: $name; env: $*"; timeout 75 env "$@" torchrun --nproc-per-node=${NPROC:-2} --master-port=$((29500 + RANDOM % 1000)) "$py"; echo "# rc=$?"; } > "$D/$name.log" 2>&1
+  { echo "# case: $name; env: $*${TR_ARGS:+; torchrun $TR_ARGS}"; timeout 75 env "$@" torchrun ${TR_ARGS:-} --nproc-per-node=${NPROC:-2} --master-port=$((29500 + RANDOM % 1000)) "$py"; echo "# rc=$?"; } > "$D/$name.log" 2>&1
 }
 python3 -c 'import torch;print(torch.__version__, torch.cuda.nccl.version())' > "$D/versions.txt" 2>&1
 ls -la /dev/infiniband /sys/class/infiniband >> "$D/versions.txt" 2>&1
@@ -82,6 +82,11 @@ for c in ${CASES:-$all}; do case $c in
   algo-bogus) run algo-bogus IBWIRE_CASE=ok NCCL_ALGO=bogus ;;
   nthreads-odd) run nthreads-odd IBWIRE_CASE=ok NCCL_NTHREADS=100 ;;
   debug-file-unwritable) run debug-file-unwritable IBWIRE_CASE=ok NCCL_DEBUG_FILE=/nonexistent/dir/nccl.%h.%p.log ;;
+  # Cases added for issue 38, set 4 (2026-12-06):
+  restart-then-ok) TR_ARGS=--max-restarts=1 run restart-then-ok IBWIRE_CASE=failfirst ;;
+  restart-fail-twice) TR_ARGS=--max-restarts=1 run restart-fail-twice IBWIRE_CASE=failalways ;;
+  torch-oom) run torch-oom IBWIRE_CASE=torchoom ;;
+  desync-skip) run desync-skip IBWIRE_CASE=skip PG_TIMEOUT=20 TORCH_NCCL_DESYNC_DEBUG=1 ;;
 esac; done
 mkdir -p "$OUT"; tar -C "$W" -czf "$OUT/failures.tgz" failures; rm -rf "$W"
 ls -la "$OUT"
