@@ -206,7 +206,15 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
                 }
                 match crate::nccl::flattened(&cleaned) {
                     None => feed.line(unwrapped),
-                    Some(lines) => lines.into_iter().for_each(|l| feed.line(crate::nccl::unwrap_line(l))),
+                    Some(lines) => {
+                        // the segments after the first begin mid-line: their hosts are weaker
+                        // evidence (two processes' writes glued together make false ones)
+                        for (k, l) in lines.into_iter().enumerate() {
+                            feed.segment = k > 0;
+                            feed.line(crate::nccl::unwrap_line(l));
+                        }
+                        feed.segment = false;
+                    }
                 }
             });
             if let Err(e) = read {
@@ -239,6 +247,8 @@ struct Feed<'a> {
     /// A line in `out` whose [`log::Pre`] waits for the next line's, to be worked out with it
     /// ([`log::pre2`]): where its Pre goes, and where the line is.
     pending: Option<(usize, std::ops::Range<usize>)>,
+    /// The line being fed is a segment of a flattened line after its first.
+    segment: bool,
     bar: Option<&'a indicatif::ProgressBar>,
     spare: &'a std::sync::mpsc::Receiver<Vec<u8>>,
     tx: &'a std::sync::mpsc::SyncSender<Vec<u8>>,
@@ -257,17 +267,18 @@ impl Feed<'_> {
         // The tag and the gate's pass run here for `share` lines in eight and in the log
         // reader's thread for the rest, so that neither thread waits for the other.
         self.slot = (self.slot + 1) % 8;
+        let seg = self.segment;
         if self.slot >= self.share {
-            push_line(&mut self.out, log::Pre::NONE, l);
+            push_line(&mut self.out, log::Pre::NONE, l, seg);
         } else if let Some((at, r)) = self.pending.take() {
             // SAFETY: the bytes of a `&str`, copied whole into `out` (push_line).
             let a = unsafe { std::str::from_utf8_unchecked(&self.out[r]) };
             let (pa, pb) = log::pre2(a, l);
             self.out[at..at + log::Pre::BYTES].copy_from_slice(&pa.to_bytes());
-            push_line(&mut self.out, pb, l);
+            push_line(&mut self.out, pb, l, seg);
         } else {
             let at = self.out.len();
-            push_line(&mut self.out, log::Pre::NONE, l);
+            push_line(&mut self.out, log::Pre::NONE, l, seg);
             self.pending = Some((at, at + LINE_HEAD..self.out.len()));
         }
         if self.out.len() >= BATCH {
@@ -300,6 +311,7 @@ impl<'a> Feed<'a> {
             slot: 0,
             share: 4,
             pending: None,
+            segment: false,
             queued,
             bar,
             spare,
@@ -326,9 +338,10 @@ type Inputs = std::collections::VecDeque<(PathBuf, Box<dyn std::io::Read + Send>
 
 /// One line into the batch for the reader thread: [pre: 12 bytes][length: 4 bytes][line].
 #[inline]
-fn push_line(out: &mut Vec<u8>, pre: log::Pre, l: &str) {
+fn push_line(out: &mut Vec<u8>, pre: log::Pre, l: &str, segment: bool) {
     out.extend_from_slice(&pre.to_bytes());
-    out.extend_from_slice(&(l.len() as u32).to_le_bytes());
+    // the length's top bit: a segment of a flattened line after its first (lines are < 2 GiB)
+    out.extend_from_slice(&((l.len() as u32) | (u32::from(segment) << 31)).to_le_bytes());
     out.extend_from_slice(l.as_bytes());
 }
 
@@ -389,11 +402,12 @@ fn analyse_batches(
         let mut at = 0;
         while at + LINE_HEAD <= batch.len() {
             let pre = log::Pre::from_bytes(&batch[at..at + log::Pre::BYTES]);
-            let n = u32::from_le_bytes(batch[at + LINE_HEAD - 4..at + LINE_HEAD].try_into().unwrap_or([0; 4])) as usize;
+            let raw = u32::from_le_bytes(batch[at + LINE_HEAD - 4..at + LINE_HEAD].try_into().unwrap_or([0; 4]));
+            let (n, segment) = ((raw & !(1 << 31)) as usize, raw >> 31 == 1);
             let end = (at + LINE_HEAD + n).min(batch.len());
             // SAFETY: the bytes of a `&str`, copied whole.
             let l = unsafe { std::str::from_utf8_unchecked(&batch[at + LINE_HEAD..end]) };
-            a.line_pre(l, pre);
+            a.line_segment(l, pre, segment);
             at = end;
         }
         batch.clear();
@@ -433,6 +447,19 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
             gpu_model: tests.devices.first().cloned(),
             max_bytes: tests.rows.iter().map(|r| r.size).max(),
             unfinished: tests.unfinished(),
+            average: false,
+        })
+    } else if let Some(b) = tests.avg_busbw {
+        // No row readable (rows broken by lines printed between them), the summary there: the
+        // sweep finished, at this average over its sizes.
+        Some(Measured {
+            busbw_gbps: b,
+            nranks: tests.whole_rank_table().map_or(facts.nranks.unwrap_or(0), |(r, _)| r),
+            nodes: tests.whole_rank_table().map_or(facts.hosts.len(), |(_, h)| h),
+            gpu_model: tests.devices.first().cloned(),
+            max_bytes: None,
+            unfinished: None,
+            average: true,
         })
     } else {
         input.allreduce.map(|(b, w)| Measured {
@@ -442,6 +469,7 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
             gpu_model: None,
             max_bytes: None,
             unfinished: None,
+            average: false,
         })
     };
     let ci = CeilingInputs {

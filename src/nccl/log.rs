@@ -604,7 +604,7 @@ pub const GATE: &[&str] = &[
     "optimal provider",
     "exitcode",
     "restart worker group",
-    "atchdog thread terminated",
+    "ProcessGroupNCCL",
 ];
 
 /// The gate's automaton as a flat table: a byte's class, then one lookup per byte into rows of
@@ -1437,6 +1437,11 @@ pub struct Analyser {
     networks: BTreeSet<String>,
     boot: BTreeSet<String>,
     hosts: rustc_hash::FxHashSet<String>,
+    /// Hosts of segments that begin mid-line (a flattened line after its first): kept unless
+    /// a host of a whole line ends them (two processes' writes glued: `cudaDev 0ljm:…`).
+    weak_hosts: BTreeSet<String>,
+    /// The line being read is such a segment.
+    segment: bool,
     seen: HashSet<(u8, String)>,
     seen_dev: HashSet<(String, u32)>,
     gdr_disabled: bool,
@@ -1733,8 +1738,19 @@ impl Analyser {
         }
         match super::flattened(&cleaned) {
             None => self.line_unwrapped(unwrap_line(&cleaned)),
-            Some(lines) => lines.into_iter().for_each(|l| self.line_unwrapped(unwrap_line(l))),
+            Some(lines) => {
+                for (k, l) in lines.into_iter().enumerate() {
+                    self.line_segment(unwrap_line(l), Pre::NONE, k > 0);
+                }
+            }
         }
+    }
+
+    /// As [`Analyser::line_pre`], for a segment of a flattened line (`segment`: not its first).
+    pub fn line_segment(&mut self, l: &str, pre: Pre, segment: bool) {
+        self.segment = segment;
+        self.line_pre(l, pre);
+        self.segment = false;
     }
 
     /// One line already cleaned and unwrapped ([`clean`], [`unwrap_line`]).
@@ -1899,7 +1915,11 @@ impl Analyser {
             self.f.nccl_lines += 1;
             if let Some(h) = host {
                 let same = self.last_view.is_some_and(|i| self.views[i].0 == h);
-                if !same && self.hosts.len() < MAX_HOSTS && !self.hosts.contains(h) {
+                if self.segment {
+                    if self.weak_hosts.len() < MAX_HOSTS && !self.hosts.contains(h) {
+                        self.weak_hosts.insert(h.to_string());
+                    }
+                } else if !same && self.hosts.len() < MAX_HOSTS && !self.hosts.contains(h) {
                     self.hosts.insert(h.to_string());
                 }
                 let rest = &l[bracket.unwrap_or(0) + 2..];
@@ -2353,10 +2373,14 @@ impl Analyser {
         // from a timeout (its own text, or the desync report it builds only after one:
         // retrieveDesyncReport) is a collective that timed out; an NCCL error in it is read
         // as one by nccl_error.
-        if m & gbit!("atchdog thread terminated") != 0 {
-            if let Some(e) = after!(l, "atchdog thread terminated with exception: ") {
+        // Any line of PyTorch's NCCL process group (its C++ logger names ProcessGroupNCCL.cpp)
+        // is a job on NCCL: without NCCL's own lines the log is thin (inconclusive, with the
+        // variables to set), not "not a log".
+        if !is_nccl && m & gbit!("ProcessGroupNCCL") != 0 && has!(l, "ProcessGroupNCCL") {
+            self.f.nccl_lines += 1;
+            const END: &str = "atchdog thread terminated with exception: ";
+            if let Some(e) = l.find(END).map(|i| &l[i + END.len()..]) {
                 if ["imeout", "timed out", "DesyncReport"].iter().any(|w| e.contains(w)) {
-                    self.f.nccl_lines += 1;
                     self.fail(Failure::CollectiveTimeout, None, None, l);
                 }
             }
@@ -2436,6 +2460,12 @@ impl Analyser {
         f.network = self.chosen_network(&f);
         self.drop_superseded_failures(&mut f);
         f.bootstrap_ifs = std::mem::take(&mut self.boot).into_iter().collect();
+        for w in std::mem::take(&mut self.weak_hosts) {
+            let glued = self.hosts.iter().any(|h| w.len() > h.len() && w.ends_with(h.as_str()));
+            if !glued && self.hosts.len() < MAX_HOSTS {
+                self.hosts.insert(w);
+            }
+        }
         f.hosts = std::mem::take(&mut self.hosts).into_iter().collect();
         f.hosts.sort_unstable();
         // Rings of one rank, printed on several hosts: each process made a communicator of its
@@ -3093,6 +3123,16 @@ mod tests {
         ] {
             assert_eq!(analyse(&format!("{l}\n")).failures.first().map(|x| x.kind), Some(Failure::CollectiveTimeout), "{l}");
         }
+        // two processes' writes glued on one line (held-out RADDet, set 10): `cudaDev 0ljm:…`
+        // makes no host `0ljm`; a paste flattened onto one line keeps each of its hosts
+        let pad = "x".repeat(200);
+        let glued = format!("ljm:1:1 [1] NCCL INFO comm 0x1 rank 1 nranks 2 cudaDev 0ljm:2:2 [0] NCCL INFO Setting affinity {pad} ljm:1:1 [1] NCCL INFO Connected all rings\n");
+        assert_eq!(analyse(&glued).hosts, vec!["ljm".to_string()]);
+        let pasted = format!("a:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0> {pad} b:2:2 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\n");
+        assert_eq!(analyse(&pasted).hosts, vec!["a".to_string(), "b".to_string()]);
+        // PyTorch's process group alone is a job on NCCL (a thin log, not "not a log")
+        let f = analyse("[rank0]:[W1206 05:38:21.785533094 ProcessGroupNCCL.cpp:1575] Warning: WARNING: destroy_process_group() was not called before program exit\n");
+        assert!(f.nccl_lines == 1 && f.failures.is_empty(), "{f:?}");
         // PyTorch's CUDA exceptions (held-out device case fillmem)
         for l in [
             "[rank1]: torch.AcceleratorError: CUDA error: out of memory",

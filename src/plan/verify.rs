@@ -59,6 +59,9 @@ pub struct Measured {
     /// nccl-tests stopped at the first size before the one it was asked for, with no summary
     /// ([`crate::nccl::tests_output::TestsOutput::unfinished`]).
     pub unfinished: Option<(u64, u64)>,
+    /// The bandwidth is nccl-tests' `# Avg bus bandwidth` (no row of the table was readable):
+    /// an average over every size, held to no ceiling.
+    pub average: bool,
 }
 
 /// Below this largest message a bandwidth is bound by latency and the pipeline's start, not by
@@ -1342,6 +1345,11 @@ struct Ceilings {
     ratio: Option<f64>,
     /// The measurement's largest message, where it is too small to hold to a ceiling.
     small: Option<u64>,
+    /// The measurement is nccl-tests' average over every size ([`Measured::average`]).
+    average: bool,
+    /// A benchmark ran to its end (a table with its summary, or an allreduce figure), its
+    /// bandwidth read or not (one rank moves nothing).
+    ran: bool,
 }
 
 fn ceilings(
@@ -1396,11 +1404,13 @@ fn ceilings(
         _ => None,
     };
     let small = measured.and_then(|m| m.max_bytes).filter(|b| *b < BANDWIDTH_BOUND_BYTES);
+    let average = measured.is_some_and(|m| m.average);
     let ratio = match (busbw, ceiling) {
-        (Some(b), Some(c)) if c > 0.0 && small.is_none() => Some(b / c),
+        (Some(b), Some(c)) if c > 0.0 && small.is_none() && !average => Some(b / c),
         _ => None,
     };
-    Ceilings { rates, busbw, ring, hier, ceiling, nvl, nccl_model, links, ratio, small }
+    let ran = measured.is_some_and(|m| m.unfinished.is_none());
+    Ceilings { rates, busbw, ring, hier, ceiling, nvl, nccl_model, links, ratio, small, average, ran }
 }
 
 /// Step 3 of `judge`: the measurement against its ceiling (SLOW, with what on this node could
@@ -1547,6 +1557,9 @@ fn bw_note(s: &Scope, c: &Ceilings) -> String {
     let (nodes, multi) = (s.nodes, s.multi);
     match (c.ratio, c.busbw, c.ceiling) {
         (Some(r), Some(b), Some(c)) => format!("; busbw {b:.1} GB/s = {:.1}% of the {c:.0} GB/s ceiling", r * 100.0),
+        (None, Some(b), _) if c.average => {
+            format!("; nccl-tests' average bus bandwidth {b:.1} GB/s (over every size, held to no ceiling)")
+        }
         (None, Some(b), _) if c.small.is_some() => format!(
             "; busbw {b:.1} GB/s with messages up to {} only, bound by latency and not held to a ceiling (run nccl-tests to -e 1G to judge the bandwidth)",
             human_bytes(c.small.unwrap_or(0))
@@ -1642,7 +1655,7 @@ fn single_outcome(log: &LogFacts, s: &Scope, c: &Ceilings, bw: &str) -> (Outcome
     let observed = &s.observed;
     // A network chosen, or connections made, is not a job that ran: an init completed or a
     // bandwidth measured is (the rule the paths over nodes follow too).
-    if log.init_done > 0 || c.busbw.is_some() {
+    if log.init_done > 0 || c.busbw.is_some() || c.ran {
         let why = if log.ib_no_device { " (NET/IB : No device found)" } else { "" };
         let hcas = if s.same_node {
             if s.healthy {
