@@ -370,7 +370,7 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: "setting-invalid",
-        message: "`Unrecognized element token \"%s\" when parsing \"%s\"`, `Invalid config %s attribute value %d` (a setting NCCL refuses)",
+        message: "Unrecognized element token \"%s\" when parsing \"%s\" / Invalid config %s attribute value %d (a setting NCCL refuses)",
         meaning: "a value given to NCCL (an NCCL_* variable it parses as a list, such as NCCL_ALGO or NCCL_PROTO, or an ncclConfig_t field) is not one it accepts, and NCCL refused to start (ncclInvalidUsage); everything after follows from it",
         fix: "fix or unset the variable the warning names (the log's `set by environment` lines show what the job set)",
     },
