@@ -447,6 +447,7 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
             gpu_model: tests.devices.first().cloned(),
             max_bytes: tests.rows.iter().map(|r| r.size).max(),
             unfinished: tests.unfinished(),
+            wrong: tests.wrong_total.saturating_add(tests.out_of_bounds),
             average: false,
         })
     } else if let Some(b) = tests.avg_busbw {
@@ -459,6 +460,7 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
             gpu_model: tests.devices.first().cloned(),
             max_bytes: None,
             unfinished: None,
+            wrong: tests.wrong_total.saturating_add(tests.out_of_bounds),
             average: true,
         })
     } else {
@@ -469,6 +471,7 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
             gpu_model: None,
             max_bytes: None,
             unfinished: None,
+            wrong: 0,
             average: false,
         })
     };

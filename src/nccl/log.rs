@@ -564,7 +564,7 @@ pub const GATE: &[&str] = &[
     "not open",
     "ailed",
     "rror",
-    "Watchdog",
+    "atchdog",
     "Cuda failure",
     "CUDA failure",
     "Duplicate GPU",
@@ -1230,6 +1230,14 @@ fn process_failure(msg: &str, gm: u64) -> Option<Failure> {
     )
 }
 
+/// The pid of a line's `host:pid:tid` prefix (empty where there is none).
+fn pid_of(l: &str) -> &str {
+    let head = l.split(" [").next().unwrap_or("");
+    let mut it = head.rsplit(':');
+    let _tid = it.next();
+    it.next().filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())).unwrap_or("")
+}
+
 /// `l` without the prefix `p` that the line before it had: the same text, or a logger's
 /// bracketed prefix (`LEVEL date time file:line] `) ending where `p`'s ended, give or take a few
 /// bytes of a clock that moved on.
@@ -1439,7 +1447,12 @@ pub struct Analyser {
     hosts: rustc_hash::FxHashSet<String>,
     /// Hosts of segments that begin mid-line (a flattened line after its first): kept unless
     /// a host of a whole line ends them (two processes' writes glued: `cudaDev 0ljm:…`).
-    weak_hosts: BTreeSet<String>,
+    weak_hosts: BTreeSet<(String, String)>,
+    /// `(host, pid)` of whole lines (bounded): a weak host glued to one of these names, of
+    /// the same process, is that host.
+    strong_pids: BTreeSet<(String, String)>,
+    /// The last view's host was recorded from a whole line.
+    last_strong: bool,
     /// The line being read is such a segment.
     segment: bool,
     seen: HashSet<(u8, String)>,
@@ -1481,6 +1494,9 @@ pub struct Analyser {
     /// At each restart of torchrun's worker group: the failures a worker's attempt may show
     /// (its exit, a crash, a CUDA error), by index, with their count then (bounded).
     retried: Vec<(usize, usize)>,
+    /// Inits completed when the last restart was read: the retry counts only if one more
+    /// completed after it.
+    init_at_restart: usize,
     /// `(rank, nranks)` of prefixed `rank R nranks N` lines (bounded).
     rank_pairs: BTreeSet<(usize, usize)>,
 }
@@ -1895,7 +1911,7 @@ impl Analyser {
             gbit!("rror"),
             gbit!("Test NCCL"),
             gbit!("nccl"),
-            gbit!("Watchdog"),
+            gbit!("atchdog"),
             gbit!("userspace device"),
         ];
         if !is_nccl || any(&warnish) || (self.ungated && has!(l, " -> ")) {
@@ -1917,10 +1933,17 @@ impl Analyser {
                 let same = self.last_view.is_some_and(|i| self.views[i].0 == h);
                 if self.segment {
                     if self.weak_hosts.len() < MAX_HOSTS && !self.hosts.contains(h) {
-                        self.weak_hosts.insert(h.to_string());
+                        self.weak_hosts.insert((h.to_string(), pid_of(l).to_string()));
                     }
-                } else if !same && self.hosts.len() < MAX_HOSTS && !self.hosts.contains(h) {
-                    self.hosts.insert(h.to_string());
+                    self.last_strong = false;
+                } else {
+                    if (!same || !self.last_strong) && self.hosts.len() < MAX_HOSTS && !self.hosts.contains(h) {
+                        self.hosts.insert(h.to_string());
+                    }
+                    if (!same || !self.last_strong) && self.strong_pids.len() < 4096 {
+                        self.strong_pids.insert((h.to_string(), pid_of(l).to_string()));
+                    }
+                    self.last_strong = true;
                 }
                 let rest = &l[bracket.unwrap_or(0) + 2..];
                 if let Some(d) = memchr::memchr(b']', rest.as_bytes()).and_then(|e| rest[..e].parse::<usize>().ok()) {
@@ -2335,6 +2358,33 @@ impl Analyser {
         self.verbs_lines(l, is_nccl, m);
     }
 
+    /// PyTorch's NCCL process group: its lines, its check for GPUs, its watchdog's end.
+    fn process_group_lines(&mut self, l: &str, is_nccl: bool, m: u64) {
+        // Any line of PyTorch's NCCL process group (its C++ logger names ProcessGroupNCCL.cpp)
+        // is a job on NCCL: without NCCL's own lines the log is thin (inconclusive, with the
+        // variables to set), not "not a log".
+        // (`ProcessGroupNCCL.cpp:` as its logger prints it, not a build's `ProcessGroupNCCL.cpp.o`)
+        if !is_nccl && m & gbit!("ProcessGroupNCCL") != 0 && has!(l, "ProcessGroupNCCL.cpp:") {
+            self.f.nccl_lines += 1;
+        }
+        // ProcessGroupNCCL's check for GPUs before it makes a communicator
+        if !is_nccl && m & gbit!("ProcessGroupNCCL") != 0 && has!(l, "ProcessGroupNCCL is only supported with GPUs") {
+            self.f.nccl_lines += 1;
+            self.fail(Failure::CudaFailure, None, None, l);
+        }
+        // Its watchdog ended the process (also as `what():` relays it without the logger's
+        // prefix): a collective that timed out when the exception is a timeout's.
+        if !is_nccl && m & gbit!("atchdog") != 0 {
+            const END: &str = "atchdog thread terminated with exception: ";
+            if let Some(e) = l.find(END).map(|i| &l[i + END.len()..]) {
+                if ["imeout", "timed out", "DesyncReport"].iter().any(|w| e.contains(w)) {
+                    self.f.nccl_lines += 1;
+                    self.fail(Failure::CollectiveTimeout, None, None, l);
+                }
+            }
+        }
+    }
+
     /// rdma-core's own lines: a missing provider, libmlx5's completion error.
     fn verbs_lines(&mut self, l: &str, is_nccl: bool, m: u64) {
         if m & gbit!("userspace device") != 0 {
@@ -2365,7 +2415,7 @@ impl Analyser {
             self.f.nccl_lines += 1;
             self.fail(Failure::CudaFailure, None, None, l);
         }
-        if m & gbit!("Watchdog") != 0 && has!(l, "Watchdog caught collective operation timeout") {
+        if m & gbit!("atchdog") != 0 && has!(l, "Watchdog caught collective operation timeout") {
             self.fail(Failure::CollectiveTimeout, None, None, l);
         }
         // ProcessGroupNCCL's watchdog ended the process: `[Rank %d] NCCL watchdog thread
@@ -2373,18 +2423,7 @@ impl Analyser {
         // from a timeout (its own text, or the desync report it builds only after one:
         // retrieveDesyncReport) is a collective that timed out; an NCCL error in it is read
         // as one by nccl_error.
-        // Any line of PyTorch's NCCL process group (its C++ logger names ProcessGroupNCCL.cpp)
-        // is a job on NCCL: without NCCL's own lines the log is thin (inconclusive, with the
-        // variables to set), not "not a log".
-        if !is_nccl && m & gbit!("ProcessGroupNCCL") != 0 && has!(l, "ProcessGroupNCCL") {
-            self.f.nccl_lines += 1;
-            const END: &str = "atchdog thread terminated with exception: ";
-            if let Some(e) = l.find(END).map(|i| &l[i + END.len()..]) {
-                if ["imeout", "timed out", "DesyncReport"].iter().any(|w| e.contains(w)) {
-                    self.fail(Failure::CollectiveTimeout, None, None, l);
-                }
-            }
-        }
+        self.process_group_lines(l, is_nccl, m);
         if !is_nccl && m & (gbit!("ailed") | gbit!("ignal") | gbit!("exitcode")) != 0 {
             if let Some((k, code)) = torchrun_failure(l) {
                 self.f.nccl_lines += 1;
@@ -2395,6 +2434,7 @@ impl Analyser {
         // group`: the attempt's failures before it were retried (one seen again after it says
         // the retry failed too).
         if m & gbit!("restart worker group") != 0 && has!(l, "attempts left; will restart worker group") {
+            self.init_at_restart = self.f.init_done;
             for (i, x) in self.f.failures.iter().enumerate() {
                 if matches!(x.kind, Failure::WorkerExit | Failure::Crash | Failure::CudaFailure) {
                     if let Some(r) = self.retried.iter_mut().find(|r| r.0 == i) {
@@ -2460,8 +2500,12 @@ impl Analyser {
         f.network = self.chosen_network(&f);
         self.drop_superseded_failures(&mut f);
         f.bootstrap_ifs = std::mem::take(&mut self.boot).into_iter().collect();
-        for w in std::mem::take(&mut self.weak_hosts) {
-            let glued = self.hosts.iter().any(|h| w.len() > h.len() && w.ends_with(h.as_str()));
+        for (w, pid) in std::mem::take(&mut self.weak_hosts) {
+            // glued: the name ends with a host of whole lines, and that host's process of the
+            // same pid wrote whole lines too
+            let glued = self.hosts.iter().any(|h| {
+                w.len() > h.len() && w.ends_with(h.as_str()) && self.strong_pids.contains(&(h.clone(), pid.clone()))
+            });
             if !glued && self.hosts.len() < MAX_HOSTS {
                 self.hosts.insert(w);
             }
@@ -2514,21 +2558,24 @@ impl Analyser {
     /// in a selection, worker failures torchrun restarted the group after, an OFI plugin NCCL
     /// dropped for its own IB transport.
     fn drop_superseded_failures(&self, f: &mut LogFacts) {
+        // A worker's failures that torchrun restarted the group after, not seen again, where an
+        // init completed after the restart: the retries are the job's own policy, and what the
+        // restarted run did is in the lines after. First: its indices are the failures' own.
+        if f.init_done > self.init_at_restart {
+            let retried = &self.retried;
+            let mut i = 0;
+            f.failures.retain(|x| {
+                let keep = !retried.iter().any(|r| r.0 == i && r.1 == x.count);
+                i += 1;
+                keep
+            });
+        }
         // A provider selected: the search's misses on the way were not the failure; any other
         // no-device line (no protocol worked, the plugin failed to initialise) still is.
         if self.ofi_selected {
             let search = self.ofi_search_failed;
             f.failures.retain(|x| x.kind != Failure::OfiNoDevice || x.count > search);
         }
-        // A worker's failures that torchrun restarted the group after, not seen again: the
-        // retries are the job's own policy; what the restarted run did is in the lines after.
-        let retried = &self.retried;
-        let mut i = 0;
-        f.failures.retain(|x| {
-            let keep = !retried.iter().any(|r| r.0 == i && r.1 == x.count);
-            i += 1;
-            keep
-        });
         // The OFI plugin could not start and NCCL went on with its own IB transport
         // (plugin/net.cc disables a plugin whose init fails): the plugin's failure is not the job's.
         if f.network.as_deref().is_some_and(|n| n.starts_with("IB")) {
@@ -3004,11 +3051,15 @@ mod tests {
         // api.py) leaves the job to the lines after it
         assert_eq!(first("  exitcode  : 1 (pid: 646)\n"), Some((Failure::WorkerExit, Some(1))));
         assert_eq!(first("  exitcode  : -15 (pid: 646)\n"), None);
-        let restart = "[default] Worker group FAILED. 2/3 attempts left; will restart worker group";
+        // (the restarted attempt's init completed after it: the retry ran)
+        let restart = "[default] Worker group FAILED. 2/3 attempts left; will restart worker group\nh:9:9 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE";
         assert_eq!(
             first(&format!("{api} failed (exitcode: 1) local_rank: 0 (pid: 5) of binary: x\n{restart}\n")),
             None
         );
+        // review: a restart whose attempt never completes its init forgives nothing
+        let bare = "[default] Worker group FAILED. 2/3 attempts left; will restart worker group";
+        assert!(first(&format!("{api} failed (exitcode: 1) local_rank: 0 (pid: 5) of binary: x\n{bare}\n")).is_some());
         assert!(
             first(&format!("{restart}\n{api} failed (exitcode: 1) local_rank: 0 (pid: 5) of binary: x\n")).is_some()
         );
@@ -3126,8 +3177,17 @@ mod tests {
         // two processes' writes glued on one line (held-out RADDet, set 10): `cudaDev 0ljm:…`
         // makes no host `0ljm`; a paste flattened onto one line keeps each of its hosts
         let pad = "x".repeat(200);
-        let glued = format!("ljm:1:1 [1] NCCL INFO comm 0x1 rank 1 nranks 2 cudaDev 0ljm:2:2 [0] NCCL INFO Setting affinity {pad} ljm:1:1 [1] NCCL INFO Connected all rings\n");
+        let glued = format!("ljm:1:1 [1] NCCL INFO comm 0x1 rank 1 nranks 2 cudaDev 0ljm:2:2 [0] NCCL INFO Setting affinity {pad} ljm:1:1 [1] NCCL INFO Connected all rings\nljm:2:2 [0] NCCL INFO Connected all rings\n");
         assert_eq!(analyse(&glued).hosts, vec!["ljm".to_string()]);
+        // review: a real host that ends with another's name (gpunode1, node1) is no glue: its
+        // process never wrote a whole line under the shorter name; nor is one whose first
+        // line was a segment and whose later lines are whole
+        let two = format!("node1:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0> {pad} gpunode1:7:7 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\n");
+        assert_eq!(analyse(&two).hosts, vec!["gpunode1".to_string(), "node1".to_string()]);
+        let later = format!(
+            "{two}gpunode1:7:7 [0] NCCL INFO Connected all rings\ngpunode1:7:7 [0] NCCL INFO Connected all trees\n"
+        );
+        assert_eq!(analyse(&later).hosts, vec!["gpunode1".to_string(), "node1".to_string()]);
         let pasted = format!("a:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0> {pad} b:2:2 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\n");
         assert_eq!(analyse(&pasted).hosts, vec!["a".to_string(), "b".to_string()]);
         // PyTorch's process group alone is a job on NCCL (a thin log, not "not a log")

@@ -48,6 +48,9 @@ pub struct TestsOutput {
     /// Distinct hosts the rank table puts a rank 0 on.
     #[serde(default)]
     pub rank0_hosts: usize,
+    /// `# Out of bounds values : N FAILED`: values the test found wrong (summed over runs).
+    #[serde(default)]
+    pub out_of_bounds: u64,
     /// The largest size the test was asked for (its header's `maxBytes N`).
     #[serde(default)]
     pub max_bytes_asked: Option<u64>,
@@ -135,6 +138,9 @@ pub struct Parser {
     /// last summary.
     last_size: Option<u64>,
     rows_since_summary: bool,
+    /// The table's header named its columns: `Some(true)` with `root` and `#wrong` (nccl-tests
+    /// 2.x), `Some(false)` with `error` and no `root` (before).
+    wrong_cols: Option<bool>,
 }
 
 const MAX_ROWS: usize = 100_000;
@@ -167,6 +173,14 @@ impl Parser {
             self.t.max_bytes_asked = v.1.split_whitespace().next().and_then(|n| n.parse().ok());
             return;
         }
+        // common.cu: `# Out of bounds values : %d %s` with OK or FAILED
+        if let Some(v) = l.strip_prefix("# Out of bounds values") {
+            let mut w = v.trim_start_matches([' ', ':']).split_whitespace();
+            if let (Some(n), Some("FAILED")) = (w.next().and_then(|n| n.parse::<u64>().ok()), w.next()) {
+                self.t.out_of_bounds = self.t.out_of_bounds.saturating_add(n.max(1));
+            }
+            return;
+        }
         if let Some(v) = l.strip_prefix("# Avg bus bandwidth") {
             self.t.avg_busbw = v.trim_start_matches([' ', ':']).split_whitespace().next().and_then(num);
             if self.t.summaries > 0 && !self.rows_since_summary {
@@ -179,6 +193,11 @@ impl Parser {
         }
         // the table's header (`#  size  count  type …`, `#  (B)  (elements) …`) starts a table
         if l.starts_with('#') && (l.contains(" size ") || l.contains("(B)")) {
+            if l.contains("#wrong") {
+                self.wrong_cols = Some(true);
+            } else if l.contains(" error") {
+                self.wrong_cols = Some(false);
+            }
             self.last_size = None;
             self.rows_since_summary = true;
             return;
@@ -229,10 +248,13 @@ impl Parser {
         // nccl-tests 2.x: `size count type redop root time algbw busbw #wrong …`; releases
         // before the root column and `#wrong` (2017–2020): `size count type redop time algbw
         // busbw error …`, `error` the largest deviation (a float), not a count of wrong values.
-        let (root, at, counts_wrong) = match f[4].parse::<i64>() {
-            Ok(r) => (r, 5, true),
-            Err(_) if num(f[4]).is_some() && f.len() >= 8 => (-1, 4, false),
-            Err(_) => return,
+        // The header says which; without it, a root is a rank (-1 or a small index), where the
+        // old format's time there can be an integer too (`179136` µs at 4 GiB).
+        let (root, at, counts_wrong) = match (self.wrong_cols, f[4].parse::<i64>()) {
+            (Some(true) | None, Ok(r)) if self.wrong_cols.is_some() || (-1..65536).contains(&r) => (r, 5, true),
+            (Some(true), Err(_)) => return,
+            _ if num(f[4]).is_some() && f.len() >= 8 => (-1, 4, false),
+            _ => return,
         };
         let Some(mut oop) = block(&f[at..]) else { return };
         if !counts_wrong {
@@ -277,6 +299,17 @@ mod tests {
     const HEAD: &str = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong";
     fn row(size: u64) -> String {
         format!("   {size}      {}     float     sum      -1    27691    4.85    4.85      0    27634    4.86    4.86      0", size / 4)
+    }
+
+    #[test]
+    fn the_old_tables_error_column_is_no_count_of_wrong_values() {
+        // nccl-tests before 2.x: `size count type redop time algbw busbw error …`; at 4 GiB the
+        // time is an integer, which is no root (aws-efa-eks's README, NCCL 2.9.9)
+        let p = parse("#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n  4294967296    1073741824   float     sum   179136   23.98   44.96  5e-07   179234   23.96   44.93  5e-07\n");
+        assert_eq!((p.rows.len(), p.wrong_total), (1, 0));
+        assert_eq!(p.rows[0].out_of_place.busbw, 44.96);
+        let p = parse("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n     1048576        262144     float     sum      -1    100.0   10.49   19.66      3    100.0   10.49   19.66      0\n# Out of bounds values : 3 FAILED\n");
+        assert_eq!((p.wrong_total, p.out_of_bounds), (3, 3));
     }
 
     #[test]

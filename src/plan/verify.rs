@@ -59,6 +59,9 @@ pub struct Measured {
     /// nccl-tests stopped at the first size before the one it was asked for, with no summary
     /// ([`crate::nccl::tests_output::TestsOutput::unfinished`]).
     pub unfinished: Option<(u64, u64)>,
+    /// Values the benchmark found wrong (nccl-tests' `#wrong` columns and `Out of bounds
+    /// values : N FAILED`).
+    pub wrong: u64,
     /// The bandwidth is nccl-tests' `# Avg bus bandwidth` (no row of the table was readable):
     /// an average over every size, held to no ceiling.
     pub average: bool,
@@ -367,6 +370,12 @@ pub const RULES: &[Rule] = &[
         message: "Bootstrap : Using lo:127.0.0.1<0> / docker0 / veth… / fe80:: (link-local) in a job over several nodes",
         meaning: "NCCL bootstrapped over an interface other nodes cannot reach: loopback, a container bridge or veth, or a link-local address; connections between nodes then fail, hang or are refused",
         fix: "set NCCL_SOCKET_IFNAME to the interface that reaches the other nodes (`ibwire env` on a node of the job), the same on every node",
+    },
+    Rule {
+        id: "wrong-results",
+        message: "nccl-tests: a non-zero #wrong column, or `# Out of bounds values : N FAILED`",
+        meaning: "the collective's results were wrong: data corrupted on its way (a GPU, NVLink or PCIe fault, a NIC, or a GPUDirect path that corrupts data), or a bug in the library stack",
+        fix: "find the path: rerun with NCCL_P2P_DISABLE=1, NCCL_SHM_DISABLE=1 or NCCL_NET_GDR_LEVEL=0 one at a time; check the GPUs (nvidia-smi -q -d ECC, dcgmi diag -r 3) and dmesg for Xid errors on each node; drain the node it follows",
     },
     Rule {
         id: "setting-invalid",
@@ -1715,6 +1724,7 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
     }
     // 1. Failure lines: any one makes the job not ok, whatever else the log shows.
     let mut findings = failure_findings(node, plan, log, s.same_node, &lid0);
+    wrong_results(measured, &mut findings);
     transport_findings(node, plan, log, &s, &mut findings, &mut notes);
     let c = ceilings(node, plan, log, measured, ci, &s);
     bandwidth_findings(node, plan, log, &s, &c, &mut findings, &mut notes);
@@ -1754,6 +1764,13 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
         causes,
         findings,
         notes,
+    }
+}
+
+/// Values the benchmark found wrong: the collective's results were corrupted.
+fn wrong_results(measured: Option<&Measured>, findings: &mut Vec<Finding>) {
+    if let Some(w) = measured.map(|m| m.wrong).filter(|w| *w > 0) {
+        push(findings, "wrong-results", format!("the benchmark found {w} wrong value(s)"), None, None);
     }
 }
 

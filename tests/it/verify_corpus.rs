@@ -306,6 +306,8 @@ fn every_rule_is_asserted_by_a_test() {
     let sockets = "a:1:1 [0] NCCL INFO Using network Socket\nb:2:2 [0] NCCL INFO Using network Socket\n";
     let cases: Vec<(&str, String, Vec<&str>)> = vec![
         ("slow", format!("{ib2}{table}"), vec!["--hcas", "1", "--hca-gbit", "400"]),
+        // nccl-tests' common.cu: the #wrong columns and its `Out of bounds values : %d %s` line
+        ("wrong-results", format!("{ib2}{}# Out of bounds values : 12 FAILED\n", table.replace("    5.00      0", "    5.00     12")), vec![]),
         ("ibverbs-missing", format!("{sockets}a:1:1 [0] NCCL INFO Failed to open libibverbs.so[.1]\n"), vec![]),
         (
             "completion-error",
