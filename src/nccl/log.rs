@@ -2581,6 +2581,20 @@ impl Analyser {
         if f.network.as_deref().is_some_and(|n| n.starts_with("IB")) {
             f.failures.retain(|x| x.kind != Failure::OfiNoDevice);
         }
+        // The proxy's own teardown (proxy.cc: `[Proxy Service %d] Failed to execute operation
+        // Close from rank %d`, after its service thread's `Accept failed` and `Could not receive
+        // type from localRank`): the communicator was being closed, as a process that exits
+        // without destroying it does; not the job's failure (a failure before it stays).
+        let closing = |x: &FailureSeen| {
+            x.kind == Failure::NcclWarning
+                && (x.line.contains("Failed to execute operation Close from rank")
+                    || (x.line.contains("[Service thread]")
+                        && (x.line.contains("Accept failed")
+                            || x.line.contains("Could not receive type from localRank"))))
+        };
+        if f.failures.iter().any(|x| closing(x) && x.line.contains("operation Close")) {
+            f.failures.retain(|x| !closing(x));
+        }
     }
 
     /// NCCL's return-code trace up from a failed set-up, or its error result alone, where no
@@ -3190,6 +3204,12 @@ mod tests {
         assert_eq!(analyse(&later).hosts, vec!["gpunode1".to_string(), "node1".to_string()]);
         let pasted = format!("a:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0> {pad} b:2:2 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\n");
         assert_eq!(analyse(&pasted).hosts, vec!["a".to_string(), "b".to_string()]);
+        // the proxy's teardown (proxy.cc 2.18-2.31): no failure of the job; a Connect that
+        // failed is one
+        let teardown = "h:1:9 [0] proxy.cc:1458 NCCL WARN [Service thread] Accept failed Operation now in progress\nh:1:9 [0] proxy.cc:1497 NCCL WARN [Service thread] Could not receive type from localRank 0, res=3, closed=0\nh:1:9 [0] proxy.cc:1521 NCCL WARN [Proxy Service 0] Failed to execute operation Close from rank 0, retcode 3\n";
+        assert!(analyse(teardown).failures.is_empty(), "{:?}", analyse(teardown).failures);
+        let connect = teardown.replace("operation Close", "operation Connect");
+        assert!(!analyse(&connect).failures.is_empty());
         // PyTorch's process group alone is a job on NCCL (a thin log, not "not a log")
         let f = analyse("[rank0]:[W1206 05:38:21.785533094 ProcessGroupNCCL.cpp:1575] Warning: WARNING: destroy_process_group() was not called before program exit\n");
         assert!(f.nccl_lines == 1 && f.failures.is_empty(), "{f:?}");
