@@ -621,6 +621,20 @@ struct Gate {
 
 const GATE_SHIFT: u32 = 6;
 
+impl Gate {
+    /// The state after byte `c` from state `s` (a premultiplied index).
+    #[inline(always)]
+    fn step(&self, s: usize, c: u8) -> usize {
+        self.trans[s + self.class[c as usize] as usize] as usize
+    }
+
+    /// The literals that end in state `s`.
+    #[inline(always)]
+    fn mask(&self, s: usize) -> u64 {
+        self.masks[s >> GATE_SHIFT]
+    }
+}
+
 fn gate() -> &'static Gate {
     use aho_corasick::automaton::Automaton;
     static G: std::sync::OnceLock<Gate> = std::sync::OnceLock::new();
@@ -875,7 +889,6 @@ fn gate_mask(l: &str) -> u64 {
 /// [`gate_mask`] of bytes.
 fn gate_mask_bytes(b: &[u8]) -> u64 {
     let g = gate();
-    let step = |s: usize, c: u8| g.trans[s + g.class[c as usize] as usize] as usize;
     let (mut m, mut s) = (0u64, g.start as usize);
     // Each byte's state waits on the one before: a long line is read as two halves at once
     // (the second from GATE_LONGEST - 1 bytes before the middle, so a literal that crosses
@@ -885,13 +898,13 @@ fn gate_mask_bytes(b: &[u8]) -> u64 {
         let (x, y) = (&b[..mid], &b[mid - (GATE_LONGEST - 1)..]);
         let mut t = g.start as usize;
         for (&c, &d) in x.iter().zip(y) {
-            s = step(s, c);
-            t = step(t, d);
-            m |= g.masks[s >> GATE_SHIFT] | g.masks[t >> GATE_SHIFT];
+            s = g.step(s, c);
+            t = g.step(t, d);
+            m |= g.mask(s) | g.mask(t);
         }
         for &d in &y[x.len()..] {
-            t = step(t, d);
-            m |= g.masks[t >> GATE_SHIFT];
+            t = g.step(t, d);
+            m |= g.mask(t);
         }
         return m;
     }
@@ -903,13 +916,12 @@ fn gate_mask_bytes(b: &[u8]) -> u64 {
 /// whole there).
 fn gate_mask2(x: &[u8], y: &[u8]) -> (u64, u64) {
     let g = gate();
-    let step = |s: usize, c: u8| g.trans[s + g.class[c as usize] as usize] as usize;
     let (mut s, mut t, mut m, mut k) = (g.start as usize, g.start as usize, 0u64, 0u64);
     for (&c, &d) in x.iter().zip(y) {
-        s = step(s, c);
-        t = step(t, d);
-        m |= g.masks[s >> GATE_SHIFT];
-        k |= g.masks[t >> GATE_SHIFT];
+        s = g.step(s, c);
+        t = g.step(t, d);
+        m |= g.mask(s);
+        k |= g.mask(t);
     }
     let n = x.len().min(y.len());
     let rest = |z: &[u8]| if z.len() > n { gate_mask_bytes(&z[n.saturating_sub(GATE_LONGEST - 1)..]) } else { 0 };
@@ -921,8 +933,8 @@ fn gate_mask_serial(b: &[u8]) -> u64 {
     let g = gate();
     let (mut m, mut s) = (0u64, g.start as usize);
     for &c in b {
-        s = g.trans[s + g.class[c as usize] as usize] as usize;
-        m |= g.masks[s >> GATE_SHIFT];
+        s = g.step(s, c);
+        m |= g.mask(s);
     }
     m
 }
@@ -1230,14 +1242,6 @@ fn process_failure(msg: &str, gm: u64) -> Option<Failure> {
     )
 }
 
-/// The pid of a line's `host:pid:tid` prefix (empty where there is none).
-fn pid_of(l: &str) -> &str {
-    let head = l.split(" [").next().unwrap_or("");
-    let mut it = head.rsplit(':');
-    let _tid = it.next();
-    it.next().filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())).unwrap_or("")
-}
-
 /// `l` without the prefix `p` that the line before it had: the same text, or a logger's
 /// bracketed prefix (`LEVEL date time file:line] `) ending where `p`'s ended, give or take a few
 /// bytes of a clock that moved on.
@@ -1309,6 +1313,28 @@ fn stopped(signal: i64) -> bool {
 fn some_hosts(h: &[String]) -> String {
     let more = if h.len() > 3 { format!(" and {} more", h.len() - 3) } else { String::new() };
     format!("{}{more}", h.iter().take(3).cloned().collect::<Vec<_>>().join(", "))
+}
+
+/// Rows whose `%s` (or place) decides the cause: the class of a row, words of the message, and
+/// the class those words make it.
+const REFINED: &[(&str, &str, &str)] = &[
+    // xml.h's xmlGetAttrStr for a NIC that sysfs shows no PCI device for (a virtual NIC, an
+    // unusual platform): topology detection cannot place it
+    ("topology-internal", "busid of node nic", "topology-nic-no-busid"),
+    // nvmlwrap's `nvmlDeviceGetHandleByPciBusId() failed: %s` with NVML's "Not Found": no GPU
+    // at that bus id for this process
+    ("nvml-call-failed", "nvmlDeviceGetHandleByPciBusId() failed: Not Found", "nvml-gpu-not-found"),
+    // proxy.cc: the proxy service thread's own warnings, and the Close it fails while the
+    // communicator is torn down (finish drops them together); their own classes, so that a
+    // bootstrap's accept or a Connect that fails is never merged with them
+    ("socket-accept-failed", "[Service thread] Accept failed", "proxy-service-thread"),
+    ("proxy-error", "[Service thread] Could not receive type from localRank", "proxy-service-thread"),
+    ("proxy-op-failed", "Failed to execute operation Close from rank", "proxy-teardown"),
+];
+
+/// A row's class, or the one [`REFINED`] gives this message.
+fn refined_class(class: &'static str, msg: &str) -> &'static str {
+    REFINED.iter().find(|(c, w, _)| *c == class && msg.contains(w)).map_or(class, |r| r.2)
 }
 
 /// The verbs events of a queue pair, a completion queue or the device, not a port: libibverbs'
@@ -1448,9 +1474,9 @@ pub struct Analyser {
     /// Hosts of segments that begin mid-line (a flattened line after its first): kept unless
     /// a host of a whole line ends them (two processes' writes glued: `cudaDev 0ljm:…`).
     weak_hosts: BTreeSet<(String, String)>,
-    /// `(host, pid)` of whole lines (bounded): a weak host glued to one of these names, of
-    /// the same process, is that host.
-    strong_pids: BTreeSet<(String, String)>,
+    /// `host:pid` ([`proc_of`]) of whole lines (bounded): a weak host glued to one of these
+    /// names, of the same process, is that host.
+    strong_procs: BTreeSet<String>,
     /// The last view's host was recorded from a whole line.
     last_strong: bool,
     /// The line being read is such a segment.
@@ -1620,17 +1646,7 @@ impl Analyser {
                 );
                 self.fail_class(Failure::UnknownWarning, msg, Some(note));
             }
-            // xml.h's xmlGetAttrStr for a NIC that sysfs shows no PCI device for (a virtual
-            // NIC, an unusual platform): topology detection cannot place it
-            None if row.class == "topology-internal" && msg.contains("busid of node nic") => {
-                self.fail_class(Failure::NcclWarning, msg, Some("topology-nic-no-busid".into()))
-            }
-            // nvmlwrap's `nvmlDeviceGetHandleByPciBusId() failed: %s` with NVML's "Not Found":
-            // no GPU at that bus id for this process (other strings keep nvml-call-failed)
-            None if msg.starts_with("nvmlDeviceGetHandleByPciBusId() failed: Not Found") => {
-                self.fail_class(Failure::NcclWarning, msg, Some("nvml-gpu-not-found".into()))
-            }
-            None => self.fail_class(Failure::NcclWarning, msg, Some(row.class.to_string())),
+            None => self.fail_class(Failure::NcclWarning, msg, Some(refined_class(row.class, msg).to_string())),
         }
     }
 
@@ -1933,15 +1949,19 @@ impl Analyser {
                 let same = self.last_view.is_some_and(|i| self.views[i].0 == h);
                 if self.segment {
                     if self.weak_hosts.len() < MAX_HOSTS && !self.hosts.contains(h) {
-                        self.weak_hosts.insert((h.to_string(), pid_of(l).to_string()));
+                        let pid = proc_of(l).and_then(|p| p.rsplit_once(':')).map_or("", |(_, pid)| pid);
+                        self.weak_hosts.insert((h.to_string(), pid.to_string()));
                     }
                     self.last_strong = false;
                 } else {
                     if (!same || !self.last_strong) && self.hosts.len() < MAX_HOSTS && !self.hosts.contains(h) {
                         self.hosts.insert(h.to_string());
                     }
-                    if (!same || !self.last_strong) && self.strong_pids.len() < 4096 {
-                        self.strong_pids.insert((h.to_string(), pid_of(l).to_string()));
+                    // (worked out only where the host changed: one search per line costs)
+                    if (!same || !self.last_strong) && self.strong_procs.len() < 4096 {
+                        if let Some(p) = proc_of(l) {
+                            self.strong_procs.insert(p.to_string());
+                        }
                     }
                     self.last_strong = true;
                 }
@@ -2504,7 +2524,7 @@ impl Analyser {
             // glued: the name ends with a host of whole lines, and that host's process of the
             // same pid wrote whole lines too
             let glued = self.hosts.iter().any(|h| {
-                w.len() > h.len() && w.ends_with(h.as_str()) && self.strong_pids.contains(&(h.clone(), pid.clone()))
+                w.len() > h.len() && w.ends_with(h.as_str()) && self.strong_procs.contains(&format!("{h}:{pid}"))
             });
             if !glued && self.hosts.len() < MAX_HOSTS {
                 self.hosts.insert(w);
@@ -2585,15 +2605,9 @@ impl Analyser {
         // Close from rank %d`, after its service thread's `Accept failed` and `Could not receive
         // type from localRank`): the communicator was being closed, as a process that exits
         // without destroying it does; not the job's failure (a failure before it stays).
-        let closing = |x: &FailureSeen| {
-            x.kind == Failure::NcclWarning
-                && (x.line.contains("Failed to execute operation Close from rank")
-                    || (x.line.contains("[Service thread]")
-                        && (x.line.contains("Accept failed")
-                            || x.line.contains("Could not receive type from localRank"))))
-        };
-        if f.failures.iter().any(|x| closing(x) && x.line.contains("operation Close")) {
-            f.failures.retain(|x| !closing(x));
+        let class_is = |x: &FailureSeen, c: &str| x.kind == Failure::NcclWarning && x.class.as_deref() == Some(c);
+        if f.failures.iter().any(|x| class_is(x, "proxy-teardown")) {
+            f.failures.retain(|x| !class_is(x, "proxy-teardown") && !class_is(x, "proxy-service-thread"));
         }
     }
 
