@@ -439,7 +439,10 @@ fn follow_pointed(pointed: Vec<PathBuf>, seen: &mut std::collections::BTreeSet<P
 
 pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a: &Args) -> Report {
     let (facts, tests) = (&input.facts, &input.tests);
-    let measured = if let Some(b) = tests.peak_busbw() {
+    // The table's best row; where no row was readable (rows broken by lines printed between
+    // them), its summary: an average over every size.
+    let table = tests.peak_busbw().map(|b| (b, false)).or(tests.avg_busbw.map(|b| (b, true)));
+    let measured = if let Some((b, average)) = table {
         Some(Measured {
             busbw_gbps: b,
             nranks: tests.whole_rank_table().map_or(facts.nranks.unwrap_or(0), |(r, _)| r),
@@ -448,20 +451,8 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
             max_bytes: tests.rows.iter().map(|r| r.size).max(),
             unfinished: tests.unfinished(),
             wrong: tests.wrong_total.saturating_add(tests.out_of_bounds),
-            average: false,
-        })
-    } else if let Some(b) = tests.avg_busbw {
-        // No row readable (rows broken by lines printed between them), the summary there: the
-        // sweep finished, at this average over its sizes.
-        Some(Measured {
-            busbw_gbps: b,
-            nranks: tests.whole_rank_table().map_or(facts.nranks.unwrap_or(0), |(r, _)| r),
-            nodes: tests.whole_rank_table().map_or(facts.hosts.len(), |(_, h)| h),
-            gpu_model: tests.devices.first().cloned(),
-            max_bytes: None,
-            unfinished: None,
-            wrong: tests.wrong_total.saturating_add(tests.out_of_bounds),
-            average: true,
+            average,
+            finished: tests.summaries > 0,
         })
     } else {
         input.allreduce.map(|(b, w)| Measured {
@@ -473,6 +464,7 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
             unfinished: None,
             wrong: 0,
             average: false,
+            finished: true,
         })
     };
     let ci = CeilingInputs {
