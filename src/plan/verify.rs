@@ -1735,10 +1735,9 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
         // The bandwidth that made it ok is of a sweep that did not finish.
         outcome = Outcome::Inconclusive;
         verdict = format!(
-            "INCONCLUSIVE: nccl-tests stopped at {} of the {} it was asked for and printed no '# Avg bus bandwidth': the test did not finish (a hang at the next size, or a log cut there); {}",
+            "INCONCLUSIVE: nccl-tests stopped at {} of the {} it was asked for and printed no '# Avg bus bandwidth': the test did not finish (a hang at the next size, or a log cut there); the rest of the log reads: {verdict}",
             human_bytes(last),
             human_bytes(asked),
-            verdict.strip_prefix("OK: ").unwrap_or(&verdict)
         );
     }
     let causes = findings.iter().map(|f| format!("{}; fix: {}", f.cause, f.fix)).collect();
