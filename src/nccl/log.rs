@@ -161,6 +161,13 @@ pub enum Failure {
     CollectiveTimeout,
     /// `Duplicate GPU detected`, `Multiple Ranks are using the same GPU`.
     DuplicateGpu,
+    /// The process saw no GPU: c10's `No CUDA GPUs are available`, CUDA's `no CUDA-capable
+    /// device is detected` (cudaErrorNoDevice), `ProcessGroupNCCL is only supported with GPUs`.
+    NoGpu,
+    /// Ranks ran different collectives: PyTorch's `Detected mismatch between collectives on
+    /// ranks` (TORCH_DISTRIBUTED_DEBUG=DETAIL), NCCL's `collective mismatch error` and its
+    /// socket transport's `message truncated` (sizes or NCCL_PROTO/NCCL_ALGO differ between ranks).
+    CollectiveMismatch,
     /// `Cuda failure '…'`.
     CudaFailure,
     /// `Got async event : port error` (and `port active` again): a link that went down.
@@ -1230,7 +1237,12 @@ fn process_failure(msg: &str, gm: u64) -> Option<Failure> {
         } else if hasm!(msg, gm, "Duplicate GPU detected") || hasm!(msg, gm, "using the same GPU") {
             Failure::DuplicateGpu
         } else if hasm!(msg, gm, "Cuda failure") || hasm!(msg, gm, "Test CUDA failure") {
-            Failure::CudaFailure
+            // cudaErrorNoDevice's words: the process sees no GPU at all
+            if msg.contains("no CUDA-capable device is detected") {
+                Failure::NoGpu
+            } else {
+                Failure::CudaFailure
+            }
         } else if hasm!(msg, gm, "Watchdog caught collective operation timeout")
             || hasm!(msg, gm, "Some NCCL operations have failed or timed out")
             || (hasm!(msg, gm, "ran for") && hasm!(msg, gm, "milliseconds before timing out"))
@@ -1390,6 +1402,7 @@ fn table_kind(class: &str) -> Option<Option<Failure>> {
         "topo-xml" => Failure::TopologyFile,
         "roce-gid-type-unreadable" | "gid-change" => Failure::RoceGid,
         "duplicate-gpu" => Failure::DuplicateGpu,
+        "collective-mismatch" => Failure::CollectiveMismatch,
         "cuda-error" | "cuda-oom" => Failure::CudaFailure,
         _ => return None,
     }))
@@ -1523,6 +1536,9 @@ pub struct Analyser {
     /// Inits completed when the last restart was read: the retry counts only if one more
     /// completed after it.
     init_at_restart: usize,
+    /// PyTorch's watchdog said it ends the process (`To avoid data inconsistency, we are taking
+    /// the entire process down.`): a SIGABRT after it is that end, not a crash of its own.
+    pg_abort: bool,
     /// `(rank, nranks)` of prefixed `rank R nranks N` lines (bounded).
     rank_pairs: BTreeSet<(usize, usize)>,
 }
@@ -2390,7 +2406,12 @@ impl Analyser {
         // ProcessGroupNCCL's check for GPUs before it makes a communicator
         if !is_nccl && m & gbit!("ProcessGroupNCCL") != 0 && has!(l, "ProcessGroupNCCL is only supported with GPUs") {
             self.f.nccl_lines += 1;
-            self.fail(Failure::CudaFailure, None, None, l);
+            self.fail(Failure::NoGpu, None, None, l);
+        }
+        // ProcessGroupNCCL.cpp, after an error or a timeout its watchdog caught (async error
+        // handling on, the default): it then calls std::abort.
+        if !is_nccl && m & gbit!("ProcessGroupNCCL") != 0 && l.contains("we are taking the entire process down") {
+            self.pg_abort = true;
         }
         // Its watchdog ended the process (also as `what():` relays it without the logger's
         // prefix): a collective that timed out when the exception is a timeout's.
@@ -2421,19 +2442,35 @@ impl Analyser {
         }
     }
 
-    /// What the framework around NCCL reports: PyTorch's watchdog timeout, torchrun's worker
-    /// that failed or died of a signal.
-    fn framework_failures(&mut self, l: &str, is_nccl: bool, m: u64) {
+    /// Exceptions of the framework around NCCL (a line with `rror`, not NCCL's own).
+    fn framework_errors(&mut self, l: &str) {
         // PyTorch's exceptions for a failed CUDA call: c10's C10_CUDA_CHECK `CUDA error: %s`
         // (cudaGetErrorString's words) and the caching allocator's `CUDA out of memory. Tried
         // to allocate …`, each after the exception's type (`torch.AcceleratorError: `,
         // `RuntimeError: `, `torch.OutOfMemoryError: `).
-        if !is_nccl
-            && m & gbit!("rror") != 0
-            && (has!(l, "Error: CUDA error: ") || has!(l, "Error: CUDA out of memory."))
-        {
+        if has!(l, "Error: CUDA error: ") || has!(l, "Error: CUDA out of memory.") {
             self.f.nccl_lines += 1;
-            self.fail(Failure::CudaFailure, None, None, l);
+            let k =
+                if l.contains("no CUDA-capable device is detected") { Failure::NoGpu } else { Failure::CudaFailure };
+            self.fail(k, None, None, l);
+        }
+        // c10/cuda/CUDAFunctions.cpp: `TORCH_CHECK(count, "No CUDA GPUs are available")`;
+        // ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL): `Detected mismatch between
+        // collectives on ranks. Rank %d is running collective: %s, but Rank %d is running …`.
+        if l.contains("Error: No CUDA GPUs are available") {
+            self.f.nccl_lines += 1;
+            self.fail(Failure::NoGpu, None, None, l);
+        } else if l.contains("Detected mismatch between collectives on ranks") {
+            self.f.nccl_lines += 1;
+            self.fail(Failure::CollectiveMismatch, None, None, l);
+        }
+    }
+
+    /// What the framework around NCCL reports: PyTorch's watchdog timeout, torchrun's worker
+    /// that failed or died of a signal.
+    fn framework_failures(&mut self, l: &str, is_nccl: bool, m: u64) {
+        if !is_nccl && m & gbit!("rror") != 0 {
+            self.framework_errors(l);
         }
         if m & gbit!("atchdog") != 0 && has!(l, "Watchdog caught collective operation timeout") {
             self.fail(Failure::CollectiveTimeout, None, None, l);
@@ -2447,6 +2484,13 @@ impl Analyser {
         if !is_nccl && m & (gbit!("ailed") | gbit!("ignal") | gbit!("exitcode")) != 0 {
             if let Some((k, code)) = torchrun_failure(l) {
                 self.f.nccl_lines += 1;
+                // SIGABRT of a worker whose watchdog said it would end the process: it exited
+                // on the error found before, as it said it would.
+                let (k, code) = if k == Failure::Crash && code == 6 && self.pg_abort {
+                    (Failure::WorkerExit, -6)
+                } else {
+                    (k, code)
+                };
                 self.fail(k, Some(code), None, l);
             }
         }
@@ -3387,6 +3431,35 @@ mod tests {
             }
         }
         assert!(missing.is_empty(), "literals no GATE entry covers: {missing:?}");
+    }
+
+    /// Device set 5: the readers' rules built from their producers' format strings —
+    /// c10's `No CUDA GPUs are available`, cudaErrorNoDevice's words, ProcessGroupWrapper's
+    /// `Detected mismatch between collectives on ranks. Rank %d is running collective: …`, and
+    /// ProcessGroupNCCL's abort after an error (a SIGABRT it announced is no crash of its own).
+    #[test]
+    fn no_gpu_mismatch_and_the_watchdogs_abort() {
+        let kind = |t: &str| analyse(t).failures.first().map(|x| x.kind);
+        for l in [
+            "[rank0]: RuntimeError: No CUDA GPUs are available",
+            "RuntimeError: CUDA error: no CUDA-capable device is detected",
+            "h:1:1 [0] init.cc:1 NCCL WARN Cuda failure 'no CUDA-capable device is detected'",
+            "ValueError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!",
+        ] {
+            assert_eq!(kind(&format!("{l}\n")), Some(Failure::NoGpu), "{l}");
+        }
+        let m = "[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=1, OpType=ALLGATHER), but Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=1, OpType=ALLREDUCE).\n";
+        assert_eq!(kind(m), Some(Failure::CollectiveMismatch));
+        // NCCL's own (warns.tsv, net_socket.cc 2.23+): its class is the same finding
+        let t = "h:1:9 [0] transport/net_socket.cc:567 NCCL WARN NET/Socket : peer 10.0.0.2<4> message truncated : receiving 524288 bytes instead of 65536. If you believe your socket network is in a healthy state, there may be a mismatch in collective sizes or environment settings (e.g. NCCL_PROTO, NCCL_ALGO) between ranks\n";
+        assert_eq!(kind(t), Some(Failure::CollectiveMismatch));
+        let exit = "E1206 07:48:59.854000 935 torch/distributed/elastic/multiprocessing/api.py:986] failed (exitcode: -6) local_rank: 1 (pid: 957) of binary: /usr/bin/python\n";
+        assert_eq!(kind(exit), Some(Failure::Crash));
+        let announced = format!("[rank1]:[E1206 07:48:59.829828404 ProcessGroupNCCL.cpp:764] [Rank 1] To avoid data inconsistency, we are taking the entire process down.\n{exit}");
+        let f = analyse(&announced);
+        assert_eq!((f.failures[0].kind, f.failures[0].code), (Failure::WorkerExit, Some(-6)));
+        // a SIGSEGV after the same line is still a crash
+        assert_eq!(kind(&announced.replace("exitcode: -6", "exitcode: -11")), Some(Failure::Crash));
     }
 
     #[test]

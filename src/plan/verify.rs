@@ -298,6 +298,18 @@ pub const RULES: &[Rule] = &[
         fix: "torch.cuda.set_device(LOCAL_RANK) in the script; nproc_per_node equal to the GPUs visible",
     },
     Rule {
+        id: "no-gpu",
+        message: "No CUDA GPUs are available / no CUDA-capable device is detected / ProcessGroupNCCL is only supported with GPUs",
+        meaning: "the process saw no GPU: CUDA_VISIBLE_DEVICES set to an empty or wrong list, a container started without GPUs, a job step that asked for none, or no driver",
+        fix: "run nvidia-smi in the same job step; ask Slurm for GPUs (--gpus-per-node, --gres=gpu:N) in the step, not only the allocation; never export CUDA_VISIBLE_DEVICES empty; in enroot keep NVIDIA_VISIBLE_DEVICES and its nvidia hook",
+    },
+    Rule {
+        id: "collective-mismatch",
+        message: "Detected mismatch between collectives on ranks (PyTorch) / collective mismatch error / NET/Socket : … message truncated (NCCL)",
+        meaning: "ranks ran different collectives, or the same one with different counts or dtypes, or with different NCCL settings (NCCL_PROTO, NCCL_ALGO): the program or its environment differs between ranks, not the network",
+        fix: "make every rank call the same collectives in the same order with the same shapes (TORCH_DISTRIBUTED_DEBUG=DETAIL names them); give every rank the same NCCL_* variables (compare the `set by environment` lines of each host)",
+    },
+    Rule {
         id: "cuda-failure",
         message: "Cuda failure '<text>' (NCCL), <host>: Test CUDA failure <file>:<line> '<text>' (nccl-tests)",
         meaning: "a CUDA call inside NCCL or the test failed: the text names it (out of memory, a GPU fault, a driver older than the CUDA runtime)",
@@ -612,6 +624,8 @@ fn plain_failure(kind: crate::nccl::log::Failure) -> Option<(&'static str, &'sta
         F::RemoteExit => ("remote-exit", "a peer closed its connection"),
         F::CollectiveTimeout => ("collective-timeout", "a collective timed out"),
         F::DuplicateGpu => ("duplicate-gpu", "two ranks on one GPU"),
+        F::NoGpu => ("no-gpu", "the process saw no GPU"),
+        F::CollectiveMismatch => ("collective-mismatch", "ranks ran different collectives"),
         F::CudaFailure => ("cuda-failure", "a CUDA call failed"),
         F::NcclError => ("nccl-error", "NCCL returned an error"),
         F::RoceGid => ("roce-gid", "the RoCE GID table could not be read"),

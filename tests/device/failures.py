@@ -17,6 +17,11 @@ does). IBWIRE_CASE picks what to break:
   failalways   rank 1 exits (code 5) after init in every attempt
   torchoom     rank 1 asks PyTorch for more GPU memory than there is, after init
   skip         rank 1 skips one all-reduce: rank 0 waits for it until the watchdog
+  mismatch     rank 1 calls all-gather where rank 0 calls all-reduce (a collective mismatch)
+  sizemismatch rank 1 all-reduces half as many elements as rank 0
+  sendrecv     point-to-point only: rank 0 sends, rank 1 receives, then a batch of isend/irecv
+IBWIRE_RANK1_ENV ("K=V K2=V2") is set in rank 1's environment only, before its init (settings
+that differ between ranks).
 """
 import time
 import datetime
@@ -30,6 +35,10 @@ rank = int(os.environ["RANK"])
 case = os.environ.get("IBWIRE_CASE", "ok")
 if case != "dup":
     os.environ["NCCL_HOSTID"] = f"ibwire-node{rank}"
+if rank == 1:
+    for kv in os.environ.get("IBWIRE_RANK1_ENV", "").split():
+        k, _, v = kv.partition("=")
+        os.environ[k] = v
 torch.cuda.set_device(0)
 if case == "preinit" and rank == 1:
     os._exit(4)
@@ -65,6 +74,27 @@ if case == "loop":
     while time.time() < end:
         dist.all_reduce(x)
         torch.cuda.synchronize()
+if case == "mismatch":
+    if rank == 1:
+        out = [torch.empty_like(x) for _ in range(2)]
+        dist.all_gather(out, x)
+    else:
+        dist.all_reduce(x)
+    torch.cuda.synchronize()
+if case == "sizemismatch":
+    dist.all_reduce(x if rank == 0 else x[: x.numel() // 2])
+    torch.cuda.synchronize()
+if case == "sendrecv":
+    if rank == 0:
+        dist.send(x, 1)
+    else:
+        dist.recv(x, 0)
+    peer = 1 - rank
+    y = torch.empty_like(x)
+    reqs = dist.batch_isend_irecv([dist.P2POp(dist.isend, x, peer), dist.P2POp(dist.irecv, y, peer)])
+    for r in reqs:
+        r.wait()
+    torch.cuda.synchronize()
 for i in range(3):
     if case == "skip" and rank == 1 and i == 0:
         continue

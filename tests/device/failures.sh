@@ -87,6 +87,18 @@ for c in ${CASES:-$all}; do case $c in
   restart-fail-twice) TR_ARGS=--max-restarts=1 run restart-fail-twice IBWIRE_CASE=failalways ;;
   torch-oom) run torch-oom IBWIRE_CASE=torchoom ;;
   desync-skip) run desync-skip IBWIRE_CASE=skip PG_TIMEOUT=20 TORCH_NCCL_DESYNC_DEBUG=1 ;;
+  # Cases added for issue 38, set 5 (2026-12-06):
+  three-nodes) NPROC=3 run three-nodes IBWIRE_CASE=ok ;;
+  hang-noabort) run hang-noabort IBWIRE_CASE=hang IBWIRE_HANG_S=200 PG_TIMEOUT=300 TORCH_NCCL_ASYNC_ERROR_HANDLING=0 ;;
+  no-gpu-visible) NPROC=1 run no-gpu-visible IBWIRE_CASE=ok CUDA_VISIBLE_DEVICES= ;;
+  topo-file-missing) NPROC=1 run topo-file-missing IBWIRE_CASE=ok NCCL_TOPO_FILE=/nonexistent/topo.xml ;;
+  topo-dump-unwritable) NPROC=1 run topo-dump-unwritable IBWIRE_CASE=ok NCCL_TOPO_DUMP_FILE=/nonexistent/dir/topo.xml ;;
+  collective-mismatch) run collective-mismatch IBWIRE_CASE=mismatch PG_TIMEOUT=20 TORCH_DISTRIBUTED_DEBUG=DETAIL ;;
+  size-mismatch) run size-mismatch IBWIRE_CASE=sizemismatch PG_TIMEOUT=20 ;;
+  proto-mismatch) run proto-mismatch IBWIRE_CASE=ok PG_TIMEOUT=20 NCCL_PROTO=Simple IBWIRE_RANK1_ENV=NCCL_PROTO=LL ;;
+  net-ib-but-disabled) run net-ib-but-disabled IBWIRE_CASE=ok NCCL_NET=IB NCCL_IB_DISABLE=1 ;;
+  debug-trace) NPROC=1 run debug-trace IBWIRE_CASE=ok NCCL_DEBUG=TRACE ;;
+  sendrecv) run sendrecv IBWIRE_CASE=sendrecv ;;
 esac; done
 mkdir -p "$OUT"; tar -C "$W" -czf "$OUT/failures.tgz" failures; rm -rf "$W"
 ls -la "$OUT"
