@@ -142,6 +142,9 @@ pub enum Failure {
     CompletionError,
     /// `ibv_reg_mr`/`ibv_create_*`/`ibv_alloc_pd` failed: memlock limit or resources.
     IbvResource,
+    /// An HCA NCCL listed could not be opened: ibvwrap's `Call to ibv_open_device failed`,
+    /// net_ib's `NET/IB : Unable to open device %s` (its uverbs node not accessible).
+    IbOpenFailed,
     /// An asynchronous fatal event on an HCA port.
     IbvFatalEvent,
     /// NET/IB devices of different link layers connected or merged.
@@ -1121,7 +1124,12 @@ fn setup_failure(msg: &str, gm: u64) -> Option<Failure> {
     } else if hasm!(msg, gm, "incompatible devices") || hasm!(msg, gm, "device is incompatible") {
         Failure::IncompatibleDevices
     } else if (hasm!(msg, gm, "Call to ibv_") || hasm!(msg, gm, "call to ibv_")) && hasm!(msg, gm, "failed") {
-        Failure::IbvResource
+        // ibvwrap.cc's wrap_ibv_open_device: no errno, and nothing of memory about it
+        if msg.contains("ibv_open_device") {
+            Failure::IbOpenFailed
+        } else {
+            Failure::IbvResource
+        }
     } else {
         return None;
     })
@@ -1393,6 +1401,7 @@ fn table_kind(class: &str) -> Option<Option<Failure>> {
         | "ibv-resource-alloc-failed"
         | "dmabuf-reg-failed"
         | "ibv-post-failed" => Failure::IbvResource,
+        "ib-open-device-failed" => Failure::IbOpenFailed,
         "ib-device-fatal" | "ib-qp-fatal" | "ib-cq-fatal" | "ib-fatal-propagated" => Failure::IbvFatalEvent,
         "ib-async-event" => Failure::PortError,
         "ib-mixed-link-layer" => Failure::IncompatibleDevices,

@@ -160,6 +160,12 @@ pub const RULES: &[Rule] = &[
         fix: "look for the first error on either node (often a retry timeout or a rank that died)",
     },
     Rule {
+        id: "ib-open-failed",
+        message: "Call to ibv_open_device failed / NET/IB : Unable to open device <dev>",
+        meaning: "NCCL saw the HCA but could not open it: its /dev/infiniband/uverbs* node is missing or not accessible to the process (a container given the device list but not the nodes, or without the right to use them: Apptainer/Singularity, a device cgroup, a rootless runtime), or the device was reset",
+        fix: "give the job the device nodes with access (enroot: ibwire's hook; Apptainer: bind /dev/infiniband; docker/podman: --device /dev/infiniband); `ibv_devinfo` inside the job must list the port; check dmesg for a device reset",
+    },
+    Rule {
         id: "ibv-resource",
         message: "Call to ibv_reg_mr / ibv_create_qp / ibv_create_cq failed",
         meaning: "the verbs layer refused memory registration or queue creation: the locked-memory limit, or GPU memory registration without peer memory",
@@ -619,6 +625,7 @@ fn plain_failure(kind: crate::nccl::log::Failure) -> Option<(&'static str, &'sta
         F::QpNoDevice => ("qp-no-device", "ibv_modify_qp: no such device"),
         F::IbvResource => ("ibv-resource", "a verbs call failed"),
         F::IbvFatalEvent => ("ibv-fatal", "fatal HCA event"),
+        F::IbOpenFailed => ("ib-open-failed", "an HCA could not be opened"),
         F::IncompatibleDevices => ("incompatible-devices", "incompatible NET/IB devices"),
         F::NoOobInterface => ("no-oob-interface", "no OOB interface for NET/IB"),
         F::RemoteExit => ("remote-exit", "a peer closed its connection"),
@@ -1506,7 +1513,9 @@ fn rank(findings: &mut [Finding]) {
         // connections that fail, the fallbacks, the timeouts.
         "bootstrap-interface" => 0,
         "unknown-warning" | "worker-exit" => 3,
-        "nccl-warning" => 2,
+        // NCCL's table classes: a failure of its own is a root cause; one its sources call
+        // secondary (its cause names an earlier WARN) follows from another.
+        "nccl-warning" if f.cause.contains("secondary") => 2,
         "remote-exit" | "collective-timeout" | "nccl-error" | "completion-error" | "slow" | "ofi-abort" => 2,
         // A process that died of a signal: what the degradations found beside it do not explain.
         "crash"

@@ -327,6 +327,16 @@ fn every_rule_is_asserted_by_a_test() {
         ("ibv-fatal", warn("NET/IB : mlx5_0:1 async fatal event: local catastrophic error"), vec![]),
         ("incompatible-devices", warn("NET/IB : Unable to open device mlx5_0: incompatible devices"), vec![]),
         ("no-oob-interface", warn("NET/IB : No IP interface found."), vec![]),
+        // misc/ibvwrap.cc (2.18–2.31) and net_ib.cc's `NET/IB : Unable to open device %s`
+        ("ib-open-failed", format!("{sockets}{}", warn("Call to ibv_open_device failed")), vec![]),
+        ("ib-open-failed", warn("NET/IB : Unable to open device mlx5_5"), vec![]),
+        // a failure of NCCL's own table ranks above the crash it led to (held-out set 14,
+        // Galvatron: rings.cc's `Error : ring %d does not loop back to start`, then SIGSEGV)
+        (
+            "nccl-warning",
+            format!("{}Fatal Python error: Segmentation fault\n", warn("Error : ring 1 does not loop back to start (1 != 0)")),
+            vec![],
+        ),
         ("qp-other", warn("NET/IB : ibv_modify_qp failed with 95 Operation not supported, on dev mlx5_0:1, curr state INIT, next state RTR"), vec![]),
         ("roce-gid", warn("NET/IB: read failed in ncclIbRoceGetVersionNum: Invalid argument"), vec![]),
         (
