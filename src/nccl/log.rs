@@ -355,7 +355,8 @@ pub struct LogFacts {
     /// all rings`/`trees`): without one an excerpt of channel lines proves the path, not the job.
     #[serde(default)]
     pub init_complete: usize,
-    /// `Init COMPLETE` lines only: `Connected all rings/trees` comes before the end of the init.
+    /// `Init COMPLETE` lines (and `Init timings`, `Destroy COMPLETE`, printed only after a
+    /// finished init): `Connected all rings/trees` comes before the end of the init.
     #[serde(default)]
     pub init_done: usize,
     pub lines: usize,
@@ -2277,9 +2278,18 @@ impl Analyser {
         // success path only, right after Init COMPLETE: an excerpt that kept it and not the
         // other still shows the init done.
         let timings = has!(l, "Init timings - ") && has!(l, " nranks ");
-        if has!(l, "Init COMPLETE") || timings || has!(l, "Connected all rings") || has!(l, "Connected all trees") {
+        // ncclCommDestroy (init.cc, 2.18–2.31) prints `comm %p rank %d nranks %d cudaDev %d
+        // busId %lx - Destroy COMPLETE` only after ncclCommEnsureReady returned success: the
+        // communicator it destroyed had finished its init (an excerpt may have cut that line).
+        let destroyed = has!(l, " nranks ") && l.contains(" - Destroy COMPLETE");
+        if has!(l, "Init COMPLETE")
+            || timings
+            || destroyed
+            || has!(l, "Connected all rings")
+            || has!(l, "Connected all trees")
+        {
             self.f.init_complete += 1;
-            self.f.init_done += usize::from(has!(l, "Init COMPLETE") || timings);
+            self.f.init_done += usize::from(has!(l, "Init COMPLETE") || timings || destroyed);
             self.completed(l);
         }
         if (has!(l, "NET/IB: ") || has!(l, "NET/IB : ")) && has!(l, " qpn ") {

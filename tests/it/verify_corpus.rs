@@ -510,3 +510,49 @@ fn troubleshooting_coverage_is_the_warn_table() {
         "warn coverage",
     );
 }
+
+/// Held-out set 15: a network transport that could not start in a one-node job whose init
+/// completed carried nothing (a note, not a failure; across nodes it is one), and a
+/// `Destroy COMPLETE` (init.cc prints it only after ncclCommEnsureReady succeeded) shows the
+/// init done where the excerpt cut `Init COMPLETE`.
+#[test]
+fn one_node_needs_no_network_and_a_clean_destroy_shows_the_init_done() {
+    let t = tempfile::tempdir().unwrap();
+    let judge = |name: &str, text: &str| -> (Option<i32>, Value) {
+        let f = t.path().join(name);
+        std::fs::write(&f, text).unwrap();
+        let o = ibwire(&["verify", "--from-log", f.to_str().unwrap(), "--json"]);
+        (o.status.code(), serde_json::from_slice(&o.stdout).unwrap())
+    };
+    let ofi = "h:104:104 [0] ofi_init:1134 NCCL WARN NET/OFI Only EFA provider is supported\n\
+               h:104:104 [0] NCCL INFO NET/IB : No device found.\n\
+               h:104:104 [0] NCCL INFO Using network Socket\n";
+    let done = "h:104:104 [0] NCCL INFO comm 0x5 rank 0 nranks 1 cudaDev 0 busId 170 - Init COMPLETE\n";
+    let (rc, v) = judge("one.log", &format!("{ofi}{done}"));
+    assert_eq!((rc, v["findings"].as_array().map(Vec::len)), (Some(0), Some(0)), "{v}");
+    assert!(v["notes"][0].as_str().unwrap().contains("a job on one node sends nothing over a network"), "{v}");
+    assert_eq!(v["expected_network"], "any", "{v}");
+    // without the init done it is still what may have failed
+    let (rc, v) =
+        judge("cut.log", &format!("{ofi}h:104:104 [0] NCCL INFO comm 0x5 rank 0 nranks 1 cudaDev 0 busId 170\n"));
+    assert_eq!((rc, v["findings"][0]["id"].as_str()), (Some(1), Some("ofi-no-device")), "{v}");
+    // two nodes: the same warning is why the job is not on EFA
+    let two = ofi.replace("nranks 1", "nranks 2")
+        + "h:104:104 [0] NCCL INFO comm 0x5 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0\n"
+        + &done.replace("nranks 1", "nranks 2");
+    let (rc, v) = judge("two.log", &two);
+    assert_eq!(rc, Some(1), "{v}");
+    assert!(v["findings"].as_array().unwrap().iter().any(|f| f["id"] == "ofi-no-device"), "{v}");
+    // a clean destroy after the channels, with no Init COMPLETE in the excerpt
+    let ch = "a:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\n\
+              b:2:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/IB/0/GDRDMA\n\
+              a:1:1 [0] NCCL INFO Using network IB\nb:2:2 [0] NCCL INFO Using network IB\n";
+    let (_, v) = judge("cut2.log", ch);
+    assert_eq!(v["outcome"], "inconclusive", "{v}");
+    let destroy = "a:1:1 [0] NCCL INFO comm 0x7f rank 1 nranks 2 cudaDev 0 busId f5000 - Destroy COMPLETE\n";
+    let (rc, v) = judge("destroyed.log", &format!("{ch}{destroy}"));
+    assert_eq!((rc, &v["outcome"]), (Some(0), &Value::from("ok")), "{v}");
+    // an abort is no such evidence
+    let (_, v) = judge("aborted.log", &format!("{ch}{}", destroy.replace("Destroy", "Abort")));
+    assert_eq!(v["outcome"], "inconclusive", "{v}");
+}
