@@ -620,8 +620,16 @@ pub fn run(node: Option<&Node>, a: &Args) -> Result<ExitCode> {
     let n = node.unwrap_or(&unknown);
     let p = plan::decide(n, &Intent { master, config: cfg, env });
     let r = analyse(n, node.is_some(), &p, &input, a);
-    let table = !input.tests.rows.is_empty() || input.tests.summaries > 0 || input.allreduce.is_some();
-    if input.facts.nccl_lines == 0 && !table {
+    // nccl-tests' header (`# Using devices`, its rank lines) is its output, even with no row
+    let table =
+        !input.tests.rows.is_empty() || input.tests.summaries > 0 || input.tests.ranks > 0 || input.allreduce.is_some();
+    let mut r = r;
+    if input.facts.nccl_lines == 0 && !table && input.facts.names_nccl && !a.from_log.is_empty() {
+        // about NCCL, but none of its lines: a thin log, not "not a log"
+        r.outcome = plan::verify::Outcome::Inconclusive;
+        r.ok = false;
+        r.verdict = format!("INCONCLUSIVE: the log names NCCL but holds none of its lines (no NCCL INFO/WARN, channel, NCCL error or nccl-tests line): {}", plan::verify::ENABLE);
+    } else if input.facts.nccl_lines == 0 && !table {
         if a.from_log.is_empty() {
             bail!(
                 "the benchmark ran but NCCL did not: its output has no NCCL line (without a GPU, torch runs the all-reduce on gloo); run verify on a GPU node"

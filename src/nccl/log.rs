@@ -364,6 +364,10 @@ pub struct LogFacts {
     /// relayed warnings, framework NCCL errors): zero means this is not NCCL's output.
     #[serde(default)]
     pub nccl_lines: usize,
+    /// A line the gate let through names NCCL (`NCCL`, `nccl`) without being one of its lines
+    /// (a framework's test or traceback): the input is about NCCL, thin, not "not a log".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub names_nccl: bool,
     /// Per host (only lines with a `host:pid:tid` prefix), for logs several nodes wrote.
     #[serde(default, skip_serializing)]
     pub per_host: BTreeMap<String, HostView>,
@@ -1563,6 +1567,25 @@ fn libibverbs_missing(l: &str) -> bool {
         || has!(l, "Count not open libibverbs.so.1")
 }
 
+/// NCCL named as a program names it: in an identifier or a path (`nccl_op_test`,
+/// `libnccl.so`, `NCCLTester`, `NCCL_DEBUG`), not in prose ("nothing about NCCL here").
+fn names_nccl(l: &str) -> bool {
+    l.contains("nccl")
+        || memchr::memmem::find_iter(l.as_bytes(), b"NCCL")
+            .any(|i| l.as_bytes().get(i + 4).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_'))
+}
+
+/// `[rank0]: RuntimeError: NCCL…`, `torch.distributed.DistBackendError: NCCL…`: a Python
+/// exception line (a dotted type name ending in `Error`, `: `) whose message begins `NCCL`.
+fn nccl_exception(l: &str) -> bool {
+    let l = l.trim_start();
+    let l = if l.starts_with("[rank") { l.split_once("]: ").map_or(l, |(_, r)| r) } else { l };
+    let Some((ty, msg)) = l.split_once(": ") else { return false };
+    ty.ends_with("Error")
+        && ty.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_')
+        && msg.starts_with("NCCL")
+}
+
 /// nccl-tests' CUDACHECK: `<host>: Test CUDA failure common.cu:891 '<error>'` (since 2.x),
 /// `Cuda failure common.cu:891 '<error>'` (its first releases): the test stopped on a CUDA error.
 fn tests_cuda_failure(l: &str) -> bool {
@@ -1830,6 +1853,10 @@ impl Analyser {
             return;
         }
         self.f.lines += 1;
+        // until NCCL's first line, on every line (gated or not: the facts are the same)
+        if self.f.nccl_lines == 0 && !self.f.names_nccl && names_nccl(l) {
+            self.f.names_nccl = true;
+        }
         if std::mem::take(&mut self.last_error_next) {
             // PyTorch: "Last error:\n<NCCL's warning>"; the next line is NCCL's own text,
             // behind the same logger's prefix where the first had one (vLLM's
@@ -1870,6 +1897,7 @@ impl Analyser {
         if m == 0 {
             return;
         }
+
         self.gated_readers(l, m, is_nccl, host);
     }
 
@@ -2476,6 +2504,14 @@ impl Analyser {
         // c10/cuda/CUDAFunctions.cpp: `TORCH_CHECK(count, "No CUDA GPUs are available")`;
         // ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL): `Detected mismatch between
         // collectives on ranks. Rank %d is running collective: %s, but Rank %d is running …`.
+        // A Python exception whose message starts with NCCL's name (`RuntimeError: NCCL
+        // communicator was aborted …`, a relay cut after `RuntimeError: NCCL`): an NCCL error
+        // the framework raised (a failure where no more specific line explains it, as
+        // nccl_error's).
+        if nccl_exception(l) && nccl_error(l).is_none() {
+            self.f.nccl_lines += 1;
+            self.error(l.trim());
+        }
         if l.contains("Error: No CUDA GPUs are available") {
             self.f.nccl_lines += 1;
             self.fail(Failure::NoGpu, None, None, l);

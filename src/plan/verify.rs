@@ -1600,7 +1600,7 @@ fn outcome(log: &LogFacts, s: &Scope, c: &Ceilings, findings: &[Finding]) -> (Ou
     )
 }
 
-const ENABLE: &str = "run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET";
+pub const ENABLE: &str = "run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET";
 
 /// `64 B`, `512 KiB`, `8 MiB`, `8 GiB`.
 fn human_bytes(b: u64) -> String {

@@ -556,3 +556,37 @@ fn one_node_needs_no_network_and_a_clean_destroy_shows_the_init_done() {
     let (_, v) = judge("aborted.log", &format!("{ch}{}", destroy.replace("Destroy", "Abort")));
     assert_eq!(v["outcome"], "inconclusive", "{v}");
 }
+
+/// Held-out set 16 (web pages): thin input is read for what it holds. A Python exception whose
+/// message starts with NCCL's name is NCCL's error (a relay cut after `RuntimeError: NCCL`); a
+/// log that names NCCL as programs do but holds none of its lines is inconclusive, not "not a
+/// log" (exit 2 stays for text that does not); nccl-tests' header cut after its rank lines
+/// gives no node count.
+#[test]
+fn thin_input_is_read_for_what_it_holds() {
+    let t = tempfile::tempdir().unwrap();
+    let judge = |name: &str, text: &str| -> (Option<i32>, String) {
+        let f = t.path().join(name);
+        std::fs::write(&f, text).unwrap();
+        let o = ibwire(&["verify", "--from-log", f.to_str().unwrap(), "--json"]);
+        (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned())
+    };
+    let ray = "  File \"/x/torch/nn/parallel/distributed.py\", line 578, in __init__\n    dist._verify_model_across_ranks(self.process_group, parameters)\nRuntimeError: NCCL\n";
+    let (rc, v) = judge("ray.log", ray);
+    assert_eq!(rc, Some(1), "{v}");
+    assert!(v.contains("\"id\": \"nccl-error\""), "{v}");
+    let paddle = "[10:08:19] [Step 1/1] /paddle/paddle/fluid/operators/nccl_op_test.cu.cc:237: Failure\n[10:08:19] [Step 1/1] [ FAILED ] NCCLTester.ncclReduceOp (9 ms)\n";
+    let (rc, v) = judge("paddle.log", paddle);
+    assert_eq!(rc, Some(3), "{v}");
+    assert!(v.contains("names NCCL but holds none of its lines"), "{v}");
+    let header = "# Collective test starting: all_reduce_perf\n# Using devices\n# Rank 0 Group 0 Pid 1 on test-17 device 0 [0000:0a:00] NVIDIA H200\n# Rank 1 Group 0 Pid 2 on test-17 device 1 [0000:18:00] NVIDIA H200\n";
+    let (rc, v) = judge("header.log", header);
+    assert_eq!(rc, Some(3), "{v}");
+    assert!(v.contains("\"nodes\": null"), "{v}");
+    for (l, want) in
+        [("RuntimeError: NCCL communicator was aborted on rank 1.", true), ("UserWarning: NCCL is slow", false)]
+    {
+        let (rc, v) = judge("one.log", &format!("{l}\n"));
+        assert_eq!(rc == Some(1), want, "{l}: {v}");
+    }
+}
