@@ -317,8 +317,8 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: "cuda-failure",
-        message: "Cuda failure '<text>' (NCCL), <host>: Test CUDA failure <file>:<line> '<text>' (nccl-tests)",
-        meaning: "a CUDA call inside NCCL or the test failed: the text names it (out of memory, a GPU fault, a driver older than the CUDA runtime)",
+        message: "Cuda failure '<text>' (NCCL), <host>: Test CUDA failure <file>:<line> '<text>' (nccl-tests), CUDA error: <text> (PyTorch)",
+        meaning: "a CUDA call failed, inside NCCL, the test or the framework: the text names it (out of memory, a GPU fault, a driver older than the CUDA runtime, a GPU index not visible)",
         fix: "act on the text: 'CUDA driver version is insufficient' wants a driver as new as the image's CUDA (or its forward-compatibility package); out of memory, leave NCCL its buffers; a GPU fault, nvidia-smi and dmesg (Xid)",
     },
     Rule {
@@ -633,7 +633,6 @@ fn plain_failure(kind: crate::nccl::log::Failure) -> Option<(&'static str, &'sta
         F::DuplicateGpu => ("duplicate-gpu", "two ranks on one GPU"),
         F::NoGpu => ("no-gpu", "the process saw no GPU"),
         F::CollectiveMismatch => ("collective-mismatch", "ranks ran different collectives"),
-        F::CudaFailure => ("cuda-failure", "a CUDA call failed"),
         F::NcclError => ("nccl-error", "NCCL returned an error"),
         F::RoceGid => ("roce-gid", "the RoCE GID table could not be read"),
         F::OfiNoDevice => ("ofi-no-device", "the EFA plugin found no device"),
@@ -644,7 +643,8 @@ fn plain_failure(kind: crate::nccl::log::Failure) -> Option<(&'static str, &'sta
         F::TopologyFile => ("topology-file", "a topology file that does not fit"),
         F::Crash => ("crash", "a process crashed"),
         F::WorkerExit => ("worker-exit", "a worker process exited with an error"),
-        F::QpInvalid
+        F::CudaFailure
+        | F::QpInvalid
         | F::QpUnreachable
         | F::QpOther
         | F::RetryExceeded
@@ -705,6 +705,9 @@ fn failure_detail(
             "a TCP connection to a peer failed".into(),
             peer_address_kind(&fs.line).or_else(|| log.bootstrap_ifs.first().map(|b| format!("bootstrap over {b}"))),
         ),
+        F::CudaFailure => {
+            ("cuda-failure", cuda_problem(&fs.line), cuda_error_text(&fs.line).and_then(cuda_hint).map(str::to_string))
+        }
         F::PortError => {
             let times = if fs.count > 1 { format!(" ({} times)", fs.count) } else { String::new() };
             ("port-error", format!("an HCA port went down{times}"), None)
@@ -716,6 +719,39 @@ fn failure_detail(
             ("unknown-warning", "an NCCL warning no rule knows".into(), Some(detail))
         }
     }
+}
+
+/// The error's words in a CUDA failure line: cudaGetErrorString's text after PyTorch's
+/// `CUDA error: `, inside NCCL's `Cuda failure [N] '…'` or nccl-tests' `Test CUDA failure
+/// <file>:<line> '…'`, or the caching allocator's `CUDA out of memory`.
+fn cuda_error_text(l: &str) -> Option<&str> {
+    let t = if let Some((_, r)) = l.split_once("CUDA error: ") {
+        r.split(['.', '\n']).next()
+    } else if let Some((_, r)) = l.split_once("failure ") {
+        r.split_once('\'').and_then(|(_, r)| r.split_once('\'')).map(|(t, _)| t)
+    } else {
+        l.contains("CUDA out of memory").then_some("out of memory")
+    }?;
+    let t = t.trim();
+    (!t.is_empty() && t.len() <= 120).then_some(t)
+}
+
+/// `a CUDA call failed`, with the error's words where the line has them.
+fn cuda_problem(l: &str) -> String {
+    cuda_error_text(l).map_or("a CUDA call failed".into(), |t| format!("a CUDA call failed: {t}"))
+}
+
+/// What a CUDA error's words mean for a distributed job, where they say more than the text.
+fn cuda_hint(text: &str) -> Option<&'static str> {
+    Some(if text.contains("invalid device ordinal") {
+        "the process asked for a GPU index it does not see: a LOCAL_RANK at or above the GPUs visible (more processes per node than GPUs, or a CUDA_VISIBLE_DEVICES that Slurm narrowed to each task's own GPU while the script still picks cuda:LOCAL_RANK)"
+    } else if text.contains("out of memory") {
+        "the GPU's memory was full: the job's own tensors, another process on the same GPU, or NCCL's buffers on top of them"
+    } else if text.contains("driver version is insufficient") {
+        "the driver is older than the image's CUDA runtime"
+    } else {
+        return None;
+    })
 }
 
 /// A local protection error with GPUDirect: what this node's own PCIe says, when the log is
@@ -1938,5 +1974,29 @@ mod tests {
         assert!(version_le(Some("2.21.5+cuda12.4"), (2, 22, 3)));
         assert!(!version_le(Some("2.27.5+cuda12.9"), (2, 22, 3)));
         assert!(!version_le(Some("garbage"), (2, 22, 3)));
+    }
+
+    /// The CUDA error's words from each producer's format (c10's `CUDA error: %s`, NCCL's
+    /// `Cuda failure %d '%s'` and `Cuda failure '%s'`, nccl-tests' `Test CUDA failure
+    /// %s:%d '%s'`, the caching allocator's message) and the hint for the ones a job's
+    /// layout explains (device set 6: `invalid device ordinal` from cuda:LOCAL_RANK).
+    #[test]
+    fn a_cuda_failure_names_its_error() {
+        for (l, want) in [
+            ("torch.AcceleratorError: CUDA error: invalid device ordinal", "invalid device ordinal"),
+            ("h:1:1 [0] enqueue.cc:1 NCCL WARN Cuda failure 2 'out of memory'", "out of memory"),
+            ("h:1:1 [0] init.cc:1 NCCL WARN Cuda failure 'operation not supported'", "operation not supported"),
+            (
+                "h: Test CUDA failure common.cu:891 'CUDA driver version is insufficient for CUDA runtime version'",
+                "CUDA driver version is insufficient for CUDA runtime version",
+            ),
+            ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "out of memory"),
+        ] {
+            assert_eq!(cuda_error_text(l), Some(want), "{l}");
+        }
+        assert_eq!(cuda_error_text("Cuda failure"), None);
+        assert!(cuda_hint("invalid device ordinal").unwrap().contains("LOCAL_RANK"));
+        assert!(cuda_hint("CUDA driver version is insufficient for CUDA runtime version").is_some());
+        assert_eq!(cuda_hint("an illegal memory access was encountered"), None);
     }
 }

@@ -20,6 +20,9 @@ does). IBWIRE_CASE picks what to break:
   mismatch     rank 1 calls all-gather where rank 0 calls all-reduce (a collective mismatch)
   sizemismatch rank 1 all-reduces half as many elements as rank 0
   sendrecv     point-to-point only: rank 0 sends, rank 1 receives, then a batch of isend/irecv
+  ordinal      every rank takes GPU LOCAL_RANK (torch.cuda.set_device(rank)) on a one-GPU machine
+  killinit     rank 1 SIGKILLs itself after joining the process group, before NCCL's first
+               communicator (made lazily at the first collective)
 IBWIRE_RANK1_ENV ("K=V K2=V2") is set in rank 1's environment only, before its init (settings
 that differ between ranks).
 """
@@ -39,7 +42,7 @@ if rank == 1:
     for kv in os.environ.get("IBWIRE_RANK1_ENV", "").split():
         k, _, v = kv.partition("=")
         os.environ[k] = v
-torch.cuda.set_device(0)
+torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")) if case == "ordinal" else 0)
 if case == "preinit" and rank == 1:
     os._exit(4)
 hold = None
@@ -48,6 +51,9 @@ if case == "fillmem" and rank == 1:
     leave = int(os.environ.get("IBWIRE_LEAVE_MB", "64")) << 20
     hold = torch.empty(max(free - leave, 0), dtype=torch.uint8, device="cuda")
 dist.init_process_group("nccl", timeout=datetime.timedelta(seconds=int(os.environ.get("PG_TIMEOUT", "40"))))
+if case == "killinit" and rank == 1:
+    import signal
+    os.kill(os.getpid(), signal.SIGKILL)
 x = torch.ones(1 << 20, device="cuda")
 dist.all_reduce(x)
 torch.cuda.synchronize()

@@ -99,6 +99,14 @@ for c in ${CASES:-$all}; do case $c in
   net-ib-but-disabled) run net-ib-but-disabled IBWIRE_CASE=ok NCCL_NET=IB NCCL_IB_DISABLE=1 ;;
   debug-trace) NPROC=1 run debug-trace IBWIRE_CASE=ok NCCL_DEBUG=TRACE ;;
   sendrecv) run sendrecv IBWIRE_CASE=sendrecv ;;
+  # Cases added for issue 38, set 6 (2026-12-06):
+  ordinal) run ordinal IBWIRE_CASE=ordinal ;;
+  killinit) run killinit IBWIRE_CASE=killinit PG_TIMEOUT=20 ;;
+  single-net-ib) NPROC=1 run single-net-ib IBWIRE_CASE=ok NCCL_NET=IB ;;
+  single-hca-bond) NPROC=1 run single-hca-bond IBWIRE_CASE=ok NCCL_IB_HCA=mlx5_bond_0 ;;
+  single-ifname-missing) NPROC=1 run single-ifname-missing IBWIRE_CASE=ok NCCL_SOCKET_IFNAME==nonexist0 ;;
+  single-plugin-none) NPROC=1 run single-plugin-none IBWIRE_CASE=ok NCCL_NET_PLUGIN=none ;;
+  single-nonblocking) NPROC=1 run single-nonblocking IBWIRE_CASE=ok TORCH_NCCL_USE_COMM_NONBLOCKING=1 ;;
 esac; done
 mkdir -p "$OUT"; tar -C "$W" -czf "$OUT/failures.tgz" failures; rm -rf "$W"
 ls -la "$OUT"
