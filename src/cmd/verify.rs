@@ -624,11 +624,12 @@ pub fn run(node: Option<&Node>, a: &Args) -> Result<ExitCode> {
     let table =
         !input.tests.rows.is_empty() || input.tests.summaries > 0 || input.tests.ranks > 0 || input.allreduce.is_some();
     let mut r = r;
-    if input.facts.nccl_lines == 0 && !table && input.facts.names_nccl && !a.from_log.is_empty() {
+    let named = input.facts.names_nccl.as_deref().filter(|_| input.facts.nccl_lines == 0 && !table);
+    if let Some(line) = named.filter(|_| !a.from_log.is_empty()) {
         // about NCCL, but none of its lines: a thin log, not "not a log"
         r.outcome = plan::verify::Outcome::Inconclusive;
         r.ok = false;
-        r.verdict = format!("INCONCLUSIVE: the log names NCCL but holds none of its lines (no NCCL INFO/WARN, channel, NCCL error or nccl-tests line): {}", plan::verify::ENABLE);
+        r.verdict = format!("INCONCLUSIVE: the log names NCCL ('{line}') but holds none of its lines (no NCCL INFO/WARN, channel, NCCL error or nccl-tests line): {}", plan::verify::ENABLE);
     } else if input.facts.nccl_lines == 0 && !table {
         if a.from_log.is_empty() {
             bail!(

@@ -173,6 +173,10 @@ pub enum Failure {
     CollectiveMismatch,
     /// `Cuda failure '…'`.
     CudaFailure,
+    /// slurmstepd's `*** JOB|STEP … CANCELLED AT … DUE TO TIME LIMIT|NODE FAILURE… ***` and
+    /// `Detected N oom-kill event(s)`: Slurm stopped the job (code: 1 time limit, 2 node
+    /// failure, 3 the cgroup's OOM killer).
+    SlurmStopped,
     /// `Got async event : port error` (and `port active` again): a link that went down.
     PortError,
     /// RoCE GID table unreadable (`read failed in ncclIbRoceGetVersionNum`, `ncclIbGetGidIndex`):
@@ -366,8 +370,8 @@ pub struct LogFacts {
     pub nccl_lines: usize,
     /// A line the gate let through names NCCL (`NCCL`, `nccl`) without being one of its lines
     /// (a framework's test or traceback): the input is about NCCL, thin, not "not a log".
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub names_nccl: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub names_nccl: Option<String>,
     /// Per host (only lines with a `host:pid:tid` prefix), for logs several nodes wrote.
     #[serde(default, skip_serializing)]
     pub per_host: BTreeMap<String, HostView>,
@@ -562,7 +566,7 @@ pub const GATE: &[&str] = &[
     "nccl",
     "Using network",
     "ternal Network ",
-    "Selected provider",
+    "Selected ",
     "Bootstrap",
     ": Using ",
     "Plugin",
@@ -1129,9 +1133,12 @@ fn setup_failure(msg: &str, gm: u64) -> Option<Failure> {
     } else if hasm!(msg, gm, "incompatible devices") || hasm!(msg, gm, "device is incompatible") {
         Failure::IncompatibleDevices
     } else if (hasm!(msg, gm, "Call to ibv_") || hasm!(msg, gm, "call to ibv_")) && hasm!(msg, gm, "failed") {
-        // ibvwrap.cc's wrap_ibv_open_device: no errno, and nothing of memory about it
+        // ibvwrap.cc's wrap_ibv_open_device: no errno, and nothing of memory about it; its
+        // teardown calls (destroy, dereg, dealloc, close) are the table's ibv-teardown-failed
         if msg.contains("ibv_open_device") {
             Failure::IbOpenFailed
+        } else if ["ibv_destroy_", "ibv_dereg_mr", "ibv_dealloc_", "ibv_close_device"].iter().any(|w| msg.contains(w)) {
+            return None;
         } else {
             Failure::IbvResource
         }
@@ -1543,6 +1550,9 @@ pub struct Analyser {
     /// aws-ofi-nccl selected a provider; how many of its no-device lines were the provider
     /// search's (`No eligible providers`, `fi_getinfo`), which a selection after them ends.
     ofi_selected: bool,
+    /// RAS's `RAS failed to establish a client listening socket at %s` (ras/client_support.cc):
+    /// its bind/listen WARN just before is RAS's own port, not the job's (it goes on).
+    ras_client_failed: usize,
     ofi_search_failed: usize,
     /// At each restart of torchrun's worker group: the failures a worker's attempt may show
     /// (its exit, a crash, a CUDA error), by index, with their count then (bounded).
@@ -1550,9 +1560,10 @@ pub struct Analyser {
     /// Inits completed when the last restart was read: the retry counts only if one more
     /// completed after it.
     init_at_restart: usize,
-    /// PyTorch's watchdog said it ends the process (`To avoid data inconsistency, we are taking
-    /// the entire process down.`): a SIGABRT after it is that end, not a crash of its own.
-    pg_abort: bool,
+    /// The ranks whose watchdog said it ends the process (`[Rank N] To avoid data
+    /// inconsistency, we are taking the entire process down.`; `u32::MAX`: no rank given): a
+    /// SIGABRT of that worker is that end, not a crash of its own (bounded).
+    pg_abort: Vec<u32>,
     /// `(rank, nranks)` of prefixed `rank R nranks N` lines (bounded).
     rank_pairs: BTreeSet<(usize, usize)>,
 }
@@ -1567,23 +1578,50 @@ fn libibverbs_missing(l: &str) -> bool {
         || has!(l, "Count not open libibverbs.so.1")
 }
 
-/// NCCL named as a program names it: in an identifier or a path (`nccl_op_test`,
-/// `libnccl.so`, `NCCLTester`, `NCCL_DEBUG`), not in prose ("nothing about NCCL here").
+/// NCCL named as a program's output names it: in an identifier or a path (`nccl_op_test`,
+/// `libnccl.so`, `NCCLTester`), not in prose ("nothing about NCCL here"), in binary data (bytes
+/// that are not UTF-8, read as U+FFFD) or in a script's settings (`export NCCL_DEBUG=INFO`, `#SBATCH`: review 3).
 fn names_nccl(l: &str) -> bool {
-    l.contains("nccl")
+    let named = l.contains("nccl")
         || memchr::memmem::find_iter(l.as_bytes(), b"NCCL")
-            .any(|i| l.as_bytes().get(i + 4).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_'))
+            .any(|i| l.as_bytes().get(i + 4).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_'));
+    let t = l.trim_start();
+    named
+        && !l.contains('\u{FFFD}')
+        && !["export ", "#SBATCH", "srun ", "NCCL_", "torchrun ", "python"].iter().any(|p| t.starts_with(p))
 }
 
-/// `[rank0]: RuntimeError: NCCL…`, `torch.distributed.DistBackendError: NCCL…`: a Python
-/// exception line (a dotted type name ending in `Error`, `: `) whose message begins `NCCL`.
-fn nccl_exception(l: &str) -> bool {
+/// Slurm stopped the job (slurmstepd/srun, `error("*** %s ON %s CANCELLED AT %s DUE TO TIME
+/// LIMIT ***")`, `… DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***`, older releases
+/// without `ON %s`; task/cgroup's `Detected %u oom-kill event(s) in …`): 1 a time limit, 2 a
+/// node failure, 3 the OOM killer. Preemption, requeue and a user's scancel are not failures
+/// of the job.
+fn slurm_stopped(l: &str) -> Option<i64> {
+    if l.contains("oom-kill event") && l.contains("Detected ") {
+        return Some(3);
+    }
+    let (_, r) = l.split_once("*** ")?;
+    let (_, why) = r.split_once(" CANCELLED AT ")?;
+    if why.contains("DUE TO TIME LIMIT") {
+        Some(1)
+    } else if why.contains("DUE TO NODE FAILURE") {
+        Some(2)
+    } else {
+        None
+    }
+}
+
+/// A Python exception line, its type and message: `[rank0]: RuntimeError: NCCL…`,
+/// `torch.distributed.DistBackendError: …`, `Exception: Capture cuda graph failed: …` (a
+/// dotted type name ending in `Error` or `Exception` at the line's start or after PyTorch's
+/// `[rankN]: `), not a logger's line that quotes one.
+fn exception(l: &str) -> Option<(&str, &str)> {
     let l = l.trim_start();
     let l = if l.starts_with("[rank") { l.split_once("]: ").map_or(l, |(_, r)| r) } else { l };
-    let Some((ty, msg)) = l.split_once(": ") else { return false };
-    ty.ends_with("Error")
-        && ty.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_')
-        && msg.starts_with("NCCL")
+    let (ty, msg) = l.split_once(": ")?;
+    ((ty.ends_with("Error") || ty.ends_with("Exception"))
+        && ty.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_'))
+    .then_some((ty, msg))
 }
 
 /// nccl-tests' CUDACHECK: `<host>: Test CUDA failure common.cu:891 '<error>'` (since 2.x),
@@ -1614,22 +1652,57 @@ impl Analyser {
         if k == Failure::OfiNoDevice && (has!(line, "No eligible providers") || has!(line, "fi_getinfo")) {
             self.ofi_search_failed += 1;
         }
-        if let Some(x) = self.f.failures.iter_mut().find(|x| x.kind == k) {
+        let i = if let Some(i) = self.f.failures.iter().position(|x| x.kind == k) {
+            let x = &mut self.f.failures[i];
             x.count += 1;
             if x.code.is_none() {
                 x.code = code;
             }
-            return;
+            Some(i)
+        } else {
+            self.record(FailureSeen {
+                kind: k,
+                line: clip(line, 300),
+                count: 1,
+                code,
+                vendor_err: vendor,
+                class: None,
+                init_completed_after: false,
+            })
+        };
+        // NCCL skips an HCA it cannot open and goes on with the others (net_ib's `continue`):
+        // followed like the table's warnings, a failure only where no init completed after it
+        // or NCCL was left with no RDMA device (finish)
+        if let Some(i) = i.filter(|_| k == Failure::IbOpenFailed) {
+            self.follow(i);
         }
-        self.record(FailureSeen {
-            kind: k,
-            line: clip(line, 300),
-            count: 1,
-            code,
-            vendor_err: vendor,
-            class: None,
-            init_completed_after: false,
-        });
+    }
+
+    /// A SIGABRT torchrun reports (`failed (exitcode: -6) local_rank: L …`, its table's
+    /// `exitcode : -6 (pid: P)`) of a worker whose watchdog announced it: local rank L among the
+    /// announced ranks (one node's numbering: another node's rank 9 is its local rank 1, so a
+    /// multi-node abort stays a crash); a table line where no unannounced SIGABRT was seen.
+    fn announced_abort(&self, l: &str) -> bool {
+        let any = self.pg_abort.contains(&u32::MAX);
+        match l.split_once("local_rank: ").and_then(|(_, r)| first_int(r)) {
+            Some(r) => any || self.pg_abort.contains(&(r as u32)),
+            None => {
+                !self.pg_abort.is_empty()
+                    && !self.f.failures.iter().any(|x| x.kind == Failure::Crash && x.code == Some(6))
+            }
+        }
+    }
+
+    /// Follow failure `i` to see whether the process that printed it completed its init after.
+    fn follow(&mut self, i: usize) {
+        if self.warned.len() < 256 {
+            // which process printed it: none known (a pasted line) keeps it a failure
+            let p = self.warn_proc.clone().unwrap_or_default();
+            self.warned.push((p, i, false));
+        } else {
+            // a process not followed may never have completed: it stays a failure
+            self.warned_unfollowed.insert(i);
+        }
     }
 
     /// A new failure, while the bound allows: its index.
@@ -1720,14 +1793,7 @@ impl Analyser {
         // (past the bound, a warning is not kept and so not followed either)
         let Some(i) = i else { return };
         if k == Failure::NcclWarning {
-            if self.warned.len() < 256 {
-                // which process printed it: none known (a pasted line) keeps it a failure
-                let p = self.warn_proc.clone().unwrap_or_default();
-                self.warned.push((p, i, false));
-            } else {
-                // a process not followed may never have completed: it stays a failure
-                self.warned_unfollowed.insert(i);
-            }
+            self.follow(i);
         }
     }
 
@@ -1854,8 +1920,8 @@ impl Analyser {
         }
         self.f.lines += 1;
         // until NCCL's first line, on every line (gated or not: the facts are the same)
-        if self.f.nccl_lines == 0 && !self.f.names_nccl && names_nccl(l) {
-            self.f.names_nccl = true;
+        if self.f.nccl_lines == 0 && self.f.names_nccl.is_none() && names_nccl(l) {
+            self.f.names_nccl = Some(clip(l.trim(), 160));
         }
         if std::mem::take(&mut self.last_error_next) {
             // PyTorch: "Last error:\n<NCCL's warning>"; the next line is NCCL's own text,
@@ -1947,7 +2013,7 @@ impl Analyser {
             gbit!("Using network"),
             gbit!("ternal Network "),
             gbit!("nccl"),
-            gbit!("Selected provider"),
+            gbit!("Selected "),
             gbit!("Bootstrap"),
             gbit!("evice found"),
             gbit!(": Using "),
@@ -1956,6 +2022,9 @@ impl Analyser {
         }
         if any(&[gbit!("set by environment"), gbit!("NCCL_")]) {
             self.env_line(l);
+        }
+        if m & gbit!("ailed") != 0 && l.contains("RAS failed to establish a client listening socket") {
+            self.ras_client_failed += 1;
         }
         if any(&[gbit!(" via ")]) {
             self.channel_line(l, is_nccl, host);
@@ -2066,9 +2135,10 @@ impl Analyser {
                 self.f.version.get_or_insert_with(|| v.to_string());
             }
         }
-        // aws-ofi-nccl: `Selected provider is cxi, fabric is cxi (found 4 nics)`, after any
-        // provider it tried and found nothing for.
-        if hasm!(l, m, "Selected provider is ") {
+        // aws-ofi-nccl: `Selected provider is cxi, fabric is cxi (found 4 nics)` (before 1.14:
+        // `Selected Provider is cxi (found 8 nics)`), after any provider it tried and found
+        // nothing for.
+        if hasm!(l, m, "Selected ") && (l.contains("Selected provider is ") || l.contains("Selected Provider is ")) {
             self.ofi_selected = true;
         }
         // NCCL before 2.6: `Using internal Network Socket`, `Using external Network <plugin>`.
@@ -2309,6 +2379,7 @@ impl Analyser {
         // ncclCommDestroy (init.cc, 2.18–2.31) prints `comm %p rank %d nranks %d cudaDev %d
         // busId %lx - Destroy COMPLETE` only after ncclCommEnsureReady returned success: the
         // communicator it destroyed had finished its init (an excerpt may have cut that line).
+        // (2.12 printed it after any error: a log that old shows its Init COMPLETE anyway.)
         let destroyed = has!(l, " nranks ") && l.contains(" - Destroy COMPLETE");
         if has!(l, "Init COMPLETE")
             || timings
@@ -2318,7 +2389,11 @@ impl Analyser {
         {
             self.f.init_complete += 1;
             self.f.init_done += usize::from(has!(l, "Init COMPLETE") || timings || destroyed);
-            self.completed(l);
+            // a destroy is per communicator and may follow a failed collective (a blocking
+            // communicator keeps no error for ncclCommEnsureReady): it follows no warning
+            if !destroyed {
+                self.completed(l);
+            }
         }
         if (has!(l, "NET/IB: ") || has!(l, "NET/IB : ")) && has!(l, " qpn ") {
             self.f.remote_peer = true;
@@ -2458,7 +2533,10 @@ impl Analyser {
         // ProcessGroupNCCL.cpp, after an error or a timeout its watchdog caught (async error
         // handling on, the default): it then calls std::abort.
         if !is_nccl && m & gbit!("ProcessGroupNCCL") != 0 && l.contains("we are taking the entire process down") {
-            self.pg_abort = true;
+            let rank = l.split_once("[Rank ").and_then(|(_, r)| first_int(r)).map_or(u32::MAX, |r| r as u32);
+            if self.pg_abort.len() < 64 && !self.pg_abort.contains(&rank) {
+                self.pg_abort.push(rank);
+            }
         }
         // Its watchdog ended the process (also as `what():` relays it without the logger's
         // prefix): a collective that timed out when the exception is a timeout's.
@@ -2495,6 +2573,10 @@ impl Analyser {
         // (cudaGetErrorString's words) and the caching allocator's `CUDA out of memory. Tried
         // to allocate …`, each after the exception's type (`torch.AcceleratorError: `,
         // `RuntimeError: `, `torch.OutOfMemoryError: `).
+        if let Some(code) = slurm_stopped(l) {
+            self.f.nccl_lines += 1;
+            self.fail(Failure::SlurmStopped, Some(code), None, l.trim());
+        }
         if has!(l, "Error: CUDA error: ") || has!(l, "Error: CUDA out of memory.") {
             self.f.nccl_lines += 1;
             let k =
@@ -2508,14 +2590,18 @@ impl Analyser {
         // communicator was aborted …`, a relay cut after `RuntimeError: NCCL`): an NCCL error
         // the framework raised (a failure where no more specific line explains it, as
         // nccl_error's).
-        if nccl_exception(l) && nccl_error(l).is_none() {
+        let exc = exception(l);
+        if exc.is_some_and(|(_, msg)| msg.starts_with("NCCL")) && nccl_error(l).is_none() {
             self.f.nccl_lines += 1;
             self.error(l.trim());
         }
-        if l.contains("Error: No CUDA GPUs are available") {
+        // (the exception itself, not a line that quotes it: a CPU-only helper of a healthy job
+        // may log its own probe's message)
+        let Some((_, msg)) = exc else { return };
+        if msg.starts_with("No CUDA GPUs are available") {
             self.f.nccl_lines += 1;
             self.fail(Failure::NoGpu, None, None, l);
-        } else if l.contains("Detected mismatch between collectives on ranks") {
+        } else if msg.contains("Detected mismatch between collectives on ranks") {
             self.f.nccl_lines += 1;
             self.fail(Failure::CollectiveMismatch, None, None, l);
         }
@@ -2541,7 +2627,7 @@ impl Analyser {
                 self.f.nccl_lines += 1;
                 // SIGABRT of a worker whose watchdog said it would end the process: it exited
                 // on the error found before, as it said it would.
-                let (k, code) = if k == Failure::Crash && code == 6 && self.pg_abort {
+                let (k, code) = if k == Failure::Crash && code == 6 && self.announced_abort(l) {
                     (Failure::WorkerExit, -6)
                 } else {
                     (k, code)
@@ -2617,6 +2703,11 @@ impl Analyser {
         f.modify_qp_errnos.dedup();
         f.networks_seen = self.networks.iter().cloned().collect();
         f.network = self.chosen_network(&f);
+        // an HCA NCCL could not open, where it then had none: that is why (not a note)
+        let no_rdma = f.ib_no_device || f.network.as_deref().is_some_and(is_tcp_name);
+        for x in f.failures.iter_mut().filter(|x| x.kind == Failure::IbOpenFailed && no_rdma) {
+            x.init_completed_after = false;
+        }
         self.drop_superseded_failures(&mut f);
         f.bootstrap_ifs = std::mem::take(&mut self.boot).into_iter().collect();
         for (w, pid) in std::mem::take(&mut self.weak_hosts) {
@@ -2688,6 +2779,12 @@ impl Analyser {
                 i += 1;
                 keep
             });
+        }
+        // RAS could not listen on its client port (another job's RAS holds it: the same port on
+        // a shared node) and went on without it: its `Call to bind failed` is not the job's.
+        if self.ras_client_failed > 0 {
+            let n = self.ras_client_failed;
+            f.failures.retain(|x| !(x.class.as_deref() == Some("socket-bind-failed") && x.count <= n));
         }
         // A provider selected: the search's misses on the way were not the failure; any other
         // no-device line (no protocol worked, the plugin failed to initialise) still is.

@@ -312,8 +312,14 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "collective-mismatch",
         message: "Detected mismatch between collectives on ranks (PyTorch) / collective mismatch error / NET/Socket : … message truncated (NCCL)",
-        meaning: "ranks ran different collectives, or the same one with different counts or dtypes, or with different NCCL settings (NCCL_PROTO, NCCL_ALGO): the program or its environment differs between ranks, not the network",
+        meaning: "ranks ran different collectives, or the same one with different counts or dtypes, or with different NCCL settings (NCCL_PROTO, NCCL_ALGO): most often the program or its NCCL_* environment differs between ranks (NCCL's socket variant can also come from a corrupted connection)",
         fix: "make every rank call the same collectives in the same order with the same shapes (TORCH_DISTRIBUTED_DEBUG=DETAIL names them); give every rank the same NCCL_* variables (compare the `set by environment` lines of each host)",
+    },
+    Rule {
+        id: "slurm-stopped",
+        message: "slurmstepd: error: *** JOB|STEP … CANCELLED AT … DUE TO TIME LIMIT / DUE TO NODE FAILURE … *** / Detected N oom-kill event(s)",
+        meaning: "Slurm stopped the job: at its time limit (a job that should have ended sooner hung, and its last lines say where), because a node failed (slurmctld's log names it), or its cgroup's OOM killer killed processes (the job's host memory ran out)",
+        fix: "time limit: find where the output stopped (NCCL's init, a collective) and give collectives a timeout shorter than the limit (init_process_group(timeout=…), TORCH_NCCL_ASYNC_ERROR_HANDLING) so a hang fails with its cause; node failure: `scontrol show node`, drain it; OOM: ask for more memory (--mem) or make the data loaders smaller",
     },
     Rule {
         id: "cuda-failure",
@@ -604,6 +610,13 @@ fn failure_findings(node: &Node, plan: &Plan, log: &LogFacts, same_node: bool, l
         let ev = Some(fs.line.clone());
         if fs.kind == crate::nccl::log::Failure::NcclWarning {
             nccl_warning_finding(&mut findings, fs, log);
+        } else if fs.kind == crate::nccl::log::Failure::SlurmStopped {
+            let problem = match fs.code {
+                Some(1) => "Slurm cancelled the job at its time limit",
+                Some(2) => "Slurm cancelled the job: a node failed",
+                _ => "Slurm's OOM killer killed processes of the job",
+            };
+            push(&mut findings, "slurm-stopped", problem, None, ev);
         } else if let Some((id, problem)) = plain_failure(fs.kind) {
             push(&mut findings, id, problem, None, ev);
         } else {
@@ -644,6 +657,7 @@ fn plain_failure(kind: crate::nccl::log::Failure) -> Option<(&'static str, &'sta
         F::Crash => ("crash", "a process crashed"),
         F::WorkerExit => ("worker-exit", "a worker process exited with an error"),
         F::CudaFailure
+        | F::SlurmStopped
         | F::QpInvalid
         | F::QpUnreachable
         | F::QpOther
@@ -889,7 +903,12 @@ fn node_count(
     if let Some(n) = log.nnodes.filter(|n| *n > 0) {
         return (Some(n), format!("NCCL: nNodes {n}"));
     }
-    if let Some((ranks, hosts)) = log.rank_table.filter(|(r, h)| *r > 0 && *h > 0) {
+    // nccl-tests' rank table, where the rest of the log agrees with it (review 3: a table whose
+    // rank-1 line an excerpt cut read as one node, beside two hosts' lines over NET/Socket)
+    let agrees = |r: usize, h: usize| {
+        log.nranks.is_none_or(|n| n == r) && h >= log.hosts.len() && (h > 1 || !log.crossed_network())
+    };
+    if let Some((ranks, hosts)) = log.rank_table.filter(|(r, h)| *r > 0 && *h > 0 && agrees(*r, *h)) {
         return (Some(hosts), format!("nccl-tests: {ranks} rank(s) on {hosts} host(s)"));
     }
     if log.hosts.len() > 1 {
@@ -1058,7 +1077,7 @@ fn scope(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measured>, 
     let (nodes, nodes_evidence) = node_count(node, same_node, log, measured, ci);
     let healthy = !plan.hcas.is_empty();
     let (expect_rdma, mut expected, mut expected_from, expected_by_log) = expectation(node, plan, log, ci, same_node);
-    if expected_by_log && nodes == Some(1) {
+    if expected_by_log && nodes == Some(1) && log.hosts.len() <= 1 && !log.crossed_network() {
         // the log's own expectation is of a job over several nodes; this one is not
         expected = "any";
         expected_from = format!("the log: one node ({nodes_evidence}), which sends nothing over a network");
@@ -1552,7 +1571,20 @@ fn bandwidth_findings(
 /// 15, herring-onboarding: one rank, `NET/OFI Only EFA provider is supported`, Init COMPLETE).
 fn unused_network_notes(s: &Scope, log: &LogFacts, findings: &mut Vec<Finding>, notes: &mut Vec<String>) {
     const UNUSED: [&str; 4] = ["ofi-no-device", "ib-open-failed", "roce-gid", "no-oob-interface"];
-    if s.nodes != Some(1) || log.init_done == 0 {
+    // Slurm's time limit after NCCL's init: the job ran; whether it should have ended sooner is
+    // not in NCCL's lines (a training run that ends at its limit is one too)
+    if log.init_done > 0 {
+        findings.retain(|f| {
+            let after = f.id == "slurm-stopped" && f.problem.contains("time limit");
+            if after {
+                notes.push(format!("{} after NCCL's init completed: if the job should have ended sooner, it hung after the init (its last lines say where)", f.problem));
+            }
+            !after
+        });
+    }
+    // one node by evidence nothing in the log contradicts: at most one host, no channel over
+    // a network (review 3: a cut rank table read as one node; NET/Socket channels on one node)
+    if s.nodes != Some(1) || log.init_done == 0 || log.hosts.len() > 1 || log.crossed_network() {
         return;
     }
     findings.retain(|f| {
@@ -1574,7 +1606,7 @@ fn rank(findings: &mut [Finding]) {
     findings.sort_by_key(|f| match f.id {
         // A bootstrap interface other nodes cannot reach explains everything after it: the
         // connections that fail, the fallbacks, the timeouts.
-        "bootstrap-interface" => 0,
+        "bootstrap-interface" => -1,
         "unknown-warning" | "worker-exit" => 3,
         // NCCL's table classes: a failure of its own is a root cause; one its sources call
         // secondary (its cause names an earlier WARN) follows from another.
@@ -1582,6 +1614,7 @@ fn rank(findings: &mut [Finding]) {
         "remote-exit" | "collective-timeout" | "nccl-error" | "completion-error" | "slow" | "ofi-abort" => 2,
         // A process that died of a signal: what the degradations found beside it do not explain.
         "crash"
+        | "slurm-stopped"
         | "socket-between-nodes"
         | "no-gdr"
         | "gdr-partial"

@@ -327,6 +327,12 @@ fn every_rule_is_asserted_by_a_test() {
         ("ibv-fatal", warn("NET/IB : mlx5_0:1 async fatal event: local catastrophic error"), vec![]),
         ("incompatible-devices", warn("NET/IB : Unable to open device mlx5_0: incompatible devices"), vec![]),
         ("no-oob-interface", warn("NET/IB : No IP interface found."), vec![]),
+        // slurmstepd's error() when a node of the job failed
+        (
+            "slurm-stopped",
+            "slurmstepd: error: *** JOB 5 ON n1 CANCELLED AT 2025-01-01T00:00:00 DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***\n".into(),
+            vec![],
+        ),
         // misc/ibvwrap.cc (2.18–2.31) and net_ib.cc's `NET/IB : Unable to open device %s`
         ("ib-open-failed", format!("{sockets}{}", warn("Call to ibv_open_device failed")), vec![]),
         ("ib-open-failed", warn("NET/IB : Unable to open device mlx5_5"), vec![]),
@@ -578,7 +584,14 @@ fn thin_input_is_read_for_what_it_holds() {
     let paddle = "[10:08:19] [Step 1/1] /paddle/paddle/fluid/operators/nccl_op_test.cu.cc:237: Failure\n[10:08:19] [Step 1/1] [ FAILED ] NCCLTester.ncclReduceOp (9 ms)\n";
     let (rc, v) = judge("paddle.log", paddle);
     assert_eq!(rc, Some(3), "{v}");
-    assert!(v.contains("names NCCL but holds none of its lines"), "{v}");
+    assert!(v.contains("names NCCL ('[10:08:19] [Step 1/1] /paddle/paddle/fluid/operators/nccl_op_test.cu.cc:237: Failure') but holds none of its lines"), "{v}");
+    // a script that sets NCCL's variables, or binary data, is not a thin log (review 3)
+    let (rc, v) =
+        judge("job.sh", "#!/bin/bash\n#SBATCH -N 2\nexport NCCL_DEBUG=INFO\nsrun python train.py --backend nccl\n");
+    assert_eq!(rc, Some(2), "{v}");
+    let blob = t.path().join("blob.bin");
+    std::fs::write(&blob, b"\xff\xfe\x00libnccl.so.2\x9c\n").unwrap();
+    assert_eq!(ibwire(&["verify", "--from-log", blob.to_str().unwrap()]).status.code(), Some(2));
     let header = "# Collective test starting: all_reduce_perf\n# Using devices\n# Rank 0 Group 0 Pid 1 on test-17 device 0 [0000:0a:00] NVIDIA H200\n# Rank 1 Group 0 Pid 2 on test-17 device 1 [0000:18:00] NVIDIA H200\n";
     let (rc, v) = judge("header.log", header);
     assert_eq!(rc, Some(3), "{v}");
@@ -589,4 +602,97 @@ fn thin_input_is_read_for_what_it_holds() {
         let (rc, v) = judge("one.log", &format!("{l}\n"));
         assert_eq!(rc == Some(1), want, "{l}: {v}");
     }
+}
+
+/// Review 3 of the day's changes (each input built from its producer's format): a node count
+/// that the rest of the log contradicts, a clean destroy that follows no warning, an HCA NCCL
+/// skips, the secondary classes and the bootstrap interface first, an abort announced by
+/// another rank, an exception quoted by a healthy helper, RAS's own port, aws-ofi-nccl's older
+/// `Selected Provider`, and Slurm's stop lines.
+#[test]
+fn review_3_cases() {
+    let t = tempfile::tempdir().unwrap();
+    let judge = |name: &str, text: &str| -> (Option<i32>, Value) {
+        let f = t.path().join(name);
+        std::fs::write(&f, text).unwrap();
+        let o = ibwire(&["verify", "--from-log", f.to_str().unwrap(), "--json"]);
+        (o.status.code(), serde_json::from_slice(&o.stdout).unwrap())
+    };
+    let ids = |v: &Value| -> Vec<String> {
+        v["findings"].as_array().unwrap().iter().map(|f| f["id"].as_str().unwrap().to_string()).collect()
+    };
+    // C1: a rank table cut to one host, two hosts on NET/Socket, an HCA not opened: not ok
+    let two = "#  Rank  0 Group  0 Pid 1 on a device  0 [0x01] A10G\n[...]\n\
+               a:1:1 [0] misc/ibvwrap.cc:1 NCCL WARN Call to ibv_open_device failed\n\
+               a:1:1 [0] NCCL INFO Using network Socket\nb:2:2 [0] NCCL INFO Using network Socket\n\
+               a:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/Socket/0\n\
+               b:2:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/Socket/0\n\
+               a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n\
+               b:2:2 [0] NCCL INFO comm 0x2 rank 1 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n";
+    let (rc, v) = judge("c1.log", two);
+    assert_eq!((rc, v["nodes"].as_u64()), (Some(1), Some(2)), "{v}");
+    assert_eq!(ids(&v)[0], "ib-open-failed", "{v}");
+    // H1: a warning after the init, then a clean destroy: still what failed
+    let one = "h:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 1 nNodes 1 localRanks 1 localRank 0\n\
+               h:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 1 cudaDev 0 busId 1000 - Init COMPLETE\n\
+               h:1:1 [0] transport/shm.cc:1 NCCL WARN Error: failed to extend /dev/shm/nccl-3Hf2Qa to 9637892 bytes, error: No space left on device (28)\n\
+               h:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 1 cudaDev 0 busId 1000 - Destroy COMPLETE\n";
+    let (rc, v) = judge("h1.log", one);
+    assert_eq!(rc, Some(1), "{v}");
+    // H2: NCCL skips an HCA it cannot open and runs on the others with GPUDirect: ok
+    let ib = "a:1:1 [0] transport/net_ib.cc:1 NCCL WARN NET/IB : Unable to open device mlx5_4\n\
+              a:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_2:1/IB ; OOB eth0:10.0.0.1<0>\n\
+              b:2:2 [0] NCCL INFO NET/IB : Using [0]mlx5_2:1/IB ; OOB eth0:10.0.0.2<0>\n\
+              a:1:1 [0] NCCL INFO Using network IB\nb:2:2 [0] NCCL INFO Using network IB\n\
+              a:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\n\
+              b:2:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/IB/0/GDRDMA\n\
+              a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n\
+              b:2:2 [0] NCCL INFO comm 0x2 rank 1 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n";
+    let (rc, v) = judge("h2.log", ib);
+    assert_eq!(rc, Some(0), "{v}");
+    // M1: a teardown class after a crash ranks below it
+    let crash = "[h:12345] *** Process received signal ***\n[h:12345] Signal: Segmentation fault (11)\n\
+                 h:1:1 [0] transport/shm.cc:1 NCCL WARN munmap of shared memory 0x7f size 9637892 failed, error: Invalid argument\n";
+    let (_, v) = judge("m1.log", crash);
+    assert_eq!(ids(&v)[0], "crash", "{v}");
+    // M2: rank 1 announced its abort; local rank 0 died of SIGABRT on its own: a crash
+    let abort = "[rank1]:[E1206 07:48:14.9 ProcessGroupNCCL.cpp:689] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE) ran for 20004 milliseconds before timing out.\n\
+                 [rank1]:[E1206 07:48:59.8 ProcessGroupNCCL.cpp:764] [Rank 1] To avoid data inconsistency, we are taking the entire process down.\n\
+                 E1206 07:48:59.854000 935 torch/distributed/elastic/multiprocessing/api.py:986] failed (exitcode: -6) local_rank: 0 (pid: 957) of binary: /usr/bin/python\n";
+    let (_, v) = judge("m2.log", abort);
+    assert_eq!(ids(&v)[0], "crash", "{v}");
+    let (_, v) = judge("m2b.log", &abort.replace("local_rank: 0", "local_rank: 1"));
+    assert!(!ids(&v).contains(&"crash".to_string()), "{v}");
+    // M3: a helper's warning that quotes the exception is no failure of the job
+    let healthy = "h:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 1 nNodes 1 localRanks 1 localRank 0\n\
+                   h:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 1 cudaDev 0 busId 1000 - Init COMPLETE\n";
+    let (rc, v) = judge("m3.log", &format!("{healthy}WARNING:datasets:GPU probe failed (RuntimeError: No CUDA GPUs are available); tokenizing on CPU\n"));
+    assert_eq!(rc, Some(0), "{v}");
+    // RAS's client port held by another job (ras/client_support.cc), then the job goes on
+    let ras = "h:1:1 [0] ras/client_support.cc:160 NCCL WARN Call to bind failed: Address already in use\n\
+               h:1:1 [0] NCCL INFO RAS failed to establish a client listening socket at localhost:28028\n";
+    let (rc, v) = judge("ras.log", &format!("{ras}{healthy}"));
+    assert_eq!(rc, Some(0), "{v}");
+    // aws-ofi-nccl before 1.14: `Selected Provider is cxi` ends the provider search's misses
+    let ofi = "a:1:1 [0] nccl_net_ofi_rdma_init:7737 NCCL WARN NET/OFI OFI fi_getinfo() call failed: Function not implemented\n\
+               a:1:1 [0] NCCL INFO NET/OFI Selected Provider is cxi (found 8 nics)\n";
+    let (_, v) = judge("ofi.log", &format!("{ofi}{healthy}"));
+    assert!(!ids(&v).contains(&"ofi-no-device".to_string()), "{v}");
+    // Slurm's stop lines (slurmstepd's error() formats)
+    let tl = " 0: slurmstepd: error: *** STEP 8384637.13 ON nid001044 CANCELLED AT 2023-05-02T03:58:46 DUE TO TIME LIMIT ***\n";
+    let (rc, v) = judge("tl.log", tl);
+    assert_eq!((rc, ids(&v)), (Some(1), vec!["slurm-stopped".to_string()]), "{v}");
+    let (rc, v) = judge("tl-after.log", &format!("{healthy}{tl}"));
+    assert_eq!(rc, Some(0), "{v}");
+    assert!(v["notes"][0].as_str().unwrap().contains("time limit after NCCL's init completed"), "{v}");
+    let oom = "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=12.0. Some of your processes may have been killed by the cgroup out-of-memory handler.\n";
+    let (rc, v) = judge("oom.log", &format!("{healthy}{oom}"));
+    assert_eq!((rc, ids(&v)), (Some(1), vec!["slurm-stopped".to_string()]), "{v}");
+    let (rc, _) = judge(
+        "preempt.log",
+        &format!(
+            "{healthy}slurmstepd: error: *** JOB 5 ON n1 CANCELLED AT 2025-01-01T00:00:00 DUE TO PREEMPTION ***\n"
+        ),
+    );
+    assert_eq!(rc, Some(0));
 }
