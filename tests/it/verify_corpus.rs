@@ -524,12 +524,7 @@ fn troubleshooting_coverage_is_the_warn_table() {
 #[test]
 fn one_node_needs_no_network_and_a_clean_destroy_shows_the_init_done() {
     let t = tempfile::tempdir().unwrap();
-    let judge = |name: &str, text: &str| -> (Option<i32>, Value) {
-        let f = t.path().join(name);
-        std::fs::write(&f, text).unwrap();
-        let o = ibwire(&["verify", "--from-log", f.to_str().unwrap(), "--json"]);
-        (o.status.code(), serde_json::from_slice(&o.stdout).unwrap())
-    };
+    let judge = |name: &str, text: &str| judge_in(t.path(), name, text);
     let ofi = "h:104:104 [0] ofi_init:1134 NCCL WARN NET/OFI Only EFA provider is supported\n\
                h:104:104 [0] NCCL INFO NET/IB : No device found.\n\
                h:104:104 [0] NCCL INFO Using network Socket\n";
@@ -571,11 +566,9 @@ fn one_node_needs_no_network_and_a_clean_destroy_shows_the_init_done() {
 #[test]
 fn thin_input_is_read_for_what_it_holds() {
     let t = tempfile::tempdir().unwrap();
-    let judge = |name: &str, text: &str| -> (Option<i32>, String) {
-        let f = t.path().join(name);
-        std::fs::write(&f, text).unwrap();
-        let o = ibwire(&["verify", "--from-log", f.to_str().unwrap(), "--json"]);
-        (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned())
+    let judge = |name: &str, text: &str| {
+        let (rc, v) = judge_in(t.path(), name, text);
+        (rc, serde_json::to_string_pretty(&v).unwrap())
     };
     let ray = "  File \"/x/torch/nn/parallel/distributed.py\", line 578, in __init__\n    dist._verify_model_across_ranks(self.process_group, parameters)\nRuntimeError: NCCL\n";
     let (rc, v) = judge("ray.log", ray);
@@ -612,12 +605,7 @@ fn thin_input_is_read_for_what_it_holds() {
 #[test]
 fn review_3_cases() {
     let t = tempfile::tempdir().unwrap();
-    let judge = |name: &str, text: &str| -> (Option<i32>, Value) {
-        let f = t.path().join(name);
-        std::fs::write(&f, text).unwrap();
-        let o = ibwire(&["verify", "--from-log", f.to_str().unwrap(), "--json"]);
-        (o.status.code(), serde_json::from_slice(&o.stdout).unwrap())
-    };
+    let judge = |name: &str, text: &str| judge_in(t.path(), name, text);
     let ids = |v: &Value| -> Vec<String> {
         v["findings"].as_array().unwrap().iter().map(|f| f["id"].as_str().unwrap().to_string()).collect()
     };
@@ -695,4 +683,12 @@ fn review_3_cases() {
         ),
     );
     assert_eq!(rc, Some(0));
+}
+
+/// `verify --from-log --json` on `text` written to `dir/name`: its exit code and its report.
+fn judge_in(dir: &Path, name: &str, text: &str) -> (Option<i32>, Value) {
+    let f = dir.join(name);
+    std::fs::write(&f, text).unwrap();
+    let o = ibwire(&["verify", "--from-log", f.to_str().unwrap(), "--json"]);
+    (o.status.code(), serde_json::from_slice(&o.stdout).unwrap_or(Value::Null))
 }
