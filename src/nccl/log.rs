@@ -372,6 +372,10 @@ pub struct LogFacts {
     /// (a framework's test or traceback): the input is about NCCL, thin, not "not a log".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub names_nccl: Option<String>,
+    /// The first Python exception a worker raised (`[rank0]: ValueError: …`), torchrun's own
+    /// `ChildFailedError` aside: what a worker's non-zero exit was, where NCCL's lines say nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exception: Option<String>,
     /// Per host (only lines with a `host:pid:tid` prefix), for logs several nodes wrote.
     #[serde(default, skip_serializing)]
     pub per_host: BTreeMap<String, HostView>,
@@ -1612,16 +1616,15 @@ fn slurm_stopped(l: &str) -> Option<i64> {
 }
 
 /// A Python exception line, its type and message: `[rank0]: RuntimeError: NCCL…`,
-/// `torch.distributed.DistBackendError: …`, `Exception: Capture cuda graph failed: …` (a
-/// dotted type name ending in `Error` or `Exception` at the line's start or after PyTorch's
-/// `[rankN]: `), not a logger's line that quotes one.
+/// `torch.distributed.DistBackendError: …` (a dotted type name ending in `Error` at the line's
+/// start or after PyTorch's `[rankN]: `; the gate passes it by `rror`), not a logger's line
+/// that quotes one.
 fn exception(l: &str) -> Option<(&str, &str)> {
     let l = l.trim_start();
     let l = if l.starts_with("[rank") { l.split_once("]: ").map_or(l, |(_, r)| r) } else { l };
     let (ty, msg) = l.split_once(": ")?;
-    ((ty.ends_with("Error") || ty.ends_with("Exception"))
-        && ty.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_'))
-    .then_some((ty, msg))
+    (ty.ends_with("Error") && ty.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_'))
+        .then_some((ty, msg))
 }
 
 /// nccl-tests' CUDACHECK: `<host>: Test CUDA failure common.cu:891 '<error>'` (since 2.x),
@@ -2591,6 +2594,11 @@ impl Analyser {
         // the framework raised (a failure where no more specific line explains it, as
         // nccl_error's).
         let exc = exception(l);
+        if let Some((ty, msg)) = exc
+            .filter(|(ty, m)| self.f.exception.is_none() && !m.trim().is_empty() && !ty.ends_with("ChildFailedError"))
+        {
+            self.f.exception = Some(clip(&format!("{ty}: {}", msg.trim()), 200));
+        }
         if exc.is_some_and(|(_, msg)| msg.starts_with("NCCL")) && nccl_error(l).is_none() {
             self.f.nccl_lines += 1;
             self.error(l.trim());

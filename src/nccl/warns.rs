@@ -103,6 +103,10 @@ fn score(r: &Row, msg: &str) -> Option<usize> {
                 return None;
             }
             at = p.len();
+        } else if at == msg.len() && k + 1 == r.pieces.len() && (*p == "'" || *p == "\"") {
+            // a `%c` that printed a line break (xml.cc's `expected %c, got '%c'` on a file cut
+            // mid-tag) leaves the closing quote on the next line: the message ends before it
+            break;
         } else {
             at += msg[at..].find(p)? + p.len();
         }
@@ -196,6 +200,14 @@ mod tests {
                 assert!(class(r.class).is_some(), "class {} of {:?} has no cause/fix row", r.class, r.format);
             }
         }
+    }
+
+    #[test]
+    fn a_quote_cut_by_a_printed_line_break_still_finds_its_format() {
+        // device set 7: a truncated NCCL_TOPO_FILE, `graph/xml.cc:175 NCCL WARN XML Parse :
+        // expected >, got '` then a line with the quote alone
+        assert_eq!(lookup("XML Parse : expected >, got '").map(|r| r.class), Some("topo-xml"));
+        assert_eq!(lookup("XML Parse : expected >, got 'x'").map(|r| r.class), Some("topo-xml"));
     }
 
     #[test]

@@ -610,6 +610,10 @@ fn failure_findings(node: &Node, plan: &Plan, log: &LogFacts, same_node: bool, l
         let ev = Some(fs.line.clone());
         if fs.kind == crate::nccl::log::Failure::NcclWarning {
             nccl_warning_finding(&mut findings, fs, log);
+        } else if fs.kind == crate::nccl::log::Failure::WorkerExit {
+            // the worker's own exception, where the log holds one (device set 7: a ValueError)
+            let detail = log.exception.as_ref().map(|e| format!("the first exception in the log: {e}"));
+            push(&mut findings, "worker-exit", "a worker process exited with an error", detail, ev);
         } else if fs.kind == crate::nccl::log::Failure::SlurmStopped {
             let problem = match fs.code {
                 Some(1) => "Slurm cancelled the job at its time limit",
@@ -655,8 +659,8 @@ fn plain_failure(kind: crate::nccl::log::Failure) -> Option<(&'static str, &'sta
         F::CollNet => ("collnet", "SHARP/CollNet could not start"),
         F::TopologyFile => ("topology-file", "a topology file that does not fit"),
         F::Crash => ("crash", "a process crashed"),
-        F::WorkerExit => ("worker-exit", "a worker process exited with an error"),
         F::CudaFailure
+        | F::WorkerExit
         | F::SlurmStopped
         | F::QpInvalid
         | F::QpUnreachable

@@ -23,6 +23,8 @@ does). IBWIRE_CASE picks what to break:
   ordinal      every rank takes GPU LOCAL_RANK (torch.cuda.set_device(rank)) on a one-GPU machine
   killinit     rank 1 SIGKILLs itself after joining the process group, before NCCL's first
                communicator (made lazily at the first collective)
+  newgroup     a second communicator (dist.new_group of every rank) and an all-reduce on it
+  pyerr        the last rank raises ValueError in its own code after init (a job's own bug)
 IBWIRE_RANK1_ENV ("K=V K2=V2") is set in rank 1's environment only, before its init (settings
 that differ between ranks).
 """
@@ -101,6 +103,12 @@ if case == "sendrecv":
     for r in reqs:
         r.wait()
     torch.cuda.synchronize()
+if case == "newgroup":
+    g = dist.new_group(list(range(dist.get_world_size())))
+    dist.all_reduce(x, group=g)
+    torch.cuda.synchronize()
+if case == "pyerr" and rank == dist.get_world_size() - 1:
+    raise ValueError("bad batch: expected 4 dimensions, got 3")
 for i in range(3):
     if case == "skip" and rank == 1 and i == 0:
         continue

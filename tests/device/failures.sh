@@ -107,6 +107,17 @@ for c in ${CASES:-$all}; do case $c in
   single-ifname-missing) NPROC=1 run single-ifname-missing IBWIRE_CASE=ok NCCL_SOCKET_IFNAME==nonexist0 ;;
   single-plugin-none) NPROC=1 run single-plugin-none IBWIRE_CASE=ok NCCL_NET_PLUGIN=none ;;
   single-nonblocking) NPROC=1 run single-nonblocking IBWIRE_CASE=ok TORCH_NCCL_USE_COMM_NONBLOCKING=1 ;;
+  # Cases added for issue 38, set 7 (2026-12-06):
+  ras-port-taken)
+    # another program holds RAS's client port (localhost:28028) without SO_REUSEPORT
+    timeout 60 python3 -c 'import socket,time;s=socket.socket();s.bind(("127.0.0.1",28028));s.listen();time.sleep(50)' & hp=$!
+    sleep 2; NPROC=1 run ras-port-taken IBWIRE_CASE=ok; kill $hp 2>/dev/null; wait $hp 2>/dev/null ;;
+  single-newgroup) NPROC=1 run single-newgroup IBWIRE_CASE=newgroup ;;
+  single-pyerr) NPROC=1 run single-pyerr IBWIRE_CASE=pyerr ;;
+  topo-file-garbage)
+    printf '<system version="1">\n<cpu numaid="0" affinity="ff"\n<pci busid=' > "$W/bad-topo.xml"
+    NPROC=1 run topo-file-garbage IBWIRE_CASE=ok NCCL_TOPO_FILE="$W/bad-topo.xml" ;;
+  single-ras-off-all) NPROC=1 run single-ras-off-all IBWIRE_CASE=ok NCCL_RAS_ENABLE=0 NCCL_DEBUG_SUBSYS=ALL ;;
 esac; done
 mkdir -p "$OUT"; tar -C "$W" -czf "$OUT/failures.tgz" failures; rm -rf "$W"
 ls -la "$OUT"
