@@ -613,7 +613,7 @@ pub const GATE: &[&str] = &[
     "evice found",
     "userspace device",
     "Got c",
-    "Got CQE",
+    "*** SIG",
     "reset by peer",
     "Broken pipe",
     "remote process",
@@ -1613,6 +1613,25 @@ fn slurm_stopped(l: &str) -> Option<i64> {
     } else {
         None
     }
+}
+
+/// The signal of abseil's or glog's crash banner (`*** SIGSEGV received at time=…`, `*** SIGBUS
+/// (@0x…) received by PID …`): its number, for the signals that are a crash.
+fn signal_banner(l: &str) -> Option<i64> {
+    let (_, r) = l.split_once("*** SIG")?;
+    let name: String = r.chars().take_while(|c| c.is_ascii_uppercase()).collect();
+    if !(r[name.len()..].starts_with(" received at time=") || r[name.len()..].starts_with(" (@")) {
+        return None;
+    }
+    Some(match name.as_str() {
+        "SEGV" => 11,
+        "ABRT" => 6,
+        "BUS" => 7,
+        "FPE" => 8,
+        "ILL" => 4,
+        "TRAP" => 5,
+        _ => return None,
+    })
 }
 
 /// A Python exception line, its type and message: `[rank0]: RuntimeError: NCCL…`,
@@ -2630,6 +2649,16 @@ impl Analyser {
         // retrieveDesyncReport) is a collective that timed out; an NCCL error in it is read
         // as one by nccl_error.
         self.process_group_lines(l, is_nccl, m);
+        // abseil's failure signal handler (JAX, XLA, TensorFlow, …): `*** %s received at time=%ld
+        // on cpu %d ***`; glog's `*** SIGSEGV (@0x0) received by PID %d (TID …) from PID %d;
+        // stack trace: ***`. SIGTERM is a stop from outside, not a crash.
+        if !is_nccl && m & gbit!("*** SIG") != 0 {
+            if let Some(n) = signal_banner(l) {
+                self.f.nccl_lines += 1;
+                let k = if n == 6 && self.announced_abort(l) { Failure::WorkerExit } else { Failure::Crash };
+                self.fail(k, Some(if k == Failure::WorkerExit { -6 } else { n }), None, l.trim());
+            }
+        }
         if !is_nccl && m & (gbit!("ailed") | gbit!("ignal") | gbit!("exitcode")) != 0 {
             if let Some((k, code)) = torchrun_failure(l) {
                 self.f.nccl_lines += 1;
@@ -3597,6 +3626,20 @@ mod tests {
     /// c10's `No CUDA GPUs are available`, cudaErrorNoDevice's words, ProcessGroupWrapper's
     /// `Detected mismatch between collectives on ranks. Rank %d is running collective: …`, and
     /// ProcessGroupNCCL's abort after an error (a SIGABRT it announced is no crash of its own).
+    /// abseil's and glog's crash banners (held-out set 18, nccl#2213: `*** SIGSEGV received at
+    /// time=1775734074 on cpu 19 ***`); a SIGTERM banner is no crash.
+    #[test]
+    fn crash_banners_of_abseil_and_glog() {
+        let kind = |t: &str| analyse(t).failures.first().map(|x| (x.kind, x.code));
+        assert_eq!(kind("*** SIGSEGV received at time=1775734074 on cpu 19 ***\n"), Some((Failure::Crash, Some(11))));
+        assert_eq!(
+            kind("*** SIGBUS (@0x7f00) received by PID 1234 (TID 0x7f1) from PID 0; stack trace: ***\n"),
+            Some((Failure::Crash, Some(7)))
+        );
+        assert_eq!(kind("*** SIGTERM received at time=1775734074 on cpu 3 ***\n"), None);
+        assert_eq!(kind("see *** SIGSEGV handling *** in the docs\n"), None);
+    }
+
     #[test]
     fn no_gpu_mismatch_and_the_watchdogs_abort() {
         let kind = |t: &str| analyse(t).failures.first().map(|x| x.kind);
