@@ -1551,6 +1551,14 @@ pub struct Analyser {
     warned: Vec<(String, usize, bool)>,
     /// Failures printed by more processes than `warned` follows.
     warned_unfollowed: BTreeSet<usize>,
+    /// Processes (`host:pid`) that completed an init (bounded): a warning one prints after it
+    /// (a lazy connection, a later communicator) is not followed by a later completion
+    /// (review 4: a /dev/shm full after Init COMPLETE, then a split's Init COMPLETE).
+    done_procs: BTreeSet<String>,
+    /// The WARN being read is RAS's own (`ras/client_support.cc:`), and the failures such
+    /// warnings were recorded under, with how many (review 4: a count alone dropped the job's).
+    ras_line: bool,
+    ras_origin: Vec<(usize, usize)>,
     /// aws-ofi-nccl selected a provider; how many of its no-device lines were the provider
     /// search's (`No eligible providers`, `fi_getinfo`), which a selection after them ends.
     ofi_selected: bool,
@@ -1592,7 +1600,21 @@ fn names_nccl(l: &str) -> bool {
     let t = l.trim_start();
     named
         && !l.contains('\u{FFFD}')
-        && !["export ", "#SBATCH", "srun ", "NCCL_", "torchrun ", "python"].iter().any(|p| t.starts_with(p))
+        && !["export ", "#SBATCH", "srun ", "NCCL_", "torchrun ", "python ", "python3 "]
+            .iter()
+            .any(|p| t.starts_with(p))
+}
+
+/// An HCA NCCL could not open stays the cause where NCCL was then left with no RDMA device,
+/// or its host with fewer HCA ports than another (review 4: half the rails); elsewhere NCCL
+/// skipped it and a completed init makes it a note.
+fn ib_open_kept(f: &mut LogFacts) {
+    let ports = || f.per_host.values().map(|v| v.ib_ports).filter(|p| *p > 0);
+    let uneven = ports().min() != ports().max();
+    let no_rdma = f.ib_no_device || f.network.as_deref().is_some_and(is_tcp_name) || uneven;
+    for x in f.failures.iter_mut().filter(|x| x.kind == Failure::IbOpenFailed && no_rdma) {
+        x.init_completed_after = false;
+    }
 }
 
 /// Slurm stopped the job (slurmstepd/srun, `error("*** %s ON %s CANCELLED AT %s DUE TO TIME
@@ -1601,7 +1623,13 @@ fn names_nccl(l: &str) -> bool {
 /// node failure, 3 the OOM killer. Preemption, requeue and a user's scancel are not failures
 /// of the job.
 fn slurm_stopped(l: &str) -> Option<i64> {
-    if l.contains("oom-kill event") && l.contains("Detected ") {
+    // cgroup v1 `Detected %u oom-kill event(s) in %s`, task/cgroup v2 `Detected %lu oom_kill
+    // event%s in %ps. Some of the step tasks have been OOM Killed.`, srun's `%s: task %d: Out
+    // Of Memory`
+    if (l.contains("oom-kill event") || l.contains("oom_kill event")) && l.contains("Detected ") {
+        return Some(3);
+    }
+    if l.contains("srun: error: ") && l.ends_with(": Out Of Memory") {
         return Some(3);
     }
     let (_, r) = l.split_once("*** ")?;
@@ -1707,7 +1735,12 @@ impl Analyser {
     fn announced_abort(&self, l: &str) -> bool {
         let any = self.pg_abort.contains(&u32::MAX);
         match l.split_once("local_rank: ").and_then(|(_, r)| first_int(r)) {
-            Some(r) => any || self.pg_abort.contains(&(r as u32)),
+            // its own rank announced; or several announced, none in this worker's numbering
+            // (one node's log of another node's global ranks: 8–15 against local ranks 0–7)
+            Some(r) => {
+                let r = r as u32;
+                any || self.pg_abort.contains(&r) || (self.pg_abort.len() > 1 && self.pg_abort.iter().all(|a| *a > r))
+            }
             None => {
                 !self.pg_abort.is_empty()
                     && !self.f.failures.iter().any(|x| x.kind == Failure::Crash && x.code == Some(6))
@@ -1717,7 +1750,8 @@ impl Analyser {
 
     /// Follow failure `i` to see whether the process that printed it completed its init after.
     fn follow(&mut self, i: usize) {
-        if self.warned.len() < 256 {
+        let after_init = self.warn_proc.as_ref().is_some_and(|p| self.done_procs.contains(p));
+        if self.warned.len() < 256 && !after_init {
             // which process printed it: none known (a pasted line) keeps it a failure
             let p = self.warn_proc.clone().unwrap_or_default();
             self.warned.push((p, i, false));
@@ -1814,6 +1848,13 @@ impl Analyser {
         };
         // (past the bound, a warning is not kept and so not followed either)
         let Some(i) = i else { return };
+        if self.ras_line {
+            if let Some(r) = self.ras_origin.iter_mut().find(|r| r.0 == i) {
+                r.1 += 1;
+            } else if self.ras_origin.len() < 64 {
+                self.ras_origin.push((i, 1));
+            }
+        }
         if k == Failure::NcclWarning {
             self.follow(i);
         }
@@ -1827,10 +1868,13 @@ impl Analyser {
     /// A process (`host:pid`) completed its init: the source-table warnings it printed before
     /// did not stop it.
     fn completed(&mut self, l: &str) {
+        let Some(p) = proc_of(l) else { return };
+        if self.done_procs.len() < 4096 && !self.done_procs.contains(p) {
+            self.done_procs.insert(p.to_string());
+        }
         if self.warned.is_empty() {
             return;
         }
-        let Some(p) = proc_of(l) else { return };
         for w in self.warned.iter_mut().filter(|w| w.0 == p) {
             w.2 = true;
         }
@@ -1963,6 +2007,7 @@ impl Analyser {
             Some((true, _)) => proc_of(l).map(str::to_string),
             _ => None,
         };
+        self.ras_line = matches!(tag, Some((true, _))) && l.contains(" ras/client_support.cc:");
         if let Some((false, msg)) = tag.filter(|_| !self.ungated) {
             if self.short_line(l, msg, host) {
                 return;
@@ -2740,11 +2785,7 @@ impl Analyser {
         f.modify_qp_errnos.dedup();
         f.networks_seen = self.networks.iter().cloned().collect();
         f.network = self.chosen_network(&f);
-        // an HCA NCCL could not open, where it then had none: that is why (not a note)
-        let no_rdma = f.ib_no_device || f.network.as_deref().is_some_and(is_tcp_name);
-        for x in f.failures.iter_mut().filter(|x| x.kind == Failure::IbOpenFailed && no_rdma) {
-            x.init_completed_after = false;
-        }
+        ib_open_kept(&mut f);
         self.drop_superseded_failures(&mut f);
         f.bootstrap_ifs = std::mem::take(&mut self.boot).into_iter().collect();
         for (w, pid) in std::mem::take(&mut self.weak_hosts) {
@@ -2818,10 +2859,16 @@ impl Analyser {
             });
         }
         // RAS could not listen on its client port (another job's RAS holds it: the same port on
-        // a shared node) and went on without it: its `Call to bind failed` is not the job's.
+        // a shared node) and went on without it: the warnings of ras/client_support.cc are not
+        // the job's (where a failure holds only those).
         if self.ras_client_failed > 0 {
-            let n = self.ras_client_failed;
-            f.failures.retain(|x| !(x.class.as_deref() == Some("socket-bind-failed") && x.count <= n));
+            let mut i = 0;
+            let origin = &self.ras_origin;
+            f.failures.retain(|x| {
+                let ras = origin.iter().any(|r| r.0 == i && r.1 == x.count);
+                i += 1;
+                !ras
+            });
         }
         // A provider selected: the search's misses on the way were not the failure; any other
         // no-device line (no protocol worked, the plugin failed to initialise) still is.

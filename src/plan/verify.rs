@@ -616,7 +616,7 @@ fn failure_findings(node: &Node, plan: &Plan, log: &LogFacts, same_node: bool, l
             push(&mut findings, "worker-exit", "a worker process exited with an error", detail, ev);
         } else if fs.kind == crate::nccl::log::Failure::SlurmStopped {
             let problem = match fs.code {
-                Some(1) => "Slurm cancelled the job at its time limit",
+                Some(1) => TIME_LIMIT,
                 Some(2) => "Slurm cancelled the job: a node failed",
                 _ => "Slurm's OOM killer killed processes of the job",
             };
@@ -1575,8 +1575,19 @@ fn bandwidth_findings(
 /// 15, herring-onboarding: one rank, `NET/OFI Only EFA provider is supported`, Init COMPLETE).
 fn unused_network_notes(s: &Scope, log: &LogFacts, findings: &mut Vec<Finding>, notes: &mut Vec<String>) {
     const UNUSED: [&str; 4] = ["ofi-no-device", "ib-open-failed", "roce-gid", "no-oob-interface"];
+    // a GPU-less helper's own exception beside a communicator whose every rank completed its
+    // init on a GPU (a CPU-only Ray actor, a tokenizer worker: review 4)
+    if log.nranks.is_some_and(|n| log.init_done >= n) {
+        findings.retain(|f| {
+            let helper = f.id == "no-gpu";
+            if helper {
+                notes.push(format!("{} ('{}'), while every rank of the communicator completed its init on a GPU: a process of the job other than its ranks", f.problem, f.evidence.as_deref().unwrap_or_default()));
+            }
+            !helper
+        });
+    }
     // Slurm's time limit after NCCL's init: the job ran; whether it should have ended sooner is
-    // not in NCCL's lines (a training run that ends at its limit is one too)
+    // not in NCCL's lines (a training run that ends at its limit is one too): never ok (judge)
     if log.init_done > 0 {
         findings.retain(|f| {
             let after = f.id == "slurm-stopped" && f.problem.contains("time limit");
@@ -1604,10 +1615,15 @@ fn unused_network_notes(s: &Scope, log: &LogFacts, findings: &mut Vec<Finding>, 
     });
 }
 
+const TIME_LIMIT: &str = "Slurm cancelled the job at its time limit";
+
 /// Root causes first, then degradations, then what follows from an earlier failure (a peer
 /// that closed its socket, a timeout, NCCL's bare error result).
 fn rank(findings: &mut [Finding]) {
+    // a peer that died first: the connections refused after it are its consequence (review 4)
+    let died = findings.iter().any(|f| matches!(f.id, "crash" | "slurm-stopped" | "remote-exit"));
     findings.sort_by_key(|f| match f.id {
+        "socket-connect" if died && f.evidence.as_deref().is_some_and(|e| e.contains("refused")) => 2,
         // A bootstrap interface other nodes cannot reach explains everything after it: the
         // connections that fail, the fallbacks, the timeouts.
         "bootstrap-interface" => -1,
@@ -1639,6 +1655,31 @@ fn rank(findings: &mut [Finding]) {
     if findings.first().is_some_and(|f| f.id == "bootstrap-interface") {
         findings[1..].sort_by_key(|f| matches!(f.id, "socket-connect" | "remote-exit" | "no-socket-interface"));
     }
+}
+
+/// An ok that the log itself takes back: a job Slurm stopped at its time limit (review 4), a
+/// benchmark sweep that did not finish.
+fn not_known_ok(
+    mut outcome: Outcome,
+    mut verdict: String,
+    notes: &[String],
+    measured: Option<&Measured>,
+) -> (Outcome, String) {
+    if outcome == Outcome::Ok && notes.iter().any(|n| n.starts_with(TIME_LIMIT)) {
+        // review 4: a job Slurm stopped at its time limit is no job known to be fine
+        outcome = Outcome::Inconclusive;
+        verdict = format!("INCONCLUSIVE: {TIME_LIMIT}, after NCCL's init: if it should have ended sooner, it hung after the init (its last lines say where); the rest of the log reads: {verdict}");
+    }
+    if let (Outcome::Ok, Some((last, asked))) = (outcome, measured.and_then(|m| m.unfinished)) {
+        // The bandwidth that made it ok is of a sweep that did not finish.
+        outcome = Outcome::Inconclusive;
+        verdict = format!(
+            "INCONCLUSIVE: nccl-tests stopped at {} of the {} it was asked for and printed no '# Avg bus bandwidth': the test did not finish (a hang at the next size, or a log cut there); the rest of the log reads: {verdict}",
+            human_bytes(last),
+            human_bytes(asked),
+        );
+    }
+    (outcome, verdict)
 }
 
 /// Step 4 of `judge`: the outcome and its one line. Any finding is not ok; ok needs transport
@@ -1854,16 +1895,8 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
     let c = ceilings(node, plan, log, measured, ci, &s);
     bandwidth_findings(node, plan, log, &s, &c, &mut findings, &mut notes);
     rank(&mut findings);
-    let (mut outcome, mut verdict) = outcome(log, &s, &c, &findings);
-    if let (Outcome::Ok, Some((last, asked))) = (outcome, measured.and_then(|m| m.unfinished)) {
-        // The bandwidth that made it ok is of a sweep that did not finish.
-        outcome = Outcome::Inconclusive;
-        verdict = format!(
-            "INCONCLUSIVE: nccl-tests stopped at {} of the {} it was asked for and printed no '# Avg bus bandwidth': the test did not finish (a hang at the next size, or a log cut there); the rest of the log reads: {verdict}",
-            human_bytes(last),
-            human_bytes(asked),
-        );
-    }
+    let (outcome, verdict) = outcome(log, &s, &c, &findings);
+    let (outcome, verdict) = not_known_ok(outcome, verdict, &notes, measured);
     let causes = findings.iter().map(|f| format!("{}; fix: {}", f.cause, f.fix)).collect();
     Report {
         outcome,

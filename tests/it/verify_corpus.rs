@@ -670,8 +670,9 @@ fn review_3_cases() {
     let tl = " 0: slurmstepd: error: *** STEP 8384637.13 ON nid001044 CANCELLED AT 2023-05-02T03:58:46 DUE TO TIME LIMIT ***\n";
     let (rc, v) = judge("tl.log", tl);
     assert_eq!((rc, ids(&v)), (Some(1), vec!["slurm-stopped".to_string()]), "{v}");
+    // after NCCL's init: a note, and never ok (review 4: a hang after the init reads the same)
     let (rc, v) = judge("tl-after.log", &format!("{healthy}{tl}"));
-    assert_eq!(rc, Some(0), "{v}");
+    assert_eq!(rc, Some(3), "{v}");
     assert!(v["notes"][0].as_str().unwrap().contains("time limit after NCCL's init completed"), "{v}");
     let oom = "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=12.0. Some of your processes may have been killed by the cgroup out-of-memory handler.\n";
     let (rc, v) = judge("oom.log", &format!("{healthy}{oom}"));
@@ -691,4 +692,72 @@ fn judge_in(dir: &Path, name: &str, text: &str) -> (Option<i32>, Value) {
     std::fs::write(&f, text).unwrap();
     let o = ibwire(&["verify", "--from-log", f.to_str().unwrap(), "--json"]);
     (o.status.code(), serde_json::from_slice(&o.stdout).unwrap_or(Value::Null))
+}
+
+/// Review 4: Slurm's cgroup-v2 and srun OOM wording, a warning after a process's completed init
+/// that a later communicator's init does not clear, a node left with fewer HCAs, RAS's own
+/// warnings dropped by their source and not by count, a helper's real no-GPU exception beside
+/// ranks that all completed on GPUs, a refused connection after a crash, and the abort of
+/// another node's global ranks.
+#[test]
+fn review_4_cases() {
+    let t = tempfile::tempdir().unwrap();
+    let judge = |name: &str, text: &str| judge_in(t.path(), name, text);
+    let ids = |v: &Value| -> Vec<String> {
+        v["findings"].as_array().unwrap().iter().map(|f| f["id"].as_str().unwrap().to_string()).collect()
+    };
+    let healthy = "h:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 1 nNodes 1 localRanks 1 localRank 0\n\
+                   h:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 1 cudaDev 0 busId 1000 - Init COMPLETE\n";
+    for oom in [
+        "slurmstepd: error: Detected 1 oom_kill event in StepId=48213.0. Some of the step tasks have been OOM Killed.\n",
+        "srun: error: n014: task 1: Out Of Memory\n",
+    ] {
+        let (rc, v) = judge("oom.log", &format!("{healthy}{oom}"));
+        assert_eq!((rc, ids(&v)), (Some(1), vec!["slurm-stopped".to_string()]), "{oom}: {v}");
+    }
+    // a WARN after Init COMPLETE, then a later communicator's Init COMPLETE in the same process
+    let shm = "h:1:1 [0] transport/shm.cc:1 NCCL WARN Error: failed to extend /dev/shm/nccl-3Hf2Qa to 9637892 bytes, error: No space left on device (28)\n";
+    let split =
+        "h:1:1 [0] NCCL INFO ncclCommSplit comm 0x2 rank 0 nranks 1 cudaDev 0 busId 1000 parent 0x1 - Init COMPLETE\n";
+    let (rc, v) = judge("split.log", &format!("{healthy}{shm}{split}"));
+    assert_eq!(rc, Some(1), "{v}");
+    // one node runs on half its HCAs after four could not be opened
+    let mut two = String::new();
+    for d in 4..8 {
+        two += &format!("b:2:2 [0] transport/net_ib.cc:1 NCCL WARN NET/IB : Unable to open device mlx5_{d}\n");
+    }
+    two += "a:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB [3]mlx5_3:1/IB [4]mlx5_4:1/IB [5]mlx5_5:1/IB [6]mlx5_6:1/IB [7]mlx5_7:1/IB ; OOB eth0:10.0.0.1<0>\n\
+            b:2:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB [3]mlx5_3:1/IB ; OOB eth0:10.0.0.2<0>\n\
+            a:1:1 [0] NCCL INFO Using network IB\nb:2:2 [0] NCCL INFO Using network IB\n\
+            a:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\n\
+            b:2:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/IB/0/GDRDMA\n\
+            a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n\
+            b:2:2 [0] NCCL INFO comm 0x2 rank 1 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n";
+    let (rc, v) = judge("half.log", &two);
+    assert_eq!((rc, ids(&v).first().cloned()), (Some(1), Some("ib-open-failed".to_string())), "{v}");
+    // RAS's own listen failure in one process does not drop the job's bind failure in another
+    let job_bind = "h:1:1 [0] misc/socket.cc:1 NCCL WARN Call to bind failed: Cannot assign requested address\n";
+    let ras = "h:2:2 [0] ras/client_support.cc:163 NCCL WARN Call to listen failed: Address already in use\n\
+               h:2:2 [0] NCCL INFO RAS failed to establish a client listening socket at localhost:28028\n";
+    let (rc, v) = judge("ras.log", &format!("{job_bind}{ras}"));
+    assert_eq!(rc, Some(1), "{v}");
+    assert!(v["findings"][0]["problem"].as_str().unwrap().contains("socket-bind-failed"), "{v}");
+    // a CPU-only helper's own exception while every rank completed its init on a GPU
+    let (rc, v) =
+        judge("helper.log", &format!("{healthy}(TokenizerActor pid=4242) RuntimeError: No CUDA GPUs are available\n"));
+    assert_eq!(rc, Some(0), "{v}");
+    // a connection refused after a crash is its consequence
+    let crash = "[h:12345] *** Process received signal ***\n[h:12345] Signal: Segmentation fault (11)\n\
+                 h:2:2 [0] misc/socket.cc:1 NCCL WARN socketPollConnect: connect to 192.168.68.52<54709> returned Connection refused, exceeded error retry count\n";
+    let (_, v) = judge("refused.log", crash);
+    assert_eq!(ids(&v)[0], "crash", "{v}");
+    // one node's log of global ranks 8-15, each announcing its abort; torchrun's local rank 0
+    let mut node1 = String::new();
+    for r in 8..16 {
+        node1 += &format!("[rank{r}]:[E1206 07:48:59.8 ProcessGroupNCCL.cpp:764] [Rank {r}] To avoid data inconsistency, we are taking the entire process down.\n");
+    }
+    node1 += "[rank8]:[E1206 07:48:14.9 ProcessGroupNCCL.cpp:689] [Rank 8] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE) ran for 20004 milliseconds before timing out.\n\
+              E1206 07:48:59.854000 935 torch/distributed/elastic/multiprocessing/api.py:986] failed (exitcode: -6) local_rank: 0 (pid: 957) of binary: /usr/bin/python\n";
+    let (_, v) = judge("node1.log", &node1);
+    assert_eq!(ids(&v), vec!["collective-timeout".to_string(), "worker-exit".to_string()], "{v}");
 }
