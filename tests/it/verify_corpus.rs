@@ -606,9 +606,7 @@ fn thin_input_is_read_for_what_it_holds() {
 fn review_3_cases() {
     let t = tempfile::tempdir().unwrap();
     let judge = |name: &str, text: &str| judge_in(t.path(), name, text);
-    let ids = |v: &Value| -> Vec<String> {
-        v["findings"].as_array().unwrap().iter().map(|f| f["id"].as_str().unwrap().to_string()).collect()
-    };
+    let ids = ids_of;
     // C1: a rank table cut to one host, two hosts on NET/Socket, an HCA not opened: not ok
     let two = "#  Rank  0 Group  0 Pid 1 on a device  0 [0x01] A10G\n[...]\n\
                a:1:1 [0] misc/ibvwrap.cc:1 NCCL WARN Call to ibv_open_device failed\n\
@@ -703,9 +701,7 @@ fn judge_in(dir: &Path, name: &str, text: &str) -> (Option<i32>, Value) {
 fn review_4_cases() {
     let t = tempfile::tempdir().unwrap();
     let judge = |name: &str, text: &str| judge_in(t.path(), name, text);
-    let ids = |v: &Value| -> Vec<String> {
-        v["findings"].as_array().unwrap().iter().map(|f| f["id"].as_str().unwrap().to_string()).collect()
-    };
+    let ids = ids_of;
     let healthy = "h:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 1 nNodes 1 localRanks 1 localRank 0\n\
                    h:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 1 cudaDev 0 busId 1000 - Init COMPLETE\n";
     for oom in [
@@ -760,4 +756,11 @@ fn review_4_cases() {
               E1206 07:48:59.854000 935 torch/distributed/elastic/multiprocessing/api.py:986] failed (exitcode: -6) local_rank: 0 (pid: 957) of binary: /usr/bin/python\n";
     let (_, v) = judge("node1.log", &node1);
     assert_eq!(ids(&v), vec!["collective-timeout".to_string(), "worker-exit".to_string()], "{v}");
+}
+
+/// The ids of a report's findings, in their order.
+fn ids_of(v: &Value) -> Vec<String> {
+    v["findings"]
+        .as_array()
+        .map_or(Vec::new(), |a| a.iter().filter_map(|f| f["id"].as_str().map(str::to_string)).collect())
 }
