@@ -376,6 +376,9 @@ pub struct LogFacts {
     /// `ChildFailedError` aside: what a worker's non-zero exit was, where NCCL's lines say nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exception: Option<String>,
+    /// The libfabric provider aws-ofi-nccl selected (`Selected provider is efa, …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ofi_provider: Option<String>,
     /// Per host (only lines with a `host:pid:tid` prefix), for logs several nodes wrote.
     #[serde(default, skip_serializing)]
     pub per_host: BTreeMap<String, HostView>,
@@ -402,7 +405,16 @@ impl LogFacts {
     /// the fabric the job chose for itself, judged by its own channels (GPUDirect or not),
     /// never as NCCL's TCP sockets.
     pub fn on_rdma(&self) -> bool {
-        self.observed().map(|n| is_rdma_name(&n) || (!is_tcp_name(&n) && n != "mixed")).unwrap_or(false)
+        !self.ofi_tcp()
+            && self.observed().map(|n| is_rdma_name(&n) || (!is_tcp_name(&n) && n != "mixed")).unwrap_or(false)
+    }
+    /// aws-ofi-nccl runs on one of libfabric's TCP providers (`sockets`, `tcp`, `udp`, `tcp;ofi_rxm`):
+    /// older plugins took any provider when EFA was missing (review 4).
+    pub fn ofi_tcp(&self) -> bool {
+        self.ofi_provider.as_deref().is_some_and(|p| {
+            let base = p.split(';').next().unwrap_or(p);
+            matches!(base, "sockets" | "tcp" | "udp")
+        })
     }
     /// Inter-node channels were logged: the job spans nodes whatever the excerpt's hosts.
     pub fn crossed_network(&self) -> bool {
@@ -1617,6 +1629,12 @@ fn ib_open_kept(f: &mut LogFacts) {
     }
 }
 
+/// The provider's name in aws-ofi-nccl's `Selected provider is %s, fabric is %s …`.
+fn ofi_provider(l: &str) -> Option<String> {
+    let p = l.split_once("rovider is ")?.1.split([',', ' ']).next()?;
+    (!p.is_empty()).then(|| clip(p, 40))
+}
+
 /// Slurm stopped the job (slurmstepd/srun, `error("*** %s ON %s CANCELLED AT %s DUE TO TIME
 /// LIMIT ***")`, `… DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***`, older releases
 /// without `ON %s`; task/cgroup's `Detected %u oom-kill event(s) in …`): 1 a time limit, 2 a
@@ -2207,6 +2225,7 @@ impl Analyser {
         // nothing for.
         if hasm!(l, m, "Selected ") && (l.contains("Selected provider is ") || l.contains("Selected Provider is ")) {
             self.ofi_selected = true;
+            self.f.ofi_provider = self.f.ofi_provider.take().or_else(|| ofi_provider(l));
         }
         // NCCL before 2.6: `Using internal Network Socket`, `Using external Network <plugin>`.
         if let Some(v) = afterm!(l, m, "Using network ")

@@ -352,6 +352,12 @@ pub const RULES: &[Rule] = &[
         fix: "expose the EFA devices to the container (/dev/infiniband, `--device`, the EFA device plugin on Kubernetes) and use the image's libfabric/aws-ofi-nccl built for it; `fi_info -p efa` must list them",
     },
     Rule {
+        id: "ofi-tcp-provider",
+        message: "NET/OFI Selected provider is sockets / tcp / tcp;ofi_rxm / udp",
+        meaning: "aws-ofi-nccl found no RDMA provider (EFA, CXI, verbs) and took one of libfabric's TCP providers: the channels say `NET/AWS Libfabric` but the bytes go over TCP sockets",
+        fix: "give the job the EFA devices (/dev/infiniband) and the libfabric EFA provider of the EFA installer; FI_PROVIDER=efa makes a missing EFA fail at once instead of falling back",
+    },
+    Rule {
         id: "ofi-peer",
         message: "NET/OFI Unable to insert remote address into address vector / CQ error",
         meaning: "EFA endpoints cannot reach each other: the security group does not allow all traffic between the instances (inbound and outbound to itself), or they are in different subnets/placement; after the job ran a while, a peer whose endpoint went away (its own log says why)",
@@ -1146,6 +1152,16 @@ fn socket_causes(node: &Node, log: &LogFacts, same_node: bool, findings: &mut Ve
     if log.ib_no_device && !log.ibverbs_missing {
         no_device_causes(node, log, same_node, findings);
     }
+    if log.ofi_tcp() {
+        let p = log.ofi_provider.clone().unwrap_or_default();
+        push(
+            findings,
+            "ofi-tcp-provider",
+            format!("aws-ofi-nccl on libfabric's {p} provider (TCP)"),
+            None,
+            Some(format!("Selected provider is {p}")),
+        );
+    }
     if findings.len() == before {
         push(findings, "socket-between-nodes", "TCP sockets between nodes", None, None);
     }
@@ -1225,7 +1241,10 @@ fn transport_findings(
 
 /// A job over nodes that expected RDMA and got sockets: the causes, headed NOT ON RDMA.
 fn not_on_rdma(node: &Node, plan: &Plan, log: &LogFacts, s: &Scope, findings: &mut Vec<Finding>) {
-    let net = s.observed.clone().unwrap_or_default();
+    let mut net = s.observed.clone().unwrap_or_default();
+    if log.ofi_tcp() {
+        net.push_str(" over TCP");
+    }
     let before = findings.len();
     socket_causes(node, log, s.same_node, findings);
     if let Some(f) = findings.get_mut(before) {

@@ -327,6 +327,15 @@ fn every_rule_is_asserted_by_a_test() {
         ("ibv-fatal", warn("NET/IB : mlx5_0:1 async fatal event: local catastrophic error"), vec![]),
         ("incompatible-devices", warn("NET/IB : Unable to open device mlx5_0: incompatible devices"), vec![]),
         ("no-oob-interface", warn("NET/IB : No IP interface found."), vec![]),
+        // aws-ofi-nccl on libfabric's TCP provider, two hosts on its channels
+        (
+            "ofi-tcp-provider",
+            "a:1:1 [0] NCCL INFO NET/OFI Selected provider is tcp, fabric is 10.0.0.0/24 (found 1 nics)\n\
+             a:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/Libfabric/0\n\
+             b:2:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/Libfabric/0\n"
+                .into(),
+            vec![],
+        ),
         // slurmstepd's error() when a node of the job failed
         (
             "slurm-stopped",
@@ -756,6 +765,21 @@ fn review_4_cases() {
               E1206 07:48:59.854000 935 torch/distributed/elastic/multiprocessing/api.py:986] failed (exitcode: -6) local_rank: 0 (pid: 957) of binary: /usr/bin/python\n";
     let (_, v) = judge("node1.log", &node1);
     assert_eq!(ids(&v), vec!["collective-timeout".to_string(), "worker-exit".to_string()], "{v}");
+    // aws-ofi-nccl before 1.14 on libfabric's `sockets` provider: TCP under an OFI name
+    let ofi = "a:1:1 [0] NCCL INFO NET/OFI Selected Provider is sockets (found 1 nics)\n\
+               a:1:1 [0] NCCL INFO Using network AWS Libfabric\nb:2:2 [0] NCCL INFO Using network AWS Libfabric\n\
+               a:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/AWS Libfabric/0\n\
+               b:2:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/AWS Libfabric/0\n\
+               a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n\
+               b:2:2 [0] NCCL INFO comm 0x2 rank 1 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n";
+    let (rc, v) = judge("ofi-tcp.log", ofi);
+    assert_eq!((rc, ids(&v)), (Some(1), vec!["ofi-tcp-provider".to_string()]), "{v}");
+    assert!(v["verdict"].as_str().unwrap().contains("AWS Libfabric over TCP between nodes"), "{v}");
+    let (rc, v) = judge(
+        "ofi-efa.log",
+        &ofi.replace("Provider is sockets", "Provider is efa").replace("Libfabric/0\n", "Libfabric/0/GDRDMA\n"),
+    );
+    assert_eq!(rc, Some(0), "{v}");
 }
 
 /// The ids of a report's findings, in their order.
