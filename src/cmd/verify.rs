@@ -136,7 +136,30 @@ fn open_input(f: &std::path::Path) -> Result<Box<dyn std::io::Read + Send>> {
             f.display()
         );
     }
+    let mut head = [0u8; 8];
+    let n = std::os::unix::fs::FileExt::read_at(&file, &mut head, 0).unwrap_or(0);
+    if let Some((what, how)) = not_text(&head[..n]) {
+        bail!("{}: {what}, not a log{how}", f.display());
+    }
     Ok(Box::new(file))
+}
+
+/// A file whose first bytes are a binary format's magic number (review 4: an ELF file read as
+/// text gave 25 causes), and how to read it where it holds a log (compressed).
+fn not_text(head: &[u8]) -> Option<(&'static str, &'static str)> {
+    const MAGIC: [(&[u8], &str, &str); 7] = [
+        (b"\x7fELF", "an ELF executable", ""),
+        (b"\x1f\x8b", "gzip-compressed", ": zcat FILE | ibwire verify --from-log -"),
+        (b"\x28\xb5\x2f\xfd", "zstd-compressed", ": zstdcat FILE | ibwire verify --from-log -"),
+        (b"\xfd7zXZ\x00", "xz-compressed", ": xzcat FILE | ibwire verify --from-log -"),
+        (b"PK\x03\x04", "a zip archive", ": unzip -p FILE | ibwire verify --from-log -"),
+        (b"\x89PNG", "a PNG image", ""),
+        (b"%PDF", "a PDF document", ""),
+    ];
+    if head.len() >= 4 && head.starts_with(b"BZh") && head[3].is_ascii_digit() {
+        return Some(("bzip2-compressed", ": bzcat FILE | ibwire verify --from-log -"));
+    }
+    MAGIC.iter().find(|(m, ..)| head.starts_with(m)).map(|(_, what, how)| (*what, *how))
 }
 
 /// A directory stands for the regular files directly in it, by name (NCCL_DEBUG_FILE's one

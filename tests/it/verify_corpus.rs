@@ -594,6 +594,16 @@ fn thin_input_is_read_for_what_it_holds() {
     let blob = t.path().join("blob.bin");
     std::fs::write(&blob, b"\xff\xfe\x00libnccl.so.2\x9c\n").unwrap();
     assert_eq!(ibwire(&["verify", "--from-log", blob.to_str().unwrap()]).status.code(), Some(2));
+    // a binary format is named, a compressed log with the command that reads it (review 4)
+    for (bytes, says) in [
+        (&b"\x7fELF\x02\x01\x01\x00libnccl.so.2\n"[..], "an ELF executable, not a log"),
+        (&b"\x1f\x8b\x08\x00\x00"[..], "zcat FILE | ibwire verify --from-log -"),
+    ] {
+        std::fs::write(&blob, bytes).unwrap();
+        let o = ibwire(&["verify", "--from-log", blob.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&o.stderr).contains(says), "{}", String::from_utf8_lossy(&o.stderr));
+    }
     let header = "# Collective test starting: all_reduce_perf\n# Using devices\n# Rank 0 Group 0 Pid 1 on test-17 device 0 [0000:0a:00] NVIDIA H200\n# Rank 1 Group 0 Pid 2 on test-17 device 1 [0000:18:00] NVIDIA H200\n";
     let (rc, v) = judge("header.log", header);
     assert_eq!(rc, Some(3), "{v}");
