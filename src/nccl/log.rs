@@ -1686,6 +1686,18 @@ fn signal_banner(l: &str) -> Option<i64> {
 /// that quotes one.
 fn exception(l: &str) -> Option<(&str, &str)> {
     let l = l.trim_start();
+    // `kubectl logs --timestamps`: an RFC 3339 time before the line (review 4)
+    let l = match l.split_once(' ') {
+        Some((t, r))
+            if t.len() >= 20
+                && t.as_bytes()[4] == b'-'
+                && t.as_bytes()[10] == b'T'
+                && t[..4].bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            r
+        }
+        _ => l,
+    };
     let l = if l.starts_with("[rank") { l.split_once("]: ").map_or(l, |(_, r)| r) } else { l };
     let (ty, msg) = l.split_once(": ")?;
     (ty.ends_with("Error") && ty.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_'))
@@ -3703,6 +3715,11 @@ mod tests {
             Some((Failure::Crash, Some(7)))
         );
         assert_eq!(kind("*** SIGTERM received at time=1775734074 on cpu 3 ***\n"), None);
+        // and an exception behind `kubectl logs --timestamps`' time
+        assert_eq!(
+            kind("2025-01-01T00:00:00.123456789Z RuntimeError: No CUDA GPUs are available\n"),
+            Some((Failure::NoGpu, None))
+        );
         assert_eq!(kind("see *** SIGSEGV handling *** in the docs\n"), None);
     }
 
