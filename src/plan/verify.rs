@@ -993,13 +993,21 @@ struct Scope {
     one_node: bool,
 }
 
-/// The fabric a log shows NCCL on: `EFA` for the Libfabric/OFI plugin, `RoCE`/`IB` from the
+/// The fabric a log shows NCCL on: `EFA` for the Libfabric/OFI plugin (`Slingshot (CXI)`,
+/// `libfabric verbs` where the provider it selected says so), `RoCE`/`IB` from the
 /// link layers NCCL listed for its devices, `RDMA` for an IB transport whose ports it did not
 /// list, `Socket`.
 pub fn fabric_of(log: &LogFacts) -> Option<&'static str> {
     let net = log.observed()?;
     if has_ci(&net, "libfabric") || has_ci(&net, "ofi") || has_ci(&net, "efa") {
-        return Some("EFA");
+        // the provider aws-ofi-nccl selected names the fabric where it is not EFA's (set 14:
+        // Slingshot runs labelled EFA)
+        let p = log.ofi_provider.as_deref().map(|p| p.split(';').next().unwrap_or(p));
+        return Some(match p {
+            Some("cxi") => "Slingshot (CXI)",
+            Some("verbs") => "libfabric verbs",
+            _ => "EFA",
+        });
     }
     if crate::nccl::log::is_tcp_name(&net) {
         return Some("Socket");

@@ -789,7 +789,14 @@ fn review_4_cases() {
         "ofi-efa.log",
         &ofi.replace("Provider is sockets", "Provider is efa").replace("Libfabric/0\n", "Libfabric/0/GDRDMA\n"),
     );
-    assert_eq!(rc, Some(0), "{v}");
+    assert_eq!((rc, &v["expected_network"]), (Some(0), &Value::from("EFA")), "{v}");
+    // Slingshot's provider names its fabric; `--expect efa` on it is a wrong fabric
+    let cxi = ofi.replace("Provider is sockets", "Provider is cxi").replace("Libfabric/0\n", "Libfabric/0/GDRDMA\n");
+    let (rc, v) = judge("ofi-cxi.log", &cxi);
+    assert_eq!((rc, &v["expected_network"]), (Some(0), &Value::from("Slingshot (CXI)")), "{v}");
+    let f = t.path().join("ofi-cxi.log");
+    let o = ibwire(&["verify", "--from-log", f.to_str().unwrap(), "--expect", "efa", "--json"]);
+    assert_eq!(ids_of(&serde_json::from_slice(&o.stdout).unwrap()), vec!["wrong-fabric".to_string()]);
 }
 
 /// The ids of a report's findings, in their order.
