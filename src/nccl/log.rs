@@ -1629,6 +1629,24 @@ fn ib_open_kept(f: &mut LogFacts) {
     }
 }
 
+/// srun's report of a task (`srun: error: %s: task %d: %s` with strsignal's words, or `Exited
+/// with exit code %d`) and slurmstepd's `*** STEP %s ON %s FAILED (non-zero exit code or other
+/// failure mode) ***` (review 5): a crash with its signal, or a worker's exit with its code.
+fn srun_task(l: &str) -> Option<(Failure, i64)> {
+    if l.contains("*** ") && l.contains(" FAILED (non-zero exit code") {
+        return Some((Failure::WorkerExit, 1));
+    }
+    let (_, r) = l.split_once("srun: error: ")?;
+    let (_, what) = r.split_once(": task")?.1.split_once(": ")?;
+    let what = what.trim();
+    if let Some(n) = what.strip_prefix("Exited with exit code ").and_then(|n| n.trim().parse::<i64>().ok()) {
+        return (n != 0).then_some((Failure::WorkerExit, n));
+    }
+    let sig =
+        [("Aborted", 6), ("Killed", 9), ("Bus error", 7), ("Floating point exception", 8), ("Illegal instruction", 4)];
+    sig.iter().find(|(w, _)| what.starts_with(w)).map(|(_, n)| (Failure::Crash, *n))
+}
+
 /// The provider's name in aws-ofi-nccl's `Selected provider is %s, fabric is %s …`.
 fn ofi_provider(l: &str) -> Option<String> {
     let p = l.split_once("rovider is ")?.1.split([',', ' ']).next()?;
@@ -1647,7 +1665,11 @@ fn slurm_stopped(l: &str) -> Option<i64> {
     if (l.contains("oom-kill event") || l.contains("oom_kill event")) && l.contains("Detected ") {
         return Some(3);
     }
-    if l.contains("srun: error: ") && l.ends_with(": Out Of Memory") {
+    if l.contains("srun: error: ") && l.trim_end().ends_with(": Out Of Memory") {
+        return Some(3);
+    }
+    // slurmstepd: `Step %u.%u exceeded memory limit (%lu > %lu), being killed`
+    if l.contains("exceeded memory limit") && l.contains("being killed") {
         return Some(3);
     }
     let (_, r) = l.split_once("*** ")?;
@@ -1765,12 +1787,9 @@ impl Analyser {
     fn announced_abort(&self, l: &str) -> bool {
         let any = self.pg_abort.contains(&u32::MAX);
         match l.split_once("local_rank: ").and_then(|(_, r)| first_int(r)) {
-            // its own rank announced; or several announced, none in this worker's numbering
-            // (one node's log of another node's global ranks: 8–15 against local ranks 0–7)
-            Some(r) => {
-                let r = r as u32;
-                any || self.pg_abort.contains(&r) || (self.pg_abort.len() > 1 && self.pg_abort.iter().all(|a| *a > r))
-            }
+            // its own rank announced (one node's numbering; review 5: a guess for another node's
+            // global ranks took a rank's own abort for its peers')
+            Some(r) => any || self.pg_abort.contains(&(r as u32)),
             None => {
                 !self.pg_abort.is_empty()
                     && !self.f.failures.iter().any(|x| x.kind == Failure::Crash && x.code == Some(6))
@@ -2674,6 +2693,14 @@ impl Analyser {
         if let Some(code) = slurm_stopped(l) {
             self.f.nccl_lines += 1;
             self.fail(Failure::SlurmStopped, Some(code), None, l.trim());
+        } else if let Some((k, code)) = srun_task(l) {
+            self.f.nccl_lines += 1;
+            let (k, code) = if k == Failure::Crash && code == 6 && self.announced_abort(l) {
+                (Failure::WorkerExit, -6)
+            } else {
+                (k, code)
+            };
+            self.fail(k, Some(code), None, l.trim());
         }
         if has!(l, "Error: CUDA error: ") || has!(l, "Error: CUDA out of memory.") {
             self.f.nccl_lines += 1;
@@ -2689,11 +2716,7 @@ impl Analyser {
         // the framework raised (a failure where no more specific line explains it, as
         // nccl_error's).
         let exc = exception(l);
-        if let Some((ty, msg)) = exc
-            .filter(|(ty, m)| self.f.exception.is_none() && !m.trim().is_empty() && !ty.ends_with("ChildFailedError"))
-        {
-            self.f.exception = Some(clip(&format!("{ty}: {}", msg.trim()), 200));
-        }
+        self.aborts_and_exceptions(l, exc);
         if exc.is_some_and(|(_, msg)| msg.starts_with("NCCL")) && nccl_error(l).is_none() {
             self.f.nccl_lines += 1;
             self.error(l.trim());
@@ -2707,6 +2730,30 @@ impl Analyser {
         } else if msg.contains("Detected mismatch between collectives on ranks") {
             self.f.nccl_lines += 1;
             self.fail(Failure::CollectiveMismatch, None, None, l);
+        }
+    }
+
+    /// An uncaught DistBackendError's abort (PyTorch's own, as its announced one), and the
+    /// first exception a worker raised that is not NCCL's relayed error (review 5).
+    fn aborts_and_exceptions(&mut self, l: &str, exc: Option<(&str, &str)>) {
+        // `terminate called after throwing an instance of 'c10::DistBackendError'`: the process
+        // ends (SIGABRT) on an NCCL error PyTorch raised, as its announced abort does
+        if l.contains("terminate called after throwing an instance of 'c10::DistBackendError'")
+            && !self.pg_abort.contains(&u32::MAX)
+            && self.pg_abort.len() < 64
+        {
+            self.pg_abort.push(u32::MAX);
+        }
+        // the worker's own exception, not NCCL's relayed error (review 5)
+        let own = |ty: &str, m: &str| {
+            !m.trim().is_empty()
+                && !ty.ends_with("ChildFailedError")
+                && !ty.ends_with("DistBackendError")
+                && !ty.starts_with("nccl")
+                && !m.starts_with("NCCL")
+        };
+        if let Some((ty, msg)) = exc.filter(|(ty, m)| self.f.exception.is_none() && own(ty, m)) {
+            self.f.exception = Some(clip(&format!("{ty}: {}", msg.trim()), 200));
         }
     }
 
@@ -2879,28 +2926,21 @@ impl Analyser {
     fn drop_superseded_failures(&self, f: &mut LogFacts) {
         // A worker's failures that torchrun restarted the group after, not seen again, where an
         // init completed after the restart: the retries are the job's own policy, and what the
-        // restarted run did is in the lines after. First: its indices are the failures' own.
-        if f.init_done > self.init_at_restart {
-            let retried = &self.retried;
-            let mut i = 0;
-            f.failures.retain(|x| {
-                let keep = !retried.iter().any(|r| r.0 == i && r.1 == x.count);
-                i += 1;
-                keep
-            });
-        }
-        // RAS could not listen on its client port (another job's RAS holds it: the same port on
-        // a shared node) and went on without it: the warnings of ras/client_support.cc are not
-        // the job's (where a failure holds only those).
-        if self.ras_client_failed > 0 {
-            let mut i = 0;
-            let origin = &self.ras_origin;
-            f.failures.retain(|x| {
-                let ras = origin.iter().any(|r| r.0 == i && r.1 == x.count);
-                i += 1;
-                !ras
-            });
-        }
+        // restarted run did is in the lines after. RAS could not listen on its client port
+        // (another job's RAS holds it: the same port on a shared node) and went on without it:
+        // the warnings of ras/client_support.cc are not the job's (where a failure holds only
+        // those). Both by the failures' own indices, in one pass (review 5: a second pass read
+        // shifted indices and dropped the job's failure).
+        let (retried, origin) = (&self.retried, &self.ras_origin);
+        let restarted = f.init_done > self.init_at_restart;
+        let ras = self.ras_client_failed > 0;
+        let mut i = 0;
+        f.failures.retain(|x| {
+            let drop = (restarted && retried.iter().any(|r| r.0 == i && r.1 == x.count))
+                || (ras && origin.iter().any(|r| r.0 == i && r.1 == x.count));
+            i += 1;
+            !drop
+        });
         // A provider selected: the search's misses on the way were not the failure; any other
         // no-device line (no protocol worked, the plugin failed to initialise) still is.
         if self.ofi_selected {

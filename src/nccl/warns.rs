@@ -103,7 +103,7 @@ fn score(r: &Row, msg: &str) -> Option<usize> {
                 return None;
             }
             at = p.len();
-        } else if at == msg.len() && k + 1 == r.pieces.len() && (*p == "'" || *p == "\"") {
+        } else if at == msg.len() && k + 1 == r.pieces.len() && *p == "'" && r.class == "topo-xml" {
             // a `%c` that printed a line break (xml.cc's `expected %c, got '%c'` on a file cut
             // mid-tag) leaves the closing quote on the next line: the message ends before it
             break;

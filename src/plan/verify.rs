@@ -1648,7 +1648,8 @@ const TIME_LIMIT: &str = "Slurm cancelled the job at its time limit";
 /// that closed its socket, a timeout, NCCL's bare error result).
 fn rank(findings: &mut [Finding]) {
     // a peer that died first: the connections refused after it are its consequence (review 4)
-    let died = findings.iter().any(|f| matches!(f.id, "crash" | "slurm-stopped" | "remote-exit"));
+    let died =
+        findings.iter().any(|f| f.id == "crash" || (f.id == "slurm-stopped" && !f.problem.starts_with(TIME_LIMIT)));
     findings.sort_by_key(|f| match f.id {
         "socket-connect" if died && f.evidence.as_deref().is_some_and(|e| e.contains("refused")) => 2,
         // A bootstrap interface other nodes cannot reach explains everything after it: the
