@@ -368,8 +368,9 @@ pub struct LogFacts {
     /// relayed warnings, framework NCCL errors): zero means this is not NCCL's output.
     #[serde(default)]
     pub nccl_lines: usize,
-    /// A line the gate let through names NCCL (`NCCL`, `nccl`) without being one of its lines
-    /// (a framework's test or traceback): the input is about NCCL, thin, not "not a log".
+    /// The first line, before any of NCCL's own, that names NCCL as a program's output does (a
+    /// framework's test or traceback; not prose, a script or binary data): the input is about
+    /// NCCL, thin, not "not a log".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub names_nccl: Option<String>,
     /// The first Python exception a worker raised (`[rank0]: ValueError: …`), torchrun's own
