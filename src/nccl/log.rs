@@ -1630,58 +1630,54 @@ fn ib_open_kept(f: &mut LogFacts) {
     }
 }
 
-/// srun's report of a task (`srun: error: %s: task %d: %s` with strsignal's words, or `Exited
-/// with exit code %d`) and slurmstepd's `*** STEP %s ON %s FAILED (non-zero exit code or other
-/// failure mode) ***` (review 5): a crash with its signal, or a worker's exit with its code.
-fn srun_task(l: &str) -> Option<(Failure, i64)> {
-    if l.contains("*** ") && l.contains(" FAILED (non-zero exit code") {
-        return Some((Failure::WorkerExit, 1));
-    }
-    let (_, r) = l.split_once("srun: error: ")?;
-    let (_, what) = r.split_once(": task")?.1.split_once(": ")?;
-    let what = what.trim();
-    if let Some(n) = what.strip_prefix("Exited with exit code ").and_then(|n| n.trim().parse::<i64>().ok()) {
-        return (n != 0).then_some((Failure::WorkerExit, n));
-    }
-    let sig =
-        [("Aborted", 6), ("Killed", 9), ("Bus error", 7), ("Floating point exception", 8), ("Illegal instruction", 4)];
-    sig.iter().find(|(w, _)| what.starts_with(w)).map(|(_, n)| (Failure::Crash, *n))
-}
-
 /// The provider's name in aws-ofi-nccl's `Selected provider is %s, fabric is %s …`.
 fn ofi_provider(l: &str) -> Option<String> {
     let p = l.split_once("rovider is ")?.1.split([',', ' ']).next()?;
     (!p.is_empty()).then(|| clip(p, 40))
 }
 
-/// Slurm stopped the job (slurmstepd/srun, `error("*** %s ON %s CANCELLED AT %s DUE TO TIME
-/// LIMIT ***")`, `… DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***`, older releases
-/// without `ON %s`; task/cgroup's `Detected %u oom-kill event(s) in …`): 1 a time limit, 2 a
-/// node failure, 3 the OOM killer. Preemption, requeue and a user's scancel are not failures
-/// of the job.
-fn slurm_stopped(l: &str) -> Option<i64> {
-    // cgroup v1 `Detected %u oom-kill event(s) in %s`, task/cgroup v2 `Detected %lu oom_kill
-    // event%s in %ps. Some of the step tasks have been OOM Killed.`, srun's `%s: task %d: Out
-    // Of Memory`
+/// What Slurm says of the job (slurmstepd's and srun's `error()` lines), as a failure and its
+/// code. Slurm stopped it (`SlurmStopped`: 1 a time limit, `*** %s ON %s CANCELLED AT %s DUE TO
+/// TIME LIMIT ***`, older releases without `ON %s`; 2 a node failure, `… DUE TO NODE FAILURE,
+/// SEE SLURMCTLD LOG FOR DETAILS ***`; 3 out of memory: cgroup v1's `Detected %u oom-kill
+/// event(s) in %s`, task/cgroup v2's `Detected %lu oom_kill event%s in %ps. …`, slurmstepd's
+/// `Step %u.%u exceeded memory limit (%lu > %lu), being killed`, srun's `%s: task %d: Out Of
+/// Memory`); a task died of a signal (srun's `%s: task %d: %s` with strsignal's words: `Crash`);
+/// a task or step failed (`Exited with exit code %d`, `*** STEP %s ON %s FAILED (non-zero exit
+/// code or other failure mode) ***`: `WorkerExit`). Preemption, requeue and a user's scancel
+/// are not failures of the job.
+fn slurm_line(l: &str) -> Option<(Failure, i64)> {
+    let stopped = |c| Some((Failure::SlurmStopped, c));
     if (l.contains("oom-kill event") || l.contains("oom_kill event")) && l.contains("Detected ") {
-        return Some(3);
+        return stopped(3);
     }
-    if l.contains("srun: error: ") && l.trim_end().ends_with(": Out Of Memory") {
-        return Some(3);
-    }
-    // slurmstepd: `Step %u.%u exceeded memory limit (%lu > %lu), being killed`
     if l.contains("exceeded memory limit") && l.contains("being killed") {
-        return Some(3);
+        return stopped(3);
     }
-    let (_, r) = l.split_once("*** ")?;
-    let (_, why) = r.split_once(" CANCELLED AT ")?;
-    if why.contains("DUE TO TIME LIMIT") {
-        Some(1)
-    } else if why.contains("DUE TO NODE FAILURE") {
-        Some(2)
-    } else {
-        None
+    if let Some((_, r)) = l.split_once("*** ") {
+        if r.contains(" FAILED (non-zero exit code") {
+            return Some((Failure::WorkerExit, 1));
+        }
+        let (_, why) = r.split_once(" CANCELLED AT ")?;
+        return if why.contains("DUE TO TIME LIMIT") {
+            stopped(1)
+        } else if why.contains("DUE TO NODE FAILURE") {
+            stopped(2)
+        } else {
+            None
+        };
     }
+    let (_, r) = l.split_once("srun: error: ")?;
+    let what = r.split_once(": task")?.1.split_once(": ")?.1.trim();
+    if what == "Out Of Memory" {
+        return stopped(3);
+    }
+    if let Some(n) = what.strip_prefix("Exited with exit code ").and_then(|n| n.trim().parse::<i64>().ok()) {
+        return (n != 0).then_some((Failure::WorkerExit, n));
+    }
+    let sig =
+        [("Aborted", 6), ("Killed", 9), ("Bus error", 7), ("Floating point exception", 8), ("Illegal instruction", 4)];
+    sig.iter().find(|(w, _)| what.starts_with(w)).map(|(_, n)| (Failure::Crash, *n))
 }
 
 /// The signal of abseil's or glog's crash banner (`*** SIGSEGV received at time=…`, `*** SIGBUS
@@ -1779,6 +1775,18 @@ impl Analyser {
         if let Some(i) = i.filter(|_| k == Failure::IbOpenFailed) {
             self.follow(i);
         }
+    }
+
+    /// A worker's end as torchrun, srun or a crash banner reports it: a SIGABRT of a worker
+    /// whose watchdog said it would end the process is that exit, on the error found before,
+    /// not a crash of its own.
+    fn fail_exit(&mut self, k: Failure, code: i64, l: &str) {
+        let (k, code) = if k == Failure::Crash && code == 6 && self.announced_abort(l) {
+            (Failure::WorkerExit, -6)
+        } else {
+            (k, code)
+        };
+        self.fail(k, Some(code), None, l);
     }
 
     /// A SIGABRT torchrun reports (`failed (exitcode: -6) local_rank: L …`, its table's
@@ -2687,31 +2695,20 @@ impl Analyser {
 
     /// Exceptions of the framework around NCCL (a line with `rror`, not NCCL's own).
     fn framework_errors(&mut self, l: &str) {
+        if let Some((k, code)) = slurm_line(l) {
+            self.f.nccl_lines += 1;
+            self.fail_exit(k, code, l.trim());
+        }
         // PyTorch's exceptions for a failed CUDA call: c10's C10_CUDA_CHECK `CUDA error: %s`
         // (cudaGetErrorString's words) and the caching allocator's `CUDA out of memory. Tried
         // to allocate …`, each after the exception's type (`torch.AcceleratorError: `,
         // `RuntimeError: `, `torch.OutOfMemoryError: `).
-        if let Some(code) = slurm_stopped(l) {
-            self.f.nccl_lines += 1;
-            self.fail(Failure::SlurmStopped, Some(code), None, l.trim());
-        } else if let Some((k, code)) = srun_task(l) {
-            self.f.nccl_lines += 1;
-            let (k, code) = if k == Failure::Crash && code == 6 && self.announced_abort(l) {
-                (Failure::WorkerExit, -6)
-            } else {
-                (k, code)
-            };
-            self.fail(k, Some(code), None, l.trim());
-        }
         if has!(l, "Error: CUDA error: ") || has!(l, "Error: CUDA out of memory.") {
             self.f.nccl_lines += 1;
             let k =
                 if l.contains("no CUDA-capable device is detected") { Failure::NoGpu } else { Failure::CudaFailure };
             self.fail(k, None, None, l);
         }
-        // c10/cuda/CUDAFunctions.cpp: `TORCH_CHECK(count, "No CUDA GPUs are available")`;
-        // ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL): `Detected mismatch between
-        // collectives on ranks. Rank %d is running collective: %s, but Rank %d is running …`.
         // A Python exception whose message starts with NCCL's name (`RuntimeError: NCCL
         // communicator was aborted …`, a relay cut after `RuntimeError: NCCL`): an NCCL error
         // the framework raised (a failure where no more specific line explains it, as
@@ -2722,7 +2719,10 @@ impl Analyser {
             self.f.nccl_lines += 1;
             self.error(l.trim());
         }
-        // (the exception itself, not a line that quotes it: a CPU-only helper of a healthy job
+        // c10/cuda/CUDAFunctions.cpp: `TORCH_CHECK(count, "No CUDA GPUs are available")`;
+        // ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL): `Detected mismatch between
+        // collectives on ranks. Rank %d is running collective: %s, but Rank %d is running …`;
+        // the exception itself, not a line that quotes it (a CPU-only helper of a healthy job
         // may log its own probe's message)
         let Some((_, msg)) = exc else { return };
         if msg.starts_with("No CUDA GPUs are available") {
@@ -2779,21 +2779,13 @@ impl Analyser {
         if !is_nccl && m & gbit!("*** SIG") != 0 {
             if let Some(n) = signal_banner(l) {
                 self.f.nccl_lines += 1;
-                let k = if n == 6 && self.announced_abort(l) { Failure::WorkerExit } else { Failure::Crash };
-                self.fail(k, Some(if k == Failure::WorkerExit { -6 } else { n }), None, l.trim());
+                self.fail_exit(Failure::Crash, n, l.trim());
             }
         }
         if !is_nccl && m & (gbit!("ailed") | gbit!("ignal") | gbit!("exitcode")) != 0 {
             if let Some((k, code)) = torchrun_failure(l) {
                 self.f.nccl_lines += 1;
-                // SIGABRT of a worker whose watchdog said it would end the process: it exited
-                // on the error found before, as it said it would.
-                let (k, code) = if k == Failure::Crash && code == 6 && self.announced_abort(l) {
-                    (Failure::WorkerExit, -6)
-                } else {
-                    (k, code)
-                };
-                self.fail(k, Some(code), None, l);
+                self.fail_exit(k, code, l);
             }
         }
         // agent/server/api.py: `[%s] Worker group %s. %s/%s attempts left; will restart worker

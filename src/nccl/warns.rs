@@ -24,6 +24,9 @@ pub struct Row {
     pub releases: &'static str,
     pieces: Vec<&'static str>,
     anchored: bool,
+    /// The format ends `%c'`: a character that may be a line break, leaving the quote on the
+    /// next line.
+    char_last: bool,
 }
 
 /// The literal text between a format's conversions (`%s`, `%d`, `%lu`, `%.*s`, `{name}`…).
@@ -79,6 +82,7 @@ pub fn rows() -> &'static [Row] {
                     releases: c.next().unwrap_or(""),
                     pieces,
                     anchored,
+                    char_last: format.ends_with("%c'"),
                 })
             })
             .collect()
@@ -103,7 +107,7 @@ fn score(r: &Row, msg: &str) -> Option<usize> {
                 return None;
             }
             at = p.len();
-        } else if at == msg.len() && k + 1 == r.pieces.len() && *p == "'" && r.class == "topo-xml" {
+        } else if at == msg.len() && k + 1 == r.pieces.len() && r.char_last {
             // a `%c` that printed a line break (xml.cc's `expected %c, got '%c'` on a file cut
             // mid-tag) leaves the closing quote on the next line: the message ends before it
             break;
