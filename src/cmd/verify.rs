@@ -646,14 +646,9 @@ pub fn run(node: Option<&Node>, a: &Args) -> Result<ExitCode> {
     // nccl-tests' header (`# Using devices`, its rank lines) is its output, even with no row
     let table =
         !input.tests.rows.is_empty() || input.tests.summaries > 0 || input.tests.ranks > 0 || input.allreduce.is_some();
-    let mut r = r;
-    let named = input.facts.names_nccl.as_deref().filter(|_| input.facts.nccl_lines == 0 && !table);
-    if let Some(line) = named.filter(|_| !a.from_log.is_empty()) {
-        // about NCCL, but none of its lines: a thin log, not "not a log"
-        r.outcome = plan::verify::Outcome::Inconclusive;
-        r.ok = false;
-        r.verdict = format!("INCONCLUSIVE: the log names NCCL ('{line}') but holds none of its lines (no NCCL INFO/WARN, channel, NCCL error or nccl-tests line): {}", plan::verify::ENABLE);
-    } else if input.facts.nccl_lines == 0 && !table {
+    // a log that names NCCL without any of its lines is thin (judged inconclusive), not "not a log"
+    let thin = !a.from_log.is_empty() && input.facts.names_nccl.is_some();
+    if input.facts.nccl_lines == 0 && !table && !thin {
         if a.from_log.is_empty() {
             bail!(
                 "the benchmark ran but NCCL did not: its output has no NCCL line (without a GPU, torch runs the all-reduce on gloo); run verify on a GPU node"

@@ -1596,60 +1596,59 @@ fn bandwidth_findings(
     );
 }
 
-/// One node whose init completed: a network transport that could not start (the EFA plugin
-/// without a device, an HCA that could not be opened, a RoCE GID table or an OOB interface it
-/// could not read) carried nothing of the job, so it is a note, not what failed (held-out set
-/// 15, herring-onboarding: one rank, `NET/OFI Only EFA provider is supported`, Init COMPLETE).
-fn unused_network_notes(s: &Scope, log: &LogFacts, findings: &mut Vec<Finding>, notes: &mut Vec<String>) {
+/// Failures a log shows that are not what failed, as notes: a GPU-less helper's exception beside
+/// a communicator whose every rank completed its init on a GPU (a CPU-only Ray actor: review 4);
+/// Slurm's time limit after NCCL's init (whether the job should have ended sooner is not in
+/// NCCL's lines, so never ok: `not_known_ok`); on one node whose init completed, a network
+/// transport that could not start (the EFA plugin without a device, an HCA not opened, a RoCE
+/// GID table or an OOB interface not read), which carried nothing (held-out set 15).
+fn notes_not_failures(s: &Scope, log: &LogFacts, findings: &mut Vec<Finding>, notes: &mut Vec<String>) {
     const UNUSED: [&str; 4] = ["ofi-no-device", "ib-open-failed", "roce-gid", "no-oob-interface"];
-    // a GPU-less helper's own exception beside a communicator whose every rank completed its
-    // init on a GPU (a CPU-only Ray actor, a tokenizer worker: review 4)
     if log.nranks.is_some_and(|n| log.init_done >= n) {
-        findings.retain(|f| {
-            let helper = f.id == "no-gpu";
-            if helper {
-                notes.push(format!("{} ('{}'), while every rank of the communicator completed its init on a GPU: a process of the job other than its ranks", f.problem, f.evidence.as_deref().unwrap_or_default()));
-            }
-            !helper
-        });
+        let why = ", while every rank of the communicator completed its init on a GPU: a process of the job other than its ranks";
+        demote(findings, notes, |f| f.id == "no-gpu", why);
     }
-    // Slurm's time limit after NCCL's init: the job ran; whether it should have ended sooner is
-    // not in NCCL's lines (a training run that ends at its limit is one too): never ok (judge)
-    if log.init_done > 0 {
-        findings.retain(|f| {
-            let after = f.id == "slurm-stopped" && f.problem.contains("time limit");
-            if after {
-                notes.push(format!("{} after NCCL's init completed: if the job should have ended sooner, it hung after the init (its last lines say where)", f.problem));
-            }
-            !after
-        });
+    if log.init_done > 0 && time_limit(log) {
+        let why = " after NCCL's init completed: if the job should have ended sooner, it hung after the init (its last lines say where)";
+        demote(findings, notes, |f| f.id == "slurm-stopped", why);
     }
     // one node by evidence nothing in the log contradicts: at most one host, no channel over
     // a network (review 3: a cut rank table read as one node; NET/Socket channels on one node)
-    if s.nodes != Some(1) || log.init_done == 0 || log.hosts.len() > 1 || log.crossed_network() {
-        return;
+    if s.nodes == Some(1) && log.init_done > 0 && log.hosts.len() <= 1 && !log.crossed_network() {
+        let why = ": a job on one node sends nothing over a network, and its init completed: not what failed";
+        demote(findings, notes, |f| UNUSED.contains(&f.id), why);
     }
+}
+
+/// The findings `which` picks become notes: their problem, why, and the line.
+fn demote(findings: &mut Vec<Finding>, notes: &mut Vec<String>, which: impl Fn(&Finding) -> bool, why: &str) {
     findings.retain(|f| {
-        let unused = UNUSED.contains(&f.id);
-        if unused {
-            let ev = f.evidence.as_deref().unwrap_or_default();
-            notes.push(format!(
-                "{} ('{ev}'): a job on one node sends nothing over a network, and its init completed: not what failed",
-                f.problem
-            ));
+        let picked = which(f);
+        if picked {
+            let ev = f.evidence.as_deref().map(|e| format!(" ('{e}')")).unwrap_or_default();
+            notes.push(format!("{}{why}{ev}", f.problem));
         }
-        !unused
+        !picked
     });
+}
+
+/// Slurm stopped the job at its time limit (its failure, read from the log).
+fn time_limit(log: &LogFacts) -> bool {
+    log.failures.iter().any(|x| x.kind == crate::nccl::log::Failure::SlurmStopped && x.code == Some(1))
 }
 
 const TIME_LIMIT: &str = "Slurm cancelled the job at its time limit";
 
 /// Root causes first, then degradations, then what follows from an earlier failure (a peer
 /// that closed its socket, a timeout, NCCL's bare error result).
-fn rank(findings: &mut [Finding]) {
-    // a peer that died first: the connections refused after it are its consequence (review 4)
-    let died =
-        findings.iter().any(|f| f.id == "crash" || (f.id == "slurm-stopped" && !f.problem.starts_with(TIME_LIMIT)));
+fn rank(findings: &mut [Finding], log: &LogFacts) {
+    // a peer that died first (a crash, its node failed, the OOM killer): the connections
+    // refused after it are its consequence (review 4)
+    let stopped = log
+        .failures
+        .iter()
+        .any(|x| x.kind == crate::nccl::log::Failure::SlurmStopped && matches!(x.code, Some(2) | Some(3)));
+    let died = stopped || findings.iter().any(|f| f.id == "crash");
     findings.sort_by_key(|f| match f.id {
         "socket-connect" if died && f.evidence.as_deref().is_some_and(|e| e.contains("refused")) => 2,
         // A bootstrap interface other nodes cannot reach explains everything after it: the
@@ -1690,10 +1689,10 @@ fn rank(findings: &mut [Finding]) {
 fn not_known_ok(
     mut outcome: Outcome,
     mut verdict: String,
-    notes: &[String],
+    log: &LogFacts,
     measured: Option<&Measured>,
 ) -> (Outcome, String) {
-    if outcome == Outcome::Ok && notes.iter().any(|n| n.starts_with(TIME_LIMIT)) {
+    if outcome == Outcome::Ok && time_limit(log) {
         // review 4: a job Slurm stopped at its time limit is no job known to be fine
         outcome = Outcome::Inconclusive;
         verdict = format!("INCONCLUSIVE: {TIME_LIMIT}, after NCCL's init: if it should have ended sooner, it hung after the init (its last lines say where); the rest of the log reads: {verdict}");
@@ -1717,6 +1716,13 @@ fn outcome(log: &LogFacts, s: &Scope, c: &Ceilings, findings: &[Finding]) -> (Ou
     let bw = bw_note(s, c);
     if let Some(o) = findings_outcome(findings, observed.as_deref()) {
         return o;
+    }
+    // about NCCL, but none of its lines (a framework's test, a traceback): a thin log
+    if let Some(line) = log.names_nccl.as_deref().filter(|_| log.nccl_lines == 0 && c.busbw.is_none()) {
+        return (
+            Outcome::Inconclusive,
+            format!("INCONCLUSIVE: the log names NCCL ('{line}') but holds none of its lines (no NCCL INFO/WARN, channel or NCCL error line): {ENABLE}"),
+        );
     }
     // Judged from the path alone when NCCL's set-up lines are not in the excerpt: say so.
     // `Connected all rings/trees` is not the end of it: a job can still fail before Init COMPLETE
@@ -1742,7 +1748,7 @@ fn outcome(log: &LogFacts, s: &Scope, c: &Ceilings, findings: &[Finding]) -> (Ou
     )
 }
 
-pub const ENABLE: &str = "run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET";
+const ENABLE: &str = "run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET";
 
 /// `64 B`, `512 KiB`, `8 MiB`, `8 GiB`.
 fn human_bytes(b: u64) -> String {
@@ -1917,14 +1923,14 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
     }
     // 1. Failure lines: any one makes the job not ok, whatever else the log shows.
     let mut findings = failure_findings(node, plan, log, s.same_node, &lid0);
-    unused_network_notes(&s, log, &mut findings, &mut notes);
+    notes_not_failures(&s, log, &mut findings, &mut notes);
     wrong_results(measured, &mut findings);
     transport_findings(node, plan, log, &s, &mut findings, &mut notes);
     let c = ceilings(node, plan, log, measured, ci, &s);
     bandwidth_findings(node, plan, log, &s, &c, &mut findings, &mut notes);
-    rank(&mut findings);
+    rank(&mut findings, log);
     let (outcome, verdict) = outcome(log, &s, &c, &findings);
-    let (outcome, verdict) = not_known_ok(outcome, verdict, &notes, measured);
+    let (outcome, verdict) = not_known_ok(outcome, verdict, log, measured);
     let causes = findings.iter().map(|f| format!("{}; fix: {}", f.cause, f.fix)).collect();
     Report {
         outcome,
