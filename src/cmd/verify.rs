@@ -647,7 +647,7 @@ pub fn run(node: Option<&Node>, a: &Args) -> Result<ExitCode> {
     let table =
         !input.tests.rows.is_empty() || input.tests.summaries > 0 || input.tests.ranks > 0 || input.allreduce.is_some();
     // a log that names NCCL without any of its lines is thin (judged inconclusive), not "not a log"
-    let thin = !a.from_log.is_empty() && input.facts.names_nccl.is_some();
+    let thin = !a.from_log.is_empty() && (input.facts.names_nccl.is_some() || input.facts.launcher.is_some());
     if input.facts.nccl_lines == 0 && !table && !thin {
         if a.from_log.is_empty() {
             bail!(

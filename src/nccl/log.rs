@@ -206,6 +206,14 @@ pub enum Failure {
     /// local_rank: 1 (pid: …) of binary: …`; code: the exit code): the job failed, and the
     /// worker's own output says why, not NCCL's.
     WorkerExit,
+    /// The launcher's rendezvous failed before NCCL started (PyTorch's TCPStore, torchrun's
+    /// rendezvous; code: 1 the port is taken, 2 the store cannot be reached, 3 not every rank
+    /// joined the store, 4 torchrun's rendezvous timed out or closed).
+    Rendezvous,
+    /// The NCCL library itself did not load: TensorFlow/XLA's NCCL stub (`Unable to load NCCL
+    /// library. Multi-GPU collectives will not work.`), `libnccl.so.2: cannot open shared
+    /// object file` (the loader, through Python's ImportError/OSError).
+    NcclNotLoaded,
     /// NCCL returned an error with no more specific line in the log.
     NcclError,
     /// A WARN of NCCL's that no specific reader knows but NCCL's sources classify
@@ -373,6 +381,11 @@ pub struct LogFacts {
     /// NCCL, thin, not "not a log".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub names_nccl: Option<String>,
+    /// The last line of PyTorch's launcher or c10d (`torch/distributed/run.py:851]`, `[c10d]`,
+    /// `torch.distributed.elastic…`) while no line of NCCL's had come: a distributed job's log
+    /// that stopped before NCCL's (or ran without NCCL_DEBUG) is thin, not "not a log".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launcher: Option<String>,
     /// The first Python exception a worker raised (`[rank0]: ValueError: …`), torchrun's own
     /// `ChildFailedError` aside: what a worker's non-zero exit was, where NCCL's lines say nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1618,6 +1631,15 @@ fn names_nccl(l: &str) -> bool {
             .any(|p| t.starts_with(p))
 }
 
+/// A line of PyTorch's distributed launcher or its c10d library, as their loggers print them:
+/// torchrun's Python logger (`W1206 10:16:49.271000 643 torch/distributed/run.py:851] …`,
+/// `torch/distributed/elastic/…`), c10d's C++ one (`[W1206 … socket.cpp:207] [c10d] …`).
+fn launcher_line(l: &str) -> bool {
+    let b = l.as_bytes();
+    memchr::memmem::find(b, b"torch/distributed/").is_some_and(|i| l[i..].contains(".py:"))
+        || memchr::memmem::find(b, b"] [c10d] ").is_some()
+}
+
 /// An HCA NCCL could not open stays the cause where NCCL was then left with no RDMA device,
 /// or its host with fewer HCA ports than another (review 4: half the rails); elsewhere NCCL
 /// skipped it and a completed init makes it a note.
@@ -1721,6 +1743,34 @@ fn exception(l: &str) -> Option<(&str, &str)> {
     let (ty, msg) = l.split_once(": ")?;
     (ty.ends_with("Error") && ty.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_'))
         .then_some((ty, msg))
+}
+
+/// PyTorch's rendezvous failures before NCCL starts, by the exception's message: c10d's
+/// socket.cpp (`The server socket has failed to listen on any local network address.` then
+/// ≤2.2 `The server socket has failed to bind to [::]:%d (errno: 98 - Address already in
+/// use).`, ≥2.3 `port: %d, useIpv6: %s, code: %d, name: %s, message: %s`; `The client socket
+/// has failed to connect to any network address of (%s, %d).`, `The client socket has timed out
+/// after %s while trying to connect to (%s, %d).`), TCPStore's server (`Timed out after %d
+/// seconds waiting for clients. %d/%d clients joined.`) and torchrun's rendezvous handlers
+/// (`RendezvousTimeoutError`, `RendezvousConnectionError`, `RendezvousClosedError` by type, in
+/// the message's place when it has none). Code: 1 the port is taken (or nothing to listen on), 2
+/// the store cannot be reached, 3 not every rank joined, 4 torchrun's rendezvous.
+fn rendezvous_failure(msg: &str) -> Option<i64> {
+    if has!(msg, "The server socket has failed to listen") || has!(msg, "The server socket has failed to bind") {
+        Some(1)
+    } else if has!(msg, "The client socket has failed to connect") || has!(msg, "The client socket has timed out") {
+        Some(2)
+    } else if msg.starts_with("Timed out after") && msg.contains("waiting for clients") {
+        Some(3)
+    } else {
+        None
+    }
+}
+
+/// torchrun's rendezvous exceptions, by their type's name.
+fn rendezvous_error_type(ty: &str) -> bool {
+    let t = ty.rsplit('.').next().unwrap_or(ty);
+    matches!(t, "RendezvousTimeoutError" | "RendezvousConnectionError" | "RendezvousClosedError")
 }
 
 /// nccl-tests' CUDACHECK: `<host>: Test CUDA failure common.cu:891 '<error>'` (since 2.x),
@@ -1979,6 +2029,11 @@ impl Analyser {
             if self.f.gdr_disabled_hcas.is_empty() {
                 self.f.gdr_disabled_hcas.push("every HCA (no nv_peer_mem module)".into());
             }
+        } else if msg.starts_with("Unable to load NCCL library") {
+            // TensorFlow/XLA's NCCL stub (tsl/cuda/nccl_stub.cc) where libnccl.so.2 did not
+            // load: its words for every call, relayed as XLA's `Last NCCL warning(error) log
+            // entry` (held-out set 22: LWM#44)
+            self.fail(Failure::NcclNotLoaded, None, None, msg);
         } else if libibverbs_missing(msg) {
             // NCCL before 2.19 printed a missing libibverbs as a WARN (`misc/ibvwrap.cu`); its
             // own reader records the fact (`ibverbs_missing`), which counts only across nodes.
@@ -2046,6 +2101,9 @@ impl Analyser {
         // until NCCL's first line, on every line (gated or not: the facts are the same)
         if self.f.nccl_lines == 0 && self.f.names_nccl.is_none() && names_nccl(l) {
             self.f.names_nccl = Some(clip(l.trim(), 160));
+        }
+        if self.f.nccl_lines == 0 && launcher_line(l) {
+            self.f.launcher = Some(clip(l.trim(), 160));
         }
         if std::mem::take(&mut self.last_error_next) {
             // PyTorch: "Last error:\n<NCCL's warning>"; the next line is NCCL's own text,
@@ -2724,8 +2782,20 @@ impl Analyser {
         // collectives on ranks. Rank %d is running collective: %s, but Rank %d is running …`;
         // the exception itself, not a line that quotes it (a CPU-only helper of a healthy job
         // may log its own probe's message)
-        let Some((_, msg)) = exc else { return };
-        if msg.starts_with("No CUDA GPUs are available") {
+        // an exception without a message prints its type alone (`…api.RendezvousTimeoutError`)
+        let t = l.trim();
+        if exc.is_none() && !t.contains(' ') && rendezvous_error_type(t) {
+            self.f.nccl_lines += 1;
+            self.fail(Failure::Rendezvous, Some(4), None, t);
+        }
+        let Some((ty, msg)) = exc else { return };
+        if let Some(code) = rendezvous_failure(msg).or_else(|| rendezvous_error_type(ty).then_some(4)) {
+            self.f.nccl_lines += 1;
+            self.fail(Failure::Rendezvous, Some(code), None, l.trim());
+        } else if has!(msg, "cannot open shared object file") && msg.trim_start().starts_with("libnccl.so") {
+            self.f.nccl_lines += 1;
+            self.fail(Failure::NcclNotLoaded, None, None, l.trim());
+        } else if msg.starts_with("No CUDA GPUs are available") {
             self.f.nccl_lines += 1;
             self.fail(Failure::NoGpu, None, None, l);
         } else if msg.contains("Detected mismatch between collectives on ranks") {
@@ -3787,5 +3857,57 @@ mod tests {
         let f = a.finish();
         assert_eq!(f.warns.len(), MAX_WARNS);
         assert_eq!(f.warns_dropped, 5000 - MAX_WARNS);
+    }
+
+    #[test]
+    fn rendezvous_failures_by_pytorchs_formats() {
+        // c10d/socket.cpp and TCPStore's server, each release's wording; torchrun's handlers by type
+        let cases = [
+            ("torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 29911, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use", 1),
+            ("RuntimeError: The server socket has failed to listen on any local network address. The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use). The server socket has failed to bind to 0.0.0.0:29500 (errno: 98 - Address already in use).", 1),
+            ("torch.distributed.DistNetworkError: The client socket has failed to connect to any network address of (node-0, 29500). The client socket has failed to connect to node-0:29500 (errno: 111 - Connection refused).", 2),
+            ("[rank3]: torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect to (10.0.0.1, 29500).", 2),
+            ("torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/2 clients joined.", 3),
+            ("torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError", 4),
+            ("torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has failed. See inner exception for details.", 4),
+        ];
+        for (l, code) in cases {
+            let f = analyse(&format!("{l}\n"));
+            let x = f.failures.iter().find(|x| x.kind == Failure::Rendezvous);
+            assert_eq!(x.map(|x| x.code), Some(Some(code)), "{l}");
+            assert!(f.nccl_lines > 0, "{l}");
+        }
+        // c10d's warning that it could not look up the client's hostname is no failure
+        let f = analyse("[W1206 10:16:49.709806710 socket.cpp:207] [c10d] The hostname of the client socket cannot be retrieved. err=-3\n");
+        assert!(f.failures.is_empty(), "{:?}", f.failures);
+        assert_eq!(f.nccl_lines, 0);
+        assert!(f.launcher.is_some());
+    }
+
+    #[test]
+    fn the_launchers_own_lines_make_a_thin_log_not_nccls() {
+        let f = analyse("W1206 10:16:49.271000 643 torch/distributed/run.py:851] Setting OMP_NUM_THREADS environment variable for each process to be 1\n");
+        assert_eq!(f.launcher.as_deref().map(|l| l.contains("run.py:851]")), Some(true));
+        // a path in prose or a script is not the launcher's logger
+        assert!(analyse("see torch/distributed/ for the code\n").launcher.is_none());
+        // after NCCL's first line it is not kept
+        let f = analyse("h:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\nW1206 10:16:49.271000 643 torch/distributed/run.py:851] x\n");
+        assert!(f.launcher.is_none());
+    }
+
+    #[test]
+    fn nccl_that_did_not_load() {
+        // XLA's relay of TensorFlow/XLA's NCCL stub; the loader's words through Python
+        for l in [
+            "INTERNAL: external/xla/xla/service/gpu/nccl_utils.cc:134: NCCL operation ncclGetUniqueId(&id) failed: Unable to load NCCL library. Multi-GPU collectives will not work.. Last NCCL warning(error) log entry (may be unrelated) 'Unable to load NCCL library. Multi-GPU collectives will not work.'.",
+            "ImportError: libnccl.so.2: cannot open shared object file: No such file or directory",
+            "OSError: libnccl.so.2: cannot open shared object file: No such file or directory",
+        ] {
+            let f = analyse(&format!("{l}\n"));
+            assert!(f.failures.iter().any(|x| x.kind == Failure::NcclNotLoaded), "{l}: {:?}", f.failures);
+        }
+        // another library's missing file is not NCCL's
+        let f = analyse("ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory\n");
+        assert!(!f.failures.iter().any(|x| x.kind == Failure::NcclNotLoaded));
     }
 }

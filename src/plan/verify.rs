@@ -328,6 +328,18 @@ pub const RULES: &[Rule] = &[
         fix: "act on the text: 'CUDA driver version is insufficient' wants a driver as new as the image's CUDA (or its forward-compatibility package); out of memory, leave NCCL its buffers; a GPU fault, nvidia-smi and dmesg (Xid)",
     },
     Rule {
+        id: "rendezvous-failed",
+        message: "The server socket has failed to listen on any local network address (EADDRINUSE) / The client socket has failed to connect / timed out / Timed out after N seconds waiting for clients / RendezvousTimeoutError",
+        meaning: "the launcher's rendezvous (torchrun, init_process_group's TCPStore on MASTER_ADDR:MASTER_PORT) failed before NCCL started: the port is taken by another process, the store's address cannot be reached from this node, or not every node joined in time",
+        fix: "port taken: another job or an earlier run's rank 0 holds it: pick a free --master-port (per job: 29500 + SLURM_JOB_ID % 1000) or stop the old process; cannot connect: MASTER_ADDR must be the first node's address reachable from every node (`ibwire env` prints one), and rank 0 must be running; not every node joined: find the node whose step did not start (sacct, its own log)",
+    },
+    Rule {
+        id: "nccl-not-loaded",
+        message: "Unable to load NCCL library. Multi-GPU collectives will not work. (TensorFlow/XLA) / libnccl.so.2: cannot open shared object file",
+        meaning: "the NCCL library itself did not load: the framework's wheel without its NCCL (nvidia-nccl-cu12), or libnccl.so.2 not on the library path inside the container",
+        fix: "install the NCCL the framework was built for (JAX/TF: pip install the cuda extra, e.g. jax[cuda12], which brings nvidia-nccl-cu12) or put libnccl.so.2's directory on LD_LIBRARY_PATH; check with `python -c 'import ctypes; ctypes.CDLL(\"libnccl.so.2\")'` in the same environment",
+    },
+    Rule {
         id: "nccl-error",
         message: "ncclInternalError / ncclSystemError: unhandled system error",
         meaning: "NCCL returned an error and the log shows no more specific line",
@@ -657,6 +669,7 @@ fn plain_failure(kind: crate::nccl::log::Failure) -> Option<(&'static str, &'sta
         F::NoGpu => ("no-gpu", "the process saw no GPU"),
         F::CollectiveMismatch => ("collective-mismatch", "ranks ran different collectives"),
         F::NcclError => ("nccl-error", "NCCL returned an error"),
+        F::NcclNotLoaded => ("nccl-not-loaded", "the NCCL library did not load"),
         F::RoceGid => ("roce-gid", "the RoCE GID table could not be read"),
         F::OfiNoDevice => ("ofi-no-device", "the EFA plugin found no device"),
         F::OfiPeer => ("ofi-peer", "EFA endpoints cannot reach each other"),
@@ -666,6 +679,7 @@ fn plain_failure(kind: crate::nccl::log::Failure) -> Option<(&'static str, &'sta
         F::TopologyFile => ("topology-file", "a topology file that does not fit"),
         F::Crash => ("crash", "a process crashed"),
         F::CudaFailure
+        | F::Rendezvous
         | F::WorkerExit
         | F::SlurmStopped
         | F::QpInvalid
@@ -696,17 +710,7 @@ fn failure_detail(
     let gid_forced = || log.env("NCCL_IB_GID_INDEX").map(|g| format!("NCCL_IB_GID_INDEX={g} is forced"));
     let code = |pre: &str| fs.code.map(|c| format!("{pre}{c}")).unwrap_or_default();
     match fs.kind {
-        F::QpInvalid => {
-            let mut d = Vec::new();
-            if !lid0.is_empty() {
-                d.push(format!("LID 0 here: {}", lid0.join(", ")));
-            }
-            if let Some(v) = log.env("NCCL_IB_HCA").filter(|v| !v.starts_with('=')) {
-                d.push(format!("NCCL_IB_HCA={v} is a prefix match"));
-            }
-            d.extend(gid_forced());
-            ("qp-invalid", "ibv_modify_qp failed with EINVAL".into(), Some(d.join("; ")))
-        }
+        F::QpInvalid => ("qp-invalid", "ibv_modify_qp failed with EINVAL".into(), Some(qp_invalid_detail(log, lid0))),
         F::QpUnreachable => ("qp-unreachable", "ibv_modify_qp: network unreachable".into(), gid_forced()),
         F::QpOther => ("qp-other", format!("ibv_modify_qp failed{}", code(" with errno ")), None),
         F::RetryExceeded => {
@@ -732,6 +736,7 @@ fn failure_detail(
         F::CudaFailure => {
             ("cuda-failure", cuda_problem(&fs.line), cuda_error_text(&fs.line).and_then(cuda_hint).map(str::to_string))
         }
+        F::Rendezvous => ("rendezvous-failed", rendezvous_problem(fs.code).into(), rendezvous_where(&fs.line)),
         F::PortError => {
             let times = if fs.count > 1 { format!(" ({} times)", fs.count) } else { String::new() };
             ("port-error", format!("an HCA port went down{times}"), None)
@@ -743,6 +748,46 @@ fn failure_detail(
             ("unknown-warning", "an NCCL warning no rule knows".into(), Some(detail))
         }
     }
+}
+
+/// What an EINVAL from ibv_modify_qp points at here: a LID-0 port, a prefix-match NCCL_IB_HCA
+/// that takes the bond, a forced GID index.
+fn qp_invalid_detail(log: &LogFacts, lid0: &[String]) -> String {
+    let mut d = Vec::new();
+    if !lid0.is_empty() {
+        d.push(format!("LID 0 here: {}", lid0.join(", ")));
+    }
+    if let Some(v) = log.env("NCCL_IB_HCA").filter(|v| !v.starts_with('=')) {
+        d.push(format!("NCCL_IB_HCA={v} is a prefix match"));
+    }
+    d.extend(log.env("NCCL_IB_GID_INDEX").map(|g| format!("NCCL_IB_GID_INDEX={g} is forced")));
+    d.join("; ")
+}
+
+/// What failed in the rendezvous, by the code log.rs read.
+fn rendezvous_problem(code: Option<i64>) -> &'static str {
+    match code {
+        Some(1) => "the rendezvous port is taken: the store could not listen on it",
+        Some(2) => "the rendezvous store could not be reached from this node",
+        Some(3) => "not every rank joined the rendezvous store in time",
+        _ => "torchrun's rendezvous failed",
+    }
+}
+
+/// Where the rendezvous was: the port (`port: 29500`, `…:29500 (errno`) or the address the
+/// client could not reach (`(host, port)`), and how many ranks joined (`1/2 clients joined`).
+fn rendezvous_where(l: &str) -> Option<String> {
+    if let Some(p) = l.split_once("port: ").and_then(|(_, r)| r.split(',').next()) {
+        return Some(format!("port {}", p.trim()));
+    }
+    if let Some((_, r)) = l.split_once("network address of (").or_else(|| l.split_once("to connect to (")) {
+        return r.split_once(')').map(|(a, _)| format!("store at {}", a.replace(", ", ":")));
+    }
+    if let Some(j) = l.split_once(" seconds waiting for clients. ").and_then(|(_, r)| r.split_once(" clients joined")) {
+        return Some(format!("{} ranks joined", j.0));
+    }
+    let (_, r) = l.split_once("to bind to ")?;
+    Some(format!("bind to {}", r.split_once(" (").map_or(r, |(a, _)| a)))
 }
 
 /// The error's words in a CUDA failure line: cudaGetErrorString's text after PyTorch's
@@ -1722,6 +1767,14 @@ fn outcome(log: &LogFacts, s: &Scope, c: &Ceilings, findings: &[Finding]) -> (Ou
         return (
             Outcome::Inconclusive,
             format!("INCONCLUSIVE: the log names NCCL ('{line}') but holds none of its lines (no NCCL INFO/WARN, channel or NCCL error line): {ENABLE}"),
+        );
+    }
+    // torchrun's or c10d's lines and none of NCCL's: the job stopped before NCCL's init (in
+    // its rendezvous) or ran without NCCL_DEBUG (device set 8: an unreachable rendezvous)
+    if let Some(line) = log.launcher.as_deref().filter(|_| log.nccl_lines == 0 && c.busbw.is_none()) {
+        return (
+            Outcome::Inconclusive,
+            format!("INCONCLUSIVE: the log is PyTorch's launcher's ('{line}') with no NCCL line: the job stopped before NCCL's init (a rendezvous that never completed: MASTER_ADDR/MASTER_PORT or --rdzv-endpoint unreachable, a node that did not start) or ran without NCCL_DEBUG: {ENABLE}"),
         );
     }
     // Judged from the path alone when NCCL's set-up lines are not in the excerpt: say so.

@@ -25,6 +25,8 @@ does). IBWIRE_CASE picks what to break:
                communicator (made lazily at the first collective)
   newgroup     a second communicator (dist.new_group of every rank) and an all-reduce on it
   pyerr        the last rank raises ValueError in its own code after init (a job's own bug)
+  devassert    rank 1 indexes past a CUDA tensor's end after init (a device-side assert: a job's
+               own bug that surfaces as a CUDA error at the next synchronisation)
 IBWIRE_RANK1_ENV ("K=V K2=V2") is set in rank 1's environment only, before its init (settings
 that differ between ranks).
 """
@@ -106,6 +108,10 @@ if case == "sendrecv":
 if case == "newgroup":
     g = dist.new_group(list(range(dist.get_world_size())))
     dist.all_reduce(x, group=g)
+    torch.cuda.synchronize()
+if case == "devassert" and rank == 1:
+    idx = torch.tensor([1 << 30], device="cuda")
+    x[idx] = 2.0
     torch.cuda.synchronize()
 if case == "pyerr" and rank == dist.get_world_size() - 1:
     raise ValueError("bad batch: expected 4 dimensions, got 3")

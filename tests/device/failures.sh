@@ -8,7 +8,7 @@ export NCCL_NVLS_ENABLE=0 PYTHONWARNINGS=ignore NCCL_DEBUG=INFO NCCL_DEBUG_SUBSY
 py=tests/device/failures.py
 run() { # name, then env assignments (NPROC=1: one rank)
   local name=$1; shift
-  { echo "# case: $name; env: $*${TR_ARGS:+; torchrun $TR_ARGS}"; timeout 75 env "$@" torchrun ${TR_ARGS:-} --nproc-per-node=${NPROC:-2} --master-port=$((29500 + RANDOM % 1000)) "$py"; echo "# rc=$?"; } > "$D/$name.log" 2>&1
+  { echo "# case: $name; env: $*${TR_ARGS:+; torchrun $TR_ARGS}"; timeout ${TMO_SIG:+-s $TMO_SIG} ${TMO:-75} env "$@" torchrun ${TR_ARGS:-} --nproc-per-node=${NPROC:-2} --master-port=${PORT:-$((29500 + RANDOM % 1000))} "$py"; echo "# rc=$?"; } > "$D/$name.log" 2>&1
 }
 python3 -c 'import torch;print(torch.__version__, torch.cuda.nccl.version())' > "$D/versions.txt" 2>&1
 ls -la /dev/infiniband /sys/class/infiniband >> "$D/versions.txt" 2>&1
@@ -118,6 +118,24 @@ for c in ${CASES:-$all}; do case $c in
     printf '<system version="1">\n<cpu numaid="0" affinity="ff"\n<pci busid=' > "$W/bad-topo.xml"
     NPROC=1 run topo-file-garbage IBWIRE_CASE=ok NCCL_TOPO_FILE="$W/bad-topo.xml" ;;
   single-ras-off-all) NPROC=1 run single-ras-off-all IBWIRE_CASE=ok NCCL_RAS_ENABLE=0 NCCL_DEBUG_SUBSYS=ALL ;;
+  devassert) run devassert IBWIRE_CASE=devassert ;;
+  # Slurm's scancel/time limit as torchrun sees it: SIGTERM to the agent in a hung job.
+  sigterm-agent) TMO=25 TMO_SIG=TERM run sigterm-agent IBWIRE_CASE=hang IBWIRE_HANG_S=120 PG_TIMEOUT=100 ;;
+  # Another job already holds the rendezvous port.
+  port-in-use)
+    timeout 40 python3 -c 'import socket,time;s=socket.socket();s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1);s.bind(("0.0.0.0",29911));s.listen();time.sleep(35)' &
+    sleep 1; PORT=29911 TMO=30 run port-in-use IBWIRE_CASE=ok; wait ;;
+  # The rendezvous endpoint cannot be reached (a wrong MASTER_ADDR): no NCCL line at all.
+  rdzv-unreachable) TMO=40 TR_ARGS="--nnodes=2 --rdzv-backend=c10d --rdzv-endpoint=192.0.2.1:29400 --rdzv-conf=join_timeout=20" run rdzv-unreachable IBWIRE_CASE=ok ;;
+  rank1-ipv6) run rank1-ipv6 IBWIRE_CASE=ok PG_TIMEOUT=20 IBWIRE_RANK1_ENV=NCCL_SOCKET_FAMILY=AF_INET6 ;;
+  rank1-buffsize) run rank1-buffsize IBWIRE_CASE=ok PG_TIMEOUT=20 IBWIRE_RANK1_ENV=NCCL_BUFFSIZE=65536 ;;
+  # PyTorch's flight recorder dumps on the watchdog's timeout.
+  dump-on-timeout) run dump-on-timeout IBWIRE_CASE=skip PG_TIMEOUT=20 TORCH_NCCL_DUMP_ON_TIMEOUT=1 TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DEBUG_INFO_TEMP_FILE=$W/nccl_trace_rank_ ;;
+  # INIT left out of the subsystems: no Init COMPLETE line in a healthy job.
+  subsys-no-init) run subsys-no-init IBWIRE_CASE=ok NCCL_DEBUG_SUBSYS=^INIT ;;
+  subsys-coll) run subsys-coll IBWIRE_CASE=ok NCCL_DEBUG_SUBSYS=COLL,NET ;;
+  nonblocking-die) run nonblocking-die IBWIRE_CASE=die TORCH_NCCL_USE_COMM_NONBLOCKING=1 ;;
+  four-nodes-killmid) NPROC=4 run four-nodes-killmid IBWIRE_CASE=killmid ;;
 esac; done
 mkdir -p "$OUT"; tar -C "$W" -czf "$OUT/failures.tgz" failures; rm -rf "$W"
 ls -la "$OUT"

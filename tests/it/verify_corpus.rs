@@ -354,6 +354,18 @@ fn every_rule_is_asserted_by_a_test() {
         ),
         ("qp-other", warn("NET/IB : ibv_modify_qp failed with 95 Operation not supported, on dev mlx5_0:1, curr state INIT, next state RTR"), vec![]),
         ("roce-gid", warn("NET/IB: read failed in ncclIbRoceGetVersionNum: Invalid argument"), vec![]),
+        // PyTorch ≥ 2.3's c10d socket.cpp: the store's port is taken (device set 8)
+        (
+            "rendezvous-failed",
+            "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 29500, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use\n".into(),
+            vec![],
+        ),
+        // TensorFlow/XLA's NCCL stub, relayed by XLA (held-out set 22)
+        (
+            "nccl-not-loaded",
+            "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: NCCL operation ncclGetUniqueId(&id) failed: Unable to load NCCL library. Multi-GPU collectives will not work.. Last NCCL warning(error) log entry (may be unrelated) 'Unable to load NCCL library. Multi-GPU collectives will not work.'.\n".into(),
+            vec![],
+        ),
         (
             "provider-missing",
             "a:1:1 [0] NCCL INFO Using network Socket\nb:2:2 [0] NCCL INFO Using network Socket\nlibibverbs: Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs0\n".into(),
