@@ -25,6 +25,10 @@ does). IBWIRE_CASE picks what to break:
                communicator (made lazily at the first collective)
   newgroup     a second communicator (dist.new_group of every rank) and an all-reduce on it
   pyerr        the last rank raises ValueError in its own code after init (a job's own bug)
+  nan          rank 1 puts a NaN in its all-reduce input (with TORCH_NCCL_NAN_CHECK=1 PyTorch's
+               check stops it)
+  late         rank 1 sleeps IBWIRE_LATE_S (60) before it joins the process group (a node that
+               started late)
   devassert    rank 1 indexes past a CUDA tensor's end after init (a device-side assert: a job's
                own bug that surfaces as a CUDA error at the next synchronisation)
 IBWIRE_RANK1_ENV ("K=V K2=V2") is set in rank 1's environment only, before its init (settings
@@ -47,6 +51,8 @@ if rank == 1:
         k, _, v = kv.partition("=")
         os.environ[k] = v
 torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")) if case == "ordinal" else 0)
+if case == "late" and rank == 1:
+    time.sleep(int(os.environ.get("IBWIRE_LATE_S", "60")))
 if case == "preinit" and rank == 1:
     os._exit(4)
 hold = None
@@ -59,6 +65,8 @@ if case == "killinit" and rank == 1:
     import signal
     os.kill(os.getpid(), signal.SIGKILL)
 x = torch.ones(1 << 20, device="cuda")
+if case == "nan" and rank == 1:
+    x[7] = float("nan")
 dist.all_reduce(x)
 torch.cuda.synchronize()
 if case == "die" and rank == 1:

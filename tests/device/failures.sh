@@ -136,6 +136,15 @@ for c in ${CASES:-$all}; do case $c in
   subsys-coll) run subsys-coll IBWIRE_CASE=ok NCCL_DEBUG_SUBSYS=COLL,NET ;;
   nonblocking-die) run nonblocking-die IBWIRE_CASE=die TORCH_NCCL_USE_COMM_NONBLOCKING=1 ;;
   four-nodes-killmid) NPROC=4 run four-nodes-killmid IBWIRE_CASE=killmid ;;
+  nan-check) run nan-check IBWIRE_CASE=nan TORCH_NCCL_NAN_CHECK=1 ;;
+  late-node) run late-node IBWIRE_CASE=late IBWIRE_LATE_S=50 PG_TIMEOUT=20 ;;
+  subsys-env-only) run subsys-env-only IBWIRE_CASE=ok NCCL_DEBUG_SUBSYS=ENV ;;
+  # torchrun's --tee: every line behind `[default<rank>]:`
+  tee-prefix) TR_ARGS="--tee 3" run tee-prefix IBWIRE_CASE=ok ;;
+  # torchrun's --local-ranks-filter: rank 0's output only
+  ranks-filter) TR_ARGS="--local-ranks-filter 0" run ranks-filter IBWIRE_CASE=ok ;;
+  rank1-ifname-lo) run rank1-ifname-lo IBWIRE_CASE=ok PG_TIMEOUT=20 IBWIRE_RANK1_ENV=NCCL_SOCKET_IFNAME=lo ;;
+  ranks-filter-die) TR_ARGS="--local-ranks-filter 0" run ranks-filter-die IBWIRE_CASE=die ;;
 esac; done
 mkdir -p "$OUT"; tar -C "$W" -czf "$OUT/failures.tgz" failures; rm -rf "$W"
 ls -la "$OUT"
