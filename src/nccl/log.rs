@@ -381,8 +381,8 @@ pub struct LogFacts {
     /// NCCL, thin, not "not a log".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub names_nccl: Option<String>,
-    /// The last line of PyTorch's launcher or c10d (`torch/distributed/run.py:851]`, `[c10d]`,
-    /// `torch.distributed.elastic…`) while no line of NCCL's had come: a distributed job's log
+    /// The last line of PyTorch's launcher or c10d (`W… torch/distributed/run.py:851]`,
+    /// `WARNING:torch.distributed.run:`, `[W… socket.cpp:207] [c10d]`) while no line of NCCL's had come: a distributed job's log
     /// that stopped before NCCL's (or ran without NCCL_DEBUG) is thin, not "not a log".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launcher: Option<String>,
@@ -1631,13 +1631,69 @@ fn names_nccl(l: &str) -> bool {
             .any(|p| t.starts_with(p))
 }
 
-/// A line of PyTorch's distributed launcher or its c10d library, as their loggers print them:
-/// torchrun's Python logger (`W1206 10:16:49.271000 643 torch/distributed/run.py:851] …`,
-/// `torch/distributed/elastic/…`), c10d's C++ one (`[W1206 … socket.cpp:207] [c10d] …`).
+/// A line of PyTorch's distributed launcher or its c10d library, as their loggers print them at
+/// the line's start (after `[rankN]:` or srun's `N: `): torchrun's Python logger, ≥ 2.2
+/// `W1206 10:16:49.271000 643 torch/distributed/run.py:851] …`, 2.1 `[2024-04-04 12:30:00,896]
+/// torch.distributed.run: [WARNING] …`, ≤ 2.0 `WARNING:torch.distributed.run:…`; c10d's C++
+/// one, `[W1206 10:16:49.709806710 socket.cpp:207] [c10d] …` (older `[W socket.cpp:426] [c10d]
+/// …`). Not a path in a linter's or grep's output, prose or a script (review 6).
 fn launcher_line(l: &str) -> bool {
-    let b = l.as_bytes();
-    memchr::memmem::find(b, b"torch/distributed/").is_some_and(|i| l[i..].contains(".py:"))
-        || memchr::memmem::find(b, b"] [c10d] ").is_some()
+    let h = rank_prefix_stripped(l);
+    if let Some(i) = h.find("torch/distributed/") {
+        // glog's header, exactly: level and date, time, pid, then the file
+        let head: Vec<&str> = h[..i].split_whitespace().collect();
+        let level = |t: &str| {
+            let b = t.as_bytes();
+            b.len() == 5 && b"IWEF".contains(&b[0]) && b[1..].iter().all(u8::is_ascii_digit)
+        };
+        let glog = head.len() == 3
+            && level(head[0])
+            && head[1].contains(':')
+            && head[2].bytes().all(|b| b.is_ascii_digit())
+            && h[i..]
+                .split_once(".py:")
+                .is_some_and(|(_, r)| r.split_once("] ").is_some_and(|(n, _)| n.bytes().all(|b| b.is_ascii_digit())));
+        if glog {
+            return true;
+        }
+    }
+    let py_logger = ["DEBUG:", "INFO:", "WARNING:", "ERROR:", "CRITICAL:"]
+        .iter()
+        .any(|p| h.strip_prefix(p).is_some_and(|r| r.starts_with("torch.distributed.")));
+    // 2.1: `[date time,ms] torch.distributed.<module>: [LEVEL] `
+    // (the reader may have taken the date off already, as it does NCCL's timestamps)
+    let undated = |r: &str| {
+        r.split_once(": [").is_some_and(|(m, lv)| {
+            !m.contains(' ') && ["DEBUG]", "INFO]", "WARNING]", "ERROR]", "CRITICAL]"].iter().any(|x| lv.starts_with(x))
+        })
+    };
+    let dated = h.strip_prefix("torch.distributed.").is_some_and(undated)
+        || h.starts_with("[20")
+            && h.split_once("] torch.distributed.").is_some_and(|(d, r)| !d.contains(']') && undated(r));
+    // c10d: `[<L>… <file>.cpp:<N>] [c10d] ` opening the line
+    let c10d = h.split_once("] [c10d] ").is_some_and(|(b, _)| {
+        b.starts_with('[')
+            && b[1..].starts_with(['I', 'W', 'E', 'F'])
+            && !b[1..].contains('[')
+            && b.rsplit_once(".cpp:").is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+    });
+    py_logger || dated || c10d
+}
+
+/// `l` without PyTorch's `[rankN]:` (then an optional space) and srun's `N: ` label.
+fn rank_prefix_stripped(l: &str) -> &str {
+    let mut h = l.trim_start();
+    if let Some((n, r)) = h.split_once(": ") {
+        if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) {
+            h = r;
+        }
+    }
+    if h.starts_with("[rank") {
+        if let Some((_, r)) = h.split_once("]:") {
+            h = r.trim_start();
+        }
+    }
+    h
 }
 
 /// An HCA NCCL could not open stays the cause where NCCL was then left with no RDMA device,
@@ -1740,6 +1796,7 @@ fn exception(l: &str) -> Option<(&str, &str)> {
         _ => l,
     };
     let l = if l.starts_with("[rank") { l.split_once("]: ").map_or(l, |(_, r)| r) } else { l };
+    let l = serving_prefix_stripped(l);
     let (ty, msg) = l.split_once(": ")?;
     (ty.ends_with("Error") && ty.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_'))
         .then_some((ty, msg))
@@ -1760,17 +1817,54 @@ fn rendezvous_failure(msg: &str) -> Option<i64> {
         Some(1)
     } else if has!(msg, "The client socket has failed to connect") || has!(msg, "The client socket has timed out") {
         Some(2)
-    } else if msg.starts_with("Timed out after") && msg.contains("waiting for clients") {
+    } else if msg.starts_with("Timed out after") && msg.contains("waiting for clients")
+        // TCPStore.cpp's doWait (`wait timeout after %dms, keys: %s`), ≤ 2.0's store-based
+        // barrier (`Timed out initializing process group in store based barrier on rank %d, …`)
+        || msg.starts_with("wait timeout after") && msg.contains("keys:")
+        || msg.starts_with("Timed out initializing process group in store based barrier")
+    {
         Some(3)
     } else {
         None
     }
 }
 
+/// The loader's `<file>: cannot open shared object file` names libnccl (by name or path:
+/// vLLM 0.4's `/root/.config/vllm/nccl/cu12/libnccl.so.2.18.1`).
+fn loads_libnccl(msg: &str) -> bool {
+    let file = msg.split_once(": cannot open").map_or("", |(f, _)| f.trim());
+    file.rsplit('/').next().is_some_and(|n| n.starts_with("libnccl.so"))
+}
+
 /// torchrun's rendezvous exceptions, by their type's name.
 fn rendezvous_error_type(ty: &str) -> bool {
     let t = ty.rsplit('.').next().unwrap_or(ty);
     matches!(t, "RendezvousTimeoutError" | "RendezvousConnectionError" | "RendezvousClosedError")
+}
+
+/// `l` without a serving engine's prefixes (vLLM, SGLang: review 6): its process label
+/// `(VllmWorker rank=0 pid=123) ` and its logger's `ERROR 11-28 11:22:27 [file.py:743] `.
+fn serving_prefix_stripped(l: &str) -> &str {
+    let mut l = l;
+    if l.starts_with('(') {
+        if let Some((p, r)) = l.split_once(") ") {
+            if p.contains("pid=") && !p[1..].contains('(') {
+                l = r;
+            }
+        }
+    }
+    for level in ["DEBUG ", "INFO ", "WARNING ", "ERROR ", "CRITICAL "] {
+        if let Some(r) = l.strip_prefix(level) {
+            // `MM-DD HH:MM:SS [file.py:N] `
+            if let Some((head, rest)) = r.split_once("] ") {
+                let date = head.as_bytes().get(2) == Some(&b'-') && head.contains(" [") && head.contains(".py:");
+                if date {
+                    return rest;
+                }
+            }
+        }
+    }
+    l
 }
 
 /// nccl-tests' CUDACHECK: `<host>: Test CUDA failure common.cu:891 '<error>'` (since 2.x),
@@ -2670,8 +2764,11 @@ impl Analyser {
             // paste): read as one when it carries NCCL's own words.
             self.f.nccl_lines += 1;
             self.warning(msg);
-        } else if !is_nccl {
-            // A warning pasted without NCCL's prefix still has NCCL's words.
+        } else if !is_nccl && !l.contains("] [c10d] ") {
+            // A warning pasted without NCCL's prefix still has NCCL's words; c10d's own logger
+            // lines are not NCCL's (its socket and TCPStore retries, `The client socket has
+            // failed to connect to [localhost]:… (errno: 99 …)` in healthy jobs: review 6): a
+            // rendezvous that failed ends in the exception the framework reader takes.
             if let Some((k, c, ve)) = classify_masked(l, m) {
                 if !matches!(k, Failure::CudaFailure) || has!(l, "NCCL") || tests_cuda_failure(l) {
                     self.f.nccl_lines += 1;
@@ -2792,7 +2889,7 @@ impl Analyser {
         if let Some(code) = rendezvous_failure(msg).or_else(|| rendezvous_error_type(ty).then_some(4)) {
             self.f.nccl_lines += 1;
             self.fail(Failure::Rendezvous, Some(code), None, l.trim());
-        } else if has!(msg, "cannot open shared object file") && msg.trim_start().starts_with("libnccl.so") {
+        } else if has!(msg, "cannot open shared object file") && loads_libnccl(msg) {
             self.f.nccl_lines += 1;
             self.fail(Failure::NcclNotLoaded, None, None, l.trim());
         } else if msg.starts_with("No CUDA GPUs are available") {
@@ -2864,7 +2961,7 @@ impl Analyser {
         if m & gbit!("restart worker group") != 0 && has!(l, "attempts left; will restart worker group") {
             self.init_at_restart = self.f.init_done;
             for (i, x) in self.f.failures.iter().enumerate() {
-                if matches!(x.kind, Failure::WorkerExit | Failure::Crash | Failure::CudaFailure) {
+                if matches!(x.kind, Failure::WorkerExit | Failure::Crash | Failure::CudaFailure | Failure::Rendezvous) {
                     if let Some(r) = self.retried.iter_mut().find(|r| r.0 == i) {
                         r.1 = x.count;
                     } else if self.retried.len() < 64 {

@@ -769,7 +769,7 @@ fn rendezvous_problem(code: Option<i64>) -> &'static str {
     match code {
         Some(1) => "the rendezvous port is taken: the store could not listen on it",
         Some(2) => "the rendezvous store could not be reached from this node",
-        Some(3) => "not every rank joined the rendezvous store in time",
+        Some(3) => "not every rank reached the rendezvous store in time (a rank that never started, stalled or died)",
         _ => "torchrun's rendezvous failed",
     }
 }
@@ -1653,6 +1653,13 @@ fn notes_not_failures(s: &Scope, log: &LogFacts, findings: &mut Vec<Finding>, no
         let why = ", while every rank of the communicator completed its init on a GPU: a process of the job other than its ranks";
         demote(findings, notes, |f| f.id == "no-gpu", why);
     }
+    // NCCL's own lines say it loaded: an import of another copy that failed is not the job's
+    // (review 6: cupy's optional `from cupy.cuda import nccl` beside torch's own NCCL)
+    if log.version.is_some() || log.init_done > 0 {
+        let why =
+            ", while NCCL's own lines show the job's NCCL loaded: another library's import of it (an optional one)";
+        demote(findings, notes, |f| f.id == "nccl-not-loaded", why);
+    }
     if log.init_done > 0 && time_limit(log) {
         let why = " after NCCL's init completed: if the job should have ended sooner, it hung after the init (its last lines say where)";
         demote(findings, notes, |f| f.id == "slurm-stopped", why);
@@ -1694,8 +1701,13 @@ fn rank(findings: &mut [Finding], log: &LogFacts) {
         .iter()
         .any(|x| x.kind == crate::nccl::log::Failure::SlurmStopped && matches!(x.code, Some(2) | Some(3)));
     let died = stopped || findings.iter().any(|f| f.id == "crash");
+    // the store's failure after a process had already died or exited: the survivors' view of it
+    // (review 6: a crash then torchrun's RendezvousClosedError; a worker's ImportError on one
+    // node, then `1/2 clients joined` on the other)
+    let rdzv_after = rendezvous_after_exit(log);
     findings.sort_by_key(|f| match f.id {
         "socket-connect" if died && f.evidence.as_deref().is_some_and(|e| e.contains("refused")) => 2,
+        "rendezvous-failed" if rdzv_after => 4,
         // A bootstrap interface other nodes cannot reach explains everything after it: the
         // connections that fail, the fallbacks, the timeouts.
         "bootstrap-interface" => -1,
@@ -1727,6 +1739,15 @@ fn rank(findings: &mut [Finding], log: &LogFacts) {
     if findings.first().is_some_and(|f| f.id == "bootstrap-interface") {
         findings[1..].sort_by_key(|f| matches!(f.id, "socket-connect" | "remote-exit" | "no-socket-interface"));
     }
+}
+
+/// The log's first rendezvous failure came after a process had died of a signal, exited with
+/// an error or was stopped by Slurm (failures are kept in the order the log first shows them).
+fn rendezvous_after_exit(log: &LogFacts) -> bool {
+    use crate::nccl::log::Failure as F;
+    let at = |k: F| log.failures.iter().position(|x| x.kind == k);
+    let Some(r) = at(F::Rendezvous) else { return false };
+    [F::Crash, F::WorkerExit, F::SlurmStopped].into_iter().filter_map(at).any(|i| i < r)
 }
 
 /// An ok that the log itself takes back: a job Slurm stopped at its time limit (review 4), a

@@ -877,3 +877,61 @@ fn review_5_cases() {
     let exit = v["findings"].as_array().unwrap().iter().find(|f| f["id"] == "worker-exit").unwrap();
     assert!(exit["cause"].as_str().unwrap().contains("ValueError: bad batch"), "{v}");
 }
+
+/// Review 6: a rendezvous error that torchrun's restart recovered from; c10d's own retry
+/// warnings in healthy jobs; a rendezvous failure after a peer died ranks after it; NCCL that
+/// loaded beside another library's failed import of it; the store's `wait timeout`; a serving
+/// engine's logger prefix; torchrun's older logger forms, and tools' output that is no log.
+#[test]
+fn review_6_cases() {
+    let t = tempfile::tempdir().unwrap();
+    let judge = |name: &str, text: &str| judge_in(t.path(), name, text);
+    let healthy = "h:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 1 nNodes 1 localRanks 1 localRank 0\n\
+                   h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 0[0] via P2P/IPC\n\
+                   h:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 1 cudaDev 0 busId 1000 - Init COMPLETE\n";
+    let eaddr = "[rank0]: torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 29500, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use\n";
+    let restart = "E1206 07:48:59.854000 935 torch/distributed/elastic/multiprocessing/api.py:986] failed (exitcode: 1) local_rank: 0 (pid: 957) of binary: /usr/bin/python\n\
+                   I1206 07:49:00.000000 935 torch/distributed/elastic/agent/server/api.py:1] [default] Worker group FAILED. 1/2 attempts left; will restart worker group\n";
+    let (rc, v) = judge("recovered.log", &format!("{eaddr}{restart}{healthy}"));
+    assert_eq!(rc, Some(0), "{v}");
+    // c10d's connect retries (errno 99 on localhost, TCPStore's `retrying`) in a healthy job
+    let retries = "[W socket.cpp:558] [c10d] The client socket has failed to connect to [localhost]:18630 (errno: 99 - Cannot assign requested address).\n\
+                   [W1206 10:16:49.709806710 TCPStore.cpp:340] [c10d] TCP client failed to connect/validate to host 127.0.0.1:48315 - retrying (try=0, timeout=1800000ms, delay=85ms): Connection refused\n";
+    let (rc, v) = judge("retries.log", &format!("{retries}{healthy}"));
+    assert_eq!(rc, Some(0), "{v}");
+    // a worker's ImportError and exit on one node, then the other's store timeout: the exit first
+    let exit_then_store = "[rank1]: ModuleNotFoundError: No module named 'apex'\n\
+                   E1206 07:48:59.854000 935 torch/distributed/elastic/multiprocessing/api.py:986] failed (exitcode: 1) local_rank: 0 (pid: 957) of binary: /usr/bin/python\n\
+                   [rank0]: torch.distributed.DistStoreError: Timed out after 1801 seconds waiting for clients. 1/2 clients joined.\n";
+    let (_, v) = judge("exit-then-store.log", exit_then_store);
+    assert_eq!(ids_of(&v), vec!["worker-exit".to_string(), "rendezvous-failed".to_string()], "{v}");
+    // cupy's optional import of a system libnccl beside torch's own NCCL, which loaded
+    let cupy = "ImportError: libnccl.so.2: cannot open shared object file: No such file or directory\n\
+                h:1:1 [0] NCCL INFO NCCL version 2.28.9+cuda13.0\n";
+    let (rc, v) = judge("cupy.log", &format!("{cupy}{healthy}"));
+    assert_eq!(rc, Some(0), "{v}");
+    // TCPStore's doWait after init (a new group a rank never reached): not ok
+    let wait =
+        "[rank0]: torch.distributed.DistStoreError: wait timeout after 1800000ms, keys: /default_pg/1//cuda//0\n";
+    let (rc, v) = judge("wait.log", &format!("{healthy}{wait}"));
+    assert_eq!((rc, ids_of(&v)), (Some(1), vec!["rendezvous-failed".to_string()]), "{v}");
+    // vLLM's logger and process label before the exception
+    let vllm = "(VllmWorker rank=0 pid=4242) ERROR 11-28 11:22:27 [multiproc_executor.py:743] torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 29500, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use\n";
+    let (rc, v) = judge("vllm.log", vllm);
+    assert_eq!((rc, ids_of(&v)), (Some(1), vec!["rendezvous-failed".to_string()]), "{v}");
+    // torchrun ≤ 2.0 and 2.1 print their logger otherwise: thin logs all the same
+    for (name, l) in [
+        ("t20.log", "WARNING:torch.distributed.run:Setting OMP_NUM_THREADS environment variable\n"),
+        ("t21.log", "[2024-04-04 12:30:00,896] torch.distributed.run: [WARNING] Setting OMP_NUM_THREADS\n"),
+        ("t22.log", "W1206 10:16:49.271000 643 torch/distributed/run.py:851] Setting OMP_NUM_THREADS\n"),
+    ] {
+        assert_eq!(judge(name, l).0, Some(3), "{name}");
+    }
+    // a linter's or grep's output over PyTorch's tree is no log
+    for (name, l) in [
+        ("ruff.txt", "torch/distributed/run.py:851:9: G004 Logging statement uses f-string\n"),
+        ("grep.txt", "docs/t.md:41:    [W socket.cpp:426] [c10d] The server socket has failed to bind to [::]:29500\n"),
+    ] {
+        assert_eq!(judge(name, l).0, Some(2), "{name}");
+    }
+}
