@@ -1057,6 +1057,9 @@ pub fn fabric_of(log: &LogFacts) -> Option<&'static str> {
     if crate::nccl::log::is_tcp_name(&net) {
         return Some("Socket");
     }
+    if crate::nccl::log::is_gpudirect_tcp(&net) {
+        return Some("GPUDirect-TCPX");
+    }
     if !is_rdma(&net) {
         // an external net plugin ibwire does not know: not the IB, RoCE or EFA a flag asks for
         return Some("an external net plugin");
