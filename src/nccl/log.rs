@@ -244,6 +244,10 @@ pub struct FailureSeen {
     /// in `warns.tsv` and the releases that print it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<String>,
+    /// The log's line (of those read, blank ones aside) where it was first seen: the order of
+    /// events (failures are listed by kind).
+    #[serde(skip)]
+    pub at: usize,
 }
 
 /// One node's view, for a log that several nodes wrote.
@@ -627,7 +631,7 @@ pub const GATE: &[&str] = &[
     "CUDA failure",
     "Duplicate GPU",
     "same GPU",
-    "timing out",
+    ": line ",
     "SHARP",
     "CollNet",
     "ocket",
@@ -658,8 +662,8 @@ pub const GATE: &[&str] = &[
     "WARN",
     "ERROR",
     "IBV_EVENT",
-    "EFA provider",
-    "optimal provider",
+    " provider",
+    "EP timeout for ",
     "exitcode",
     "restart worker group",
     "ProcessGroupNCCL",
@@ -1303,6 +1307,10 @@ fn process_failure(msg: &str, gm: u64) -> Option<Failure> {
                 Failure::CudaFailure
             }
         } else if hasm!(msg, gm, "Watchdog caught collective operation timeout")
+            // GPU-side waits on a peer that ran out, then trap(): NCCL EP's `Warning: NCCL EP
+            // timeout for dispatch receive, rank %d, …` and DeepEP's `DeepEP timeout for %s, rank
+            // %d, …` (held-out set 25: nccl#2303)
+            || hasm!(msg, gm, "EP timeout for ")
             || hasm!(msg, gm, "Some NCCL operations have failed or timed out")
             || (hasm!(msg, gm, "ran for") && hasm!(msg, gm, "milliseconds before timing out"))
         {
@@ -1845,6 +1853,27 @@ fn loads_libnccl(msg: &str) -> bool {
     file.rsplit('/').next().is_some_and(|n| n.starts_with("libnccl.so"))
 }
 
+/// The signal of bash's report on a command of its script that a signal ended (`slurm_script:
+/// line 12:   957 Aborted                 (core dumped) ./all_reduce_perf -b 8`): strsignal's
+/// words after the pid. Segmentation faults are read as such elsewhere; SIGTERM and SIGINT are
+/// stops from outside.
+fn shell_signal(l: &str) -> Option<i64> {
+    let (_, r) = l.split_once(": line ")?;
+    let (n, r) = r.split_once(": ")?;
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let r = r.trim_start();
+    let pid_end = r.find(|c: char| !c.is_ascii_digit())?;
+    if pid_end == 0 {
+        return None;
+    }
+    let what = r[pid_end..].trim_start();
+    let sig =
+        [("Aborted", 6), ("Killed", 9), ("Bus error", 7), ("Floating point exception", 8), ("Illegal instruction", 4)];
+    sig.iter().find(|(w, _)| what.starts_with(w)).map(|(_, n)| *n)
+}
+
 /// torchrun's rendezvous exceptions, by their type's name.
 fn rendezvous_error_type(ty: &str) -> bool {
     let t = ty.rsplit('.').next().unwrap_or(ty);
@@ -1920,6 +1949,7 @@ impl Analyser {
                 vendor_err: vendor,
                 class: None,
                 init_completed_after: false,
+                at: self.f.lines,
             })
         };
         // NCCL skips an HCA it cannot open and goes on with the others (net_ib's `continue`):
@@ -2055,6 +2085,7 @@ impl Analyser {
                 vendor_err: None,
                 class,
                 init_completed_after: false,
+                at: self.f.lines,
             }),
         };
         // (past the bound, a warning is not kept and so not followed either)
@@ -2958,6 +2989,14 @@ impl Analyser {
                 self.fail_exit(Failure::Crash, n, l.trim());
             }
         }
+        // a batch script's shell on a command that died of a signal: bash's `%s: line %d: %5d
+        // %s %s` (script, line, pid, strsignal's words with ` (core dumped)`, the command)
+        if !is_nccl && m & gbit!(": line ") != 0 {
+            if let Some(n) = shell_signal(l) {
+                self.f.nccl_lines += 1;
+                self.fail_exit(Failure::Crash, n, l.trim());
+            }
+        }
         if !is_nccl && m & (gbit!("ailed") | gbit!("ignal") | gbit!("exitcode")) != 0 {
             if let Some((k, code)) = torchrun_failure(l) {
                 self.f.nccl_lines += 1;
@@ -3034,6 +3073,7 @@ impl Analyser {
         f.network = self.chosen_network(&f);
         ib_open_kept(&mut f);
         self.drop_superseded_failures(&mut f);
+        self.shell_abort_announced(&mut f);
         f.bootstrap_ifs = std::mem::take(&mut self.boot).into_iter().collect();
         for (w, pid) in std::mem::take(&mut self.weak_hosts) {
             // glued: the name ends with a host of whole lines, and that host's process of the
@@ -3069,6 +3109,22 @@ impl Analyser {
         self.trace_and_error_failures(&mut f);
         f.failures.sort_by_key(|x| x.kind);
         f
+    }
+
+    /// A batch shell's `Aborted` (bash's report on its command) where PyTorch announced the
+    /// abort that follows an NCCL error or a timeout: that abort, not a crash of its own,
+    /// wherever in the log the announcement is (an .err file read before its .out).
+    fn shell_abort_announced(&self, f: &mut LogFacts) {
+        if self.pg_abort.is_empty() {
+            return;
+        }
+        let shell = |x: &FailureSeen| x.kind == Failure::Crash && x.code == Some(6) && shell_signal(&x.line).is_some();
+        let Some(i) = f.failures.iter().position(shell) else { return };
+        let x = f.failures.remove(i);
+        match f.failures.iter_mut().find(|w| w.kind == Failure::WorkerExit) {
+            Some(w) => w.count += x.count,
+            None => f.failures.push(FailureSeen { kind: Failure::WorkerExit, code: Some(-6), ..x }),
+        }
     }
 
     /// The network NCCL took: its `Using network` line, or where none is in the log, what the
@@ -3147,6 +3203,7 @@ impl Analyser {
                     vendor_err: None,
                     class: None,
                     init_completed_after: false,
+                    at: usize::MAX,
                 });
             }
         }
@@ -3163,6 +3220,7 @@ impl Analyser {
                 vendor_err: None,
                 class: None,
                 init_completed_after: false,
+                at: usize::MAX,
             });
         }
     }
@@ -4003,6 +4061,36 @@ mod tests {
         // after NCCL's first line it is not kept
         let f = analyse("h:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\nW1206 10:16:49.271000 643 torch/distributed/run.py:851] x\n");
         assert!(f.launcher.is_none());
+    }
+
+    #[test]
+    fn expert_parallel_kernels_that_timed_out_waiting_on_a_peer() {
+        // NCCL EP's and DeepEP's device-side printf before trap()
+        for l in [
+            "Warning: NCCL EP timeout for dispatch receive, rank 2, local_expert_idx 37, src_rank 0",
+            "Warning: NCCL EP timeout for combine receive, rank 0, src_rank 1",
+            "DeepEP timeout for dispatch senders, rank 3, responsible_channel = 5",
+            "Warning: DeepEP timeout for barrier, rank 1, dst_rank 0",
+        ] {
+            let f = analyse(&format!("{l}\n"));
+            assert_eq!(f.failures.first().map(|x| x.kind), Some(Failure::CollectiveTimeout), "{l}");
+        }
+    }
+
+    #[test]
+    fn the_shells_report_of_a_signal() {
+        // bash's `%s: line %d: %5d %s` for a command of the script that a signal ended
+        let cases = [
+            ("/var/spool/slurmd/job1/slurm_script: line 12:   957 Aborted                 (core dumped) ./all_reduce_perf", Some(6)),
+            ("run.sh: line 3: 12 Killed                  python train.py", Some(9)),
+            ("run.sh: line 3: 12 Bus error               (core dumped) python train.py", Some(7)),
+            ("run.sh: line 3: foo: command not found", None),
+            ("run.sh: line 3: 12 Done                    python train.py", None),
+            ("see line 3: 12 Aborted", None),
+        ];
+        for (l, want) in cases {
+            assert_eq!(shell_signal(l), want, "{l}");
+        }
     }
 
     #[test]

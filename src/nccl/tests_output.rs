@@ -256,7 +256,11 @@ impl Parser {
         // busbw error …`, `error` the largest deviation (a float), not a count of wrong values.
         // The header says which; without it, a root is a rank (-1 or a small index), where the
         // old format's time there can be an integer too (`179136` µs at 4 GiB).
+        // The old tables of tests without a reduction (all_gather, broadcast's first releases):
+        // `size count type time algbw busbw error …`, a number where the redop would be.
+        let no_redop = num(f[3]).is_some();
         let (root, at, counts_wrong) = match (self.wrong_cols, f[4].parse::<i64>()) {
+            _ if no_redop => (-1, 3, false),
             (Some(true) | None, Ok(r)) if self.wrong_cols.is_some() || (-1..65536).contains(&r) => (r, 5, true),
             (Some(true), Err(_)) => return,
             _ if num(f[4]).is_some() && f.len() >= 8 => (-1, 4, false),
@@ -316,6 +320,12 @@ mod tests {
         assert_eq!(p.rows[0].out_of_place.busbw, 44.96);
         let p = parse("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n     1048576        262144     float     sum      -1    100.0   10.49   19.66      3    100.0   10.49   19.66      0\n# Out of bounds values : 3 FAILED\n");
         assert_eq!((p.wrong_total, p.out_of_bounds), (3, 3));
+        // and with no reduction column (nccl#340's table: `size count type time algbw busbw error`)
+        let p = parse(
+            "   134217728      16777216   float   3298.6   20.34   20.34  0e+00   3070.3   21.86   21.86  0e+00\n",
+        );
+        assert_eq!((p.rows.len(), p.wrong_total), (1, 0));
+        assert_eq!((p.rows[0].out_of_place.busbw, p.rows[0].in_place.as_ref().map(|b| b.busbw)), (20.34, Some(21.86)));
     }
 
     #[test]
