@@ -1847,7 +1847,7 @@ fn outcome(log: &LogFacts, s: &Scope, c: &Ceilings, findings: &[Finding]) -> (Ou
     if let Some(line) = log.launcher.as_deref().filter(|_| log.nccl_lines == 0 && c.busbw.is_none()) {
         return (
             Outcome::Inconclusive,
-            format!("INCONCLUSIVE: the log is PyTorch's launcher's ('{line}') with no NCCL line: the job stopped before NCCL's init (a rendezvous that never completed: MASTER_ADDR/MASTER_PORT or --rdzv-endpoint unreachable, a node that did not start) or ran without NCCL_DEBUG: {ENABLE}"),
+            format!("INCONCLUSIVE: the log is PyTorch's launcher's ('{line}') with no NCCL line: the job stopped before NCCL's init (a rendezvous that never completed: MASTER_ADDR/MASTER_PORT or --rdzv-endpoint unreachable, a node that did not start), ran without NCCL_DEBUG, or never used NCCL (gloo): {ENABLE}"),
         );
     }
     // Judged from the path alone when NCCL's set-up lines are not in the excerpt: say so.

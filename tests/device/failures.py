@@ -29,6 +29,8 @@ does). IBWIRE_CASE picks what to break:
                check stops it)
   late         rank 1 sleeps IBWIRE_LATE_S (60) before it joins the process group (a node that
                started late)
+  gloo         the whole job on gloo (no NCCL at all): the launcher's lines only
+  progress     rank 0 prints a progress bar (carriage returns) while it all-reduces
   devassert    rank 1 indexes past a CUDA tensor's end after init (a device-side assert: a job's
                own bug that surfaces as a CUDA error at the next synchronisation)
 IBWIRE_RANK1_ENV ("K=V K2=V2") is set in rank 1's environment only, before its init (settings
@@ -60,7 +62,14 @@ if case == "fillmem" and rank == 1:
     free, _ = torch.cuda.mem_get_info()
     leave = int(os.environ.get("IBWIRE_LEAVE_MB", "64")) << 20
     hold = torch.empty(max(free - leave, 0), dtype=torch.uint8, device="cuda")
-dist.init_process_group("nccl", timeout=datetime.timedelta(seconds=int(os.environ.get("PG_TIMEOUT", "40"))))
+backend = "gloo" if case == "gloo" else "nccl"
+dist.init_process_group(backend, timeout=datetime.timedelta(seconds=int(os.environ.get("PG_TIMEOUT", "40"))))
+if case == "gloo":
+    t = torch.ones(1 << 10)
+    dist.all_reduce(t)
+    print(f"rank={rank} gloo sum={t[0].item()}", flush=True)
+    dist.destroy_process_group()
+    sys.exit(0)
 if case == "killinit" and rank == 1:
     import signal
     os.kill(os.getpid(), signal.SIGKILL)
@@ -85,6 +94,15 @@ if case == "killmid":
         if rank == 1 and i == 200:
             os.kill(os.getpid(), signal.SIGKILL)
     torch.cuda.synchronize()
+if case == "progress":
+    for i in range(100):
+        dist.all_reduce(x)
+        if rank == 0:
+            sys.stdout.write(f"\rstep {i + 1}/100 [{'#' * (i // 5):<20}] loss={1.0 / (i + 1):.4f}")
+            sys.stdout.flush()
+    torch.cuda.synchronize()
+    if rank == 0:
+        sys.stdout.write("\n")
 if case == "hang" and rank == 1:
     time.sleep(int(os.environ.get("IBWIRE_HANG_S", "60")))
 if case == "loop":

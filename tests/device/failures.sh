@@ -145,6 +145,10 @@ for c in ${CASES:-$all}; do case $c in
   ranks-filter) TR_ARGS="--local-ranks-filter 0" run ranks-filter IBWIRE_CASE=ok ;;
   rank1-ifname-lo) run rank1-ifname-lo IBWIRE_CASE=ok PG_TIMEOUT=20 IBWIRE_RANK1_ENV=NCCL_SOCKET_IFNAME=lo ;;
   ranks-filter-die) TR_ARGS="--local-ranks-filter 0" run ranks-filter-die IBWIRE_CASE=die ;;
+  gloo-only) run gloo-only IBWIRE_CASE=gloo ;;
+  progress-cr) run progress-cr IBWIRE_CASE=progress ;;
+  cpp-log-info) run cpp-log-info IBWIRE_CASE=ok TORCH_CPP_LOG_LEVEL=INFO TORCH_DISTRIBUTED_DEBUG=DETAIL ;;
+  single-progress) NPROC=1 run single-progress IBWIRE_CASE=progress ;;
 esac; done
 mkdir -p "$OUT"; tar -C "$W" -czf "$OUT/failures.tgz" failures; rm -rf "$W"
 ls -la "$OUT"
