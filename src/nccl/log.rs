@@ -663,7 +663,7 @@ pub const GATE: &[&str] = &[
     "ERROR",
     "IBV_EVENT",
     " provider",
-    "EP timeout for ",
+    "EP ",
     "exitcode",
     "restart worker group",
     "ProcessGroupNCCL",
@@ -1310,7 +1310,7 @@ fn process_failure(msg: &str, gm: u64) -> Option<Failure> {
             // GPU-side waits on a peer that ran out, then trap(): NCCL EP's `Warning: NCCL EP
             // timeout for dispatch receive, rank %d, …` and DeepEP's `DeepEP timeout for %s, rank
             // %d, …` (held-out set 25: nccl#2303)
-            || hasm!(msg, gm, "EP timeout for ")
+            || ep_timeout(msg, gm)
             || hasm!(msg, gm, "Some NCCL operations have failed or timed out")
             || (hasm!(msg, gm, "ran for") && hasm!(msg, gm, "milliseconds before timing out"))
         {
@@ -1869,9 +1869,33 @@ fn shell_signal(l: &str) -> Option<i64> {
         return None;
     }
     let what = r[pid_end..].trim_start();
-    let sig =
-        [("Aborted", 6), ("Killed", 9), ("Bus error", 7), ("Floating point exception", 8), ("Illegal instruction", 4)];
-    sig.iter().find(|(w, _)| what.starts_with(w)).map(|(_, n)| *n)
+    let sig = [
+        ("Aborted", 6),
+        ("Killed", 9),
+        ("Bus error", 7),
+        ("Floating point exception", 8),
+        ("Illegal instruction", 4),
+        ("Quit", 3),
+        ("Trace/breakpoint trap", 5),
+        ("CPU time limit exceeded", 24),
+    ];
+    let (w, n) = sig.iter().find(|(w, _)| what.starts_with(w))?;
+    // SIGKILL is also how a script stops its own helpers (`nvidia-smi dmon &` … `kill -9 $!`:
+    // review 7): a crash only where the command is the job's
+    let job = ["python", "torchrun", "srun", "_perf", "deepspeed", "accelerate", "mpirun", "launch"];
+    (*n != 9 || job.iter().any(|j| what[w.len()..].contains(j))).then_some(*n)
+}
+
+/// An expert-parallel kernel or its host waited on a peer past its timeout: NCCL EP's `NCCL EP
+/// timeout for %s, …` and DeepEP's printf before trap() (`DeepEP timeout for %s, …`, `DeepEP
+/// timeout check failed: rank = %d, …`, `DeepEP dispatch forwarder timeout …`), and DeepEP's
+/// host errors (`DeepEP error: CPU recv timeout`, `DeepEP error: timeout (dispatch CPU)`);
+/// not NCCL EP's `NCCL EP: using timeout=…` at its start (review 7).
+fn ep_timeout(msg: &str, gm: u64) -> bool {
+    if hasm!(msg, gm, "NCCL EP timeout") {
+        return true;
+    }
+    hasm!(msg, gm, "DeepEP ") && msg.find("DeepEP ").is_some_and(|i| msg[i..].contains("timeout"))
 }
 
 /// torchrun's rendezvous exceptions, by their type's name.

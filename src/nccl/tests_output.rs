@@ -58,6 +58,10 @@ pub struct TestsOutput {
     /// else, so it was not cut.
     #[serde(default)]
     pub ranks_closed: bool,
+    /// The last rank table had no row and no summary after it: the last test printed its
+    /// header and no result (review 7: a second test of a script that hung after its init).
+    #[serde(default)]
+    pub last_silent: bool,
 }
 
 impl TestsOutput {
@@ -193,6 +197,7 @@ impl Parser {
                 self.t.interleaved += 1;
             }
             self.t.summaries += 1;
+            self.t.last_silent = false;
             self.rows_since_summary = false;
             self.last_size = None;
             return;
@@ -218,6 +223,7 @@ impl Parser {
     fn rank_line(&mut self, rest: &str) {
         let (seen, t) = (&mut self.seen, &mut self.t);
         t.ranks += 1;
+        t.last_silent = true;
         if let Some(n) = rest.split_whitespace().next().and_then(|n| n.parse::<usize>().ok()) {
             t.rank_span = t.rank_span.max(n.saturating_add(1));
         }
@@ -270,6 +276,7 @@ impl Parser {
         if !counts_wrong {
             oop.wrong = None;
         }
+        t.last_silent = false;
         let (last, rows) = (&mut self.last_size, &mut self.rows_since_summary);
         if last.is_some_and(|p| size <= p) {
             t.interleaved += 1;

@@ -17,7 +17,9 @@ pub fn nvlink_gbps(model: &str) -> Option<f64> {
     let m = model.to_ascii_uppercase();
     // PCIe cards (`NVIDIA A100-PCIE-40GB`, `H100 PCIe`) have NVLink only through a bridge that
     // may not be there (held-out set 26: two A100-PCIE over PCIe at NCCL's 24 GB/s)
-    if m.contains("PCIE") {
+    if m.contains("PCIE") || m.split_whitespace().any(|w| w == "NVL") {
+        // (and the NVL cards, `NVIDIA H100 NVL`, `H200 NVL`: PCIe cards bridged in pairs or
+        // fours, not an NVSwitch: review 7)
         return None;
     }
     if m.contains("B200") || m.contains("B100") || m.contains("GB200") {
@@ -336,6 +338,12 @@ pub const RULES: &[Rule] = &[
         message: "Cuda failure '<text>' (NCCL), <host>: Test CUDA failure <file>:<line> '<text>' (nccl-tests), CUDA error: <text> (PyTorch)",
         meaning: "a CUDA call failed, inside NCCL, the test or the framework: the text names it (out of memory, a GPU fault, a driver older than the CUDA runtime, a GPU index not visible)",
         fix: "act on the text: 'CUDA driver version is insufficient' wants a driver as new as the image's CUDA (or its forward-compatibility package); out of memory, leave NCCL its buffers; a GPU fault, nvidia-smi and dmesg (Xid)",
+    },
+    Rule {
+        id: "stalled",
+        message: "busbw under 1 GB/s with messages of 4 MiB or more (nccl-tests), on NVLink, PCIe or RDMA",
+        meaning: "the path stalls: no link NCCL drives (NVLink, PCIe, an RDMA NIC) moves messages that large that slowly, whatever its ceiling; a proxy thread starved of CPU, a NIC retrying, or a feature that is not ready",
+        fix: "rerun with NCCL_DEBUG=INFO to see the path; check the proxy threads' CPU (NCCL_PROXY_CPUSET, cgroup limits), the NICs' error counters, and drop preview features (NCCL_*_ENABLE) one at a time",
     },
     Rule {
         id: "rendezvous-failed",
@@ -1620,15 +1628,20 @@ fn narrow_links(node: &Node) -> Vec<String> {
 
 /// A bandwidth no path NCCL takes falls to at such sizes, whatever the ceiling (held-out set
 /// 26: nccl#1713, 16 MiB in 600 ms); sockets across nodes are judged by their own finding.
-fn stalled(log: &LogFacts, c: &Ceilings, findings: &mut Vec<Finding>) -> bool {
+fn stalled(log: &LogFacts, s: &Scope, c: &Ceilings, findings: &mut Vec<Finding>) -> bool {
     let (Some(b), Some(m), false) = (c.busbw, c.max_bytes, c.average) else { return false };
-    if m < STALLED_BYTES || b >= STALLED_GBPS || log.network.as_deref().is_some_and(crate::nccl::log::is_tcp_name) {
+    // 0.00 is one rank's busbw by definition (review 7: a `-g 1` table without its rank lines);
+    // across nodes on a network the log does not name, or sockets said, the path may be TCP
+    let tcp = s.observed.as_deref().is_some_and(crate::nccl::log::is_tcp_name)
+        || s.expected == "Socket"
+        || (s.observed.is_none() && s.nodes != Some(1));
+    if m < STALLED_BYTES || b >= STALLED_GBPS || b <= 0.0 || tcp || log.separate_runs.is_some() {
         return false;
     }
     let problem = format!("STALLED: busbw {b:.2} GB/s with messages up to {}: NVLink, PCIe and any RDMA NIC move such messages at gigabytes per second", human_bytes(m));
     let why =
         "a path that stalls: a proxy thread starved of CPU, a NIC retrying, a feature that is not ready (a preview)";
-    push(findings, "slow", problem, Some(why.into()), None);
+    push(findings, "stalled", problem, Some(why.into()), None);
     true
 }
 
@@ -1652,7 +1665,7 @@ fn bandwidth_findings(
             ));
         }
     }
-    if stalled(log, c, findings) {
+    if stalled(log, s, c, findings) {
         return;
     }
     let (Some(r), Some(b), Some(ceil)) = (c.ratio, c.busbw, c.ceiling) else { return };
@@ -1751,6 +1764,10 @@ fn rank(findings: &mut [Finding], log: &LogFacts) {
     // (review 6: a crash then torchrun's RendezvousClosedError; a worker's ImportError on one
     // node, then `1/2 clients joined` on the other)
     let rdzv_after = rendezvous_after_exit(log);
+    let ep_trap = findings.iter().any(|f| {
+        f.id == "collective-timeout"
+            && f.evidence.as_deref().is_some_and(|e| e.contains("EP timeout") || e.contains("DeepEP"))
+    });
     findings.sort_by_key(|f| match f.id {
         "socket-connect" if died && f.evidence.as_deref().is_some_and(|e| e.contains("refused")) => 2,
         "rendezvous-failed" if rdzv_after => 4,
@@ -1761,7 +1778,12 @@ fn rank(findings: &mut [Finding], log: &LogFacts) {
         // NCCL's table classes: a failure of its own is a root cause; one its sources call
         // secondary (its cause names an earlier WARN) follows from another.
         "nccl-warning" if f.cause.contains("secondary") => 2,
-        "remote-exit" | "collective-timeout" | "nccl-error" | "completion-error" | "slow" | "ofi-abort" => 2,
+        // an expert-parallel kernel's timeout on a peer comes before the trap's launch failure
+        "cuda-failure" if ep_trap && f.evidence.as_deref().is_some_and(|e| e.contains("launch failure")) => 3,
+        "collective-timeout" if ep_trap => 0,
+        "remote-exit" | "collective-timeout" | "nccl-error" | "completion-error" | "slow" | "stalled" | "ofi-abort" => {
+            2
+        }
         // A process that died of a signal: what the degradations found beside it do not explain.
         "crash"
         | "slurm-stopped"
@@ -1808,7 +1830,7 @@ fn not_known_ok(
     if outcome == Outcome::Ok && benchmark_silent {
         // reviews 4 and 5: the communicator's set-up is shown, the benchmark's result is not
         outcome = Outcome::Inconclusive;
-        verdict = format!("INCONCLUSIVE: nccl-tests printed its header and no result (no row, no '# Avg bus bandwidth'): it stopped after NCCL's init (a hang, a kill) or the log was cut there; the rest of the log reads: {verdict}");
+        verdict = format!("INCONCLUSIVE: nccl-tests (its last run, where the log holds several) printed its header and no result (no row, no '# Avg bus bandwidth'): it stopped after NCCL's init (a hang, a kill) or the log was cut there; the rest of the log reads: {verdict}");
     }
     if outcome == Outcome::Ok && time_limit(log) {
         // review 4: a job Slurm stopped at its time limit is no job known to be fine
