@@ -637,7 +637,7 @@ pub const GATE: &[&str] = &[
     "ocket",
     "ignal",
     "corrupt",
-    "Segmentation",
+    "Seg",
     "fi_getinfo",
     "No eligible",
     "protocol that worked",
@@ -1285,6 +1285,9 @@ fn process_failure(msg: &str, gm: u64) -> Option<Failure> {
     Some(
         if hasm!(msg, gm, "Caught signal 11")
         || hasm!(msg, gm, "Segmentation fault")
+        // tvm_ffi's signal handler (src/ffi/backtrace.cc; in vLLM and SGLang through FlashInfer):
+        // `!!!!!!! Segfault encountered !!!!!!!` then the traceback (held-out set 27: nccl#2106)
+        || hasm!(msg, gm, "Segfault encountered")
         || hasm!(msg, gm, "Caught signal 6")
         // Open MPI's handler: `[host:pid] *** Process received signal ***`, `Signal: Aborted (6)`
         || hasm!(msg, gm, "*** Process received signal ***")
@@ -4099,6 +4102,17 @@ mod tests {
             let f = analyse(&format!("{l}\n"));
             assert_eq!(f.failures.first().map(|x| x.kind), Some(Failure::CollectiveTimeout), "{l}");
         }
+    }
+
+    #[test]
+    fn tvm_ffis_segfault_banner_is_a_crash() {
+        let f = analyse(
+            "!!!!!!! Segfault encountered !!!!!!!\n  File \"misc/cudawrap.cc\", line 92, in ncclCuMemHostEnable()\n",
+        );
+        assert_eq!(f.failures.first().map(|x| x.kind), Some(Failure::Crash), "{:?}", f.failures);
+        // a quoted copy (`> ` of Markdown) too
+        let f = analyse("> !!!!!!! Segfault encountered !!!!!!!\n");
+        assert_eq!(f.failures.first().map(|x| x.kind), Some(Failure::Crash), "{:?}", f.failures);
     }
 
     #[test]
