@@ -1652,13 +1652,14 @@ fn names_nccl(l: &str) -> bool {
 }
 
 /// A line of PyTorch's distributed launcher or its c10d library, as their loggers print them at
-/// the line's start (after `[rankN]:` or srun's `N: `): torchrun's Python logger, ≥ 2.2
-/// `W1206 10:16:49.271000 643 torch/distributed/run.py:851] …`, 2.1 `[2024-04-04 12:30:00,896]
-/// torch.distributed.run: [WARNING] …`, ≤ 2.0 `WARNING:torch.distributed.run:…`; c10d's C++
-/// one, `[W1206 10:16:49.709806710 socket.cpp:207] [c10d] …` (older `[W socket.cpp:426] [c10d]
-/// …`). Not a path in a linter's or grep's output, prose or a script (review 6).
+/// the line's start (after [`super::unwrap_line`] took off `[rankN]:`, srun's `N: ` and a
+/// bracketed date): torchrun's Python logger, ≥ 2.2 `W1206 10:16:49.271000 643
+/// torch/distributed/run.py:851] …`, 2.1 `torch.distributed.run: [WARNING] …` (its `[date]`
+/// taken off), ≤ 2.0 `WARNING:torch.distributed.run:…`; c10d's C++ one, `[W1206
+/// 10:16:49.709806710 socket.cpp:207] [c10d] …` (older `[W socket.cpp:426] [c10d] …`). Not a
+/// path in a linter's or grep's output, prose or a script (review 6).
 fn launcher_line(l: &str) -> bool {
-    let h = rank_prefix_stripped(l);
+    let h = l.trim_start();
     if let Some(i) = h.find("torch/distributed/") {
         // glog's header, exactly: level and date, time, pid, then the file
         let head: Vec<&str> = h[..i].split_whitespace().collect();
@@ -1680,16 +1681,11 @@ fn launcher_line(l: &str) -> bool {
     let py_logger = ["DEBUG:", "INFO:", "WARNING:", "ERROR:", "CRITICAL:"]
         .iter()
         .any(|p| h.strip_prefix(p).is_some_and(|r| r.starts_with("torch.distributed.")));
-    // 2.1: `[date time,ms] torch.distributed.<module>: [LEVEL] `
-    // (the reader may have taken the date off already, as it does NCCL's timestamps)
-    let undated = |r: &str| {
+    let levelled = h.strip_prefix("torch.distributed.").is_some_and(|r| {
         r.split_once(": [").is_some_and(|(m, lv)| {
             !m.contains(' ') && ["DEBUG]", "INFO]", "WARNING]", "ERROR]", "CRITICAL]"].iter().any(|x| lv.starts_with(x))
         })
-    };
-    let dated = h.strip_prefix("torch.distributed.").is_some_and(undated)
-        || h.starts_with("[20")
-            && h.split_once("] torch.distributed.").is_some_and(|(d, r)| !d.contains(']') && undated(r));
+    });
     // c10d: `[<L>… <file>.cpp:<N>] [c10d] ` opening the line
     let c10d = h.split_once("] [c10d] ").is_some_and(|(b, _)| {
         b.starts_with('[')
@@ -1697,23 +1693,7 @@ fn launcher_line(l: &str) -> bool {
             && !b[1..].contains('[')
             && b.rsplit_once(".cpp:").is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
     });
-    py_logger || dated || c10d
-}
-
-/// `l` without PyTorch's `[rankN]:` (then an optional space) and srun's `N: ` label.
-fn rank_prefix_stripped(l: &str) -> &str {
-    let mut h = l.trim_start();
-    if let Some((n, r)) = h.split_once(": ") {
-        if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) {
-            h = r;
-        }
-    }
-    if h.starts_with("[rank") {
-        if let Some((_, r)) = h.split_once("]:") {
-            h = r.trim_start();
-        }
-    }
-    h
+    py_logger || levelled || c10d
 }
 
 /// An HCA NCCL could not open stays the cause where NCCL was then left with no RDMA device,
@@ -1816,7 +1796,6 @@ fn exception(l: &str) -> Option<(&str, &str)> {
         _ => l,
     };
     let l = if l.starts_with("[rank") { l.split_once("]: ").map_or(l, |(_, r)| r) } else { l };
-    let l = serving_prefix_stripped(l);
     let (ty, msg) = l.split_once(": ")?;
     (ty.ends_with("Error") && ty.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_'))
         .then_some((ty, msg))
@@ -1905,31 +1884,6 @@ fn ep_timeout(msg: &str, gm: u64) -> bool {
 fn rendezvous_error_type(ty: &str) -> bool {
     let t = ty.rsplit('.').next().unwrap_or(ty);
     matches!(t, "RendezvousTimeoutError" | "RendezvousConnectionError" | "RendezvousClosedError")
-}
-
-/// `l` without a serving engine's prefixes (vLLM, SGLang: review 6): its process label
-/// `(VllmWorker rank=0 pid=123) ` and its logger's `ERROR 11-28 11:22:27 [file.py:743] `.
-fn serving_prefix_stripped(l: &str) -> &str {
-    let mut l = l;
-    if l.starts_with('(') {
-        if let Some((p, r)) = l.split_once(") ") {
-            if p.contains("pid=") && !p[1..].contains('(') {
-                l = r;
-            }
-        }
-    }
-    for level in ["DEBUG ", "INFO ", "WARNING ", "ERROR ", "CRITICAL "] {
-        if let Some(r) = l.strip_prefix(level) {
-            // `MM-DD HH:MM:SS [file.py:N] `
-            if let Some((head, rest)) = r.split_once("] ") {
-                let date = head.as_bytes().get(2) == Some(&b'-') && head.contains(" [") && head.contains(".py:");
-                if date {
-                    return rest;
-                }
-            }
-        }
-    }
-    l
 }
 
 /// nccl-tests' CUDACHECK: `<host>: Test CUDA failure common.cu:891 '<error>'` (since 2.x),

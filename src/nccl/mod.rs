@@ -154,8 +154,9 @@ fn looks_like_nccl_prefix(tok: &str) -> bool {
 
 /// Strip what wraps a log line: a `[YYYY-MM-DD HH:MM:SS] ` timestamp, an `srun -l` prefix
 /// (`12: `), mpirun's `[1,0]<stdout>:` and `[0] `, PyTorch's `[rank0]:`, a launcher's
-/// `[tag]:`, pdsh's `host: ` before an NCCL line, a leftover colour code (`[0m `),
-/// indentation, and e-mail quoting (`> `).
+/// `[tag]:`, pdsh's `host: ` before an NCCL line, a serving engine's logger (`ERROR 11-28
+/// 11:22:27 [file.py:743] `), a leftover colour code (`[0m `), indentation, and e-mail
+/// quoting (`> `).
 pub fn unwrap_line(l: &str) -> &str {
     let l = relayed(l);
     // The common case first: `host:pid:tid …` (a letter or digit, then ':' and a digit) has
@@ -183,6 +184,7 @@ pub fn unwrap_line(l: &str) -> &str {
         }
         s = host_prefixed(s);
         s = mpi_timestamped(s);
+        s = engine_logged(s);
         if s.len() == before.len() {
             return s;
         }
@@ -319,6 +321,26 @@ fn bracketed(mut s: &str) -> &str {
     s
 }
 
+/// A serving engine's logger (vLLM, SGLang: review 6): `ERROR 11-28 11:22:27 [file.py:743] `,
+/// a level, the date without its year, the time, the source file and line in brackets.
+fn engine_logged(s: &str) -> &str {
+    let Some((level, r)) = s.split_once(' ') else { return s };
+    if !["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"].contains(&level) {
+        return s;
+    }
+    // (its end looked for in WINDOW bytes; "] " is ASCII, so the slices fall on characters)
+    let Some(end) = memchr::memmem::find(&r.as_bytes()[..head(r)], b"] ") else { return s };
+    let (head, rest) = (&r[..end], &r[end + 2..]);
+    let b = head.as_bytes();
+    let dated =
+        b.len() > 16 && b[2] == b'-' && b[5] == b' ' && b[8] == b':' && head.contains(" [") && head.contains(".py:");
+    if dated {
+        rest.trim_start()
+    } else {
+        s
+    }
+}
+
 /// Open MPI's `--timestamp-output`: `Thu Jul 18 15:41:05 2024<stdout>:` (ctime's date, then
 /// the stream's tag), with `--tag-output` too: `Thu Jul 18 15:41:05 2024[1,0]<stdout>:`.
 fn mpi_timestamped(s: &str) -> &str {
@@ -434,6 +456,17 @@ mod tests {
             "Bootstrap : no socket interface found"
         );
         assert_eq!(unwrap_line("[1,0]<stdout>:h:22:22 [0] NCCL INFO x"), "h:22:22 [0] NCCL INFO x");
+        // vLLM's process label and logger (review 6); a level word that is not that logger stays
+        assert_eq!(
+            unwrap_line("(VllmWorker rank=0 pid=42) ERROR 11-28 11:22:27 [multiproc_executor.py:743] RuntimeError: x"),
+            "RuntimeError: x"
+        );
+        assert_eq!(
+            unwrap_line("INFO 11-28 11:22:20 [__init__.py:216] Automatically detected"),
+            "Automatically detected"
+        );
+        assert_eq!(unwrap_line("ERROR occurred: disk full"), "ERROR occurred: disk full");
+        assert_eq!(unwrap_line("INFO 11-28 ünïcödé without a bracket"), "INFO 11-28 ünïcödé without a bracket");
         // Open MPI's --timestamp-output (orte's iof: ctime's date, then the tag), alone and with
         // --tag-output
         assert_eq!(unwrap_line("Thu Jul 18 15:41:05 2024<stdout>:#  size  count"), "#  size  count");
