@@ -498,7 +498,7 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
         node_known,
         socket_flag: None,
         one_node: false,
-        benchmark_silent: tests.ranks > 0 && (measured.is_none() || tests.last_silent),
+        benchmark_silent: tests.last_silent,
     };
     judge(node, plan, facts, measured.as_ref(), &ci)
 }

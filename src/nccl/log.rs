@@ -3054,7 +3054,7 @@ impl Analyser {
         f.network = self.chosen_network(&f);
         ib_open_kept(&mut f);
         self.drop_superseded_failures(&mut f);
-        self.shell_abort_announced(&mut f);
+        self.abort_announced_anywhere(&mut f);
         f.bootstrap_ifs = std::mem::take(&mut self.boot).into_iter().collect();
         for (w, pid) in std::mem::take(&mut self.weak_hosts) {
             // glued: the name ends with a host of whole lines, and that host's process of the
@@ -3092,15 +3092,16 @@ impl Analyser {
         f
     }
 
-    /// A batch shell's `Aborted` (bash's report on its command) where PyTorch announced the
-    /// abort that follows an NCCL error or a timeout: that abort, not a crash of its own,
-    /// wherever in the log the announcement is (an .err file read before its .out).
-    fn shell_abort_announced(&self, f: &mut LogFacts) {
+    /// [`Analyser::announced_abort`] for a SIGABRT report that names no local rank (bash's
+    /// `line N: PID Aborted`, srun's `task N: Aborted`, abseil's banner), over the whole log: the
+    /// announcement may come after the report (an .err file read before its .out).
+    fn abort_announced_anywhere(&self, f: &mut LogFacts) {
         if self.pg_abort.is_empty() {
             return;
         }
-        let shell = |x: &FailureSeen| x.kind == Failure::Crash && x.code == Some(6) && shell_signal(&x.line).is_some();
-        let Some(i) = f.failures.iter().position(shell) else { return };
+        let unlabelled =
+            |x: &FailureSeen| x.kind == Failure::Crash && x.code == Some(6) && !x.line.contains("local_rank: ");
+        let Some(i) = f.failures.iter().position(unlabelled) else { return };
         let x = f.failures.remove(i);
         match f.failures.iter_mut().find(|w| w.kind == Failure::WorkerExit) {
             Some(w) => w.count += x.count,

@@ -580,7 +580,7 @@ pub struct CeilingInputs {
     /// The logs are one node's own, judged for that node (launch's watch): GPUDirect shown on
     /// it is all that is asked, not evidence for every node of the job.
     pub one_node: bool,
-    /// nccl-tests printed its header (its rank lines) and no result: no row, no summary.
+    /// nccl-tests' last run printed its header (its rank lines) and no result: no row, no summary.
     pub benchmark_silent: bool,
 }
 
@@ -1534,8 +1534,6 @@ struct Ceilings {
     nccl_model: Option<f64>,
     links: Option<u32>,
     ratio: Option<f64>,
-    /// The measurement's largest message, where it is too small to hold to a ceiling.
-    small: Option<u64>,
     /// The measurement is nccl-tests' average over every size ([`Measured::average`]).
     average: bool,
     /// The measurement's largest message.
@@ -1600,15 +1598,19 @@ fn ceilings(
 }
 
 impl Ceilings {
+    /// The measurement's largest message, where it is too small to hold to a ceiling.
+    fn small(&self) -> Option<u64> {
+        self.max_bytes.filter(|b| *b < BANDWIDTH_BOUND_BYTES)
+    }
+
     /// The measurement's part: its bandwidth, and whether it can be held to the ceiling.
     fn measured(&mut self, measured: Option<&Measured>) {
         // One rank moves nothing: its "busbw" is 0 by definition, not a measurement.
         self.busbw = measured.filter(|m| m.nranks != 1).map(|m| m.busbw_gbps);
         self.max_bytes = measured.and_then(|m| m.max_bytes);
-        self.small = self.max_bytes.filter(|b| *b < BANDWIDTH_BOUND_BYTES);
         self.average = measured.is_some_and(|m| m.average);
         self.ratio = match (self.busbw, self.ceiling) {
-            (Some(b), Some(c)) if c > 0.0 && self.small.is_none() && !self.average => Some(b / c),
+            (Some(b), Some(c)) if c > 0.0 && self.small().is_none() && !self.average => Some(b / c),
             _ => None,
         };
         self.ran = measured.is_some_and(|m| m.finished);
@@ -1763,11 +1765,13 @@ fn rank(findings: &mut [Finding], log: &LogFacts) {
     // the store's failure after a process had already died or exited: the survivors' view of it
     // (review 6: a crash then torchrun's RendezvousClosedError; a worker's ImportError on one
     // node, then `1/2 clients joined` on the other)
-    let rdzv_after = rendezvous_after_exit(log);
-    let ep_trap = findings.iter().any(|f| {
-        f.id == "collective-timeout"
-            && f.evidence.as_deref().is_some_and(|e| e.contains("EP timeout") || e.contains("DeepEP"))
-    });
+    use crate::nccl::log::Failure as F;
+    let rdzv_after = seen_after(log, F::Rendezvous, &[F::Crash, F::WorkerExit, F::SlurmStopped]);
+    // an expert-parallel kernel's timeout on a peer (NCCL EP, DeepEP), then its trap(): the
+    // CUDA failure that follows it in the log is its consequence
+    let ep =
+        log.failed(F::CollectiveTimeout).is_some_and(|x| x.line.contains("EP timeout") || x.line.contains("DeepEP"));
+    let trap_after = ep && seen_after(log, F::CudaFailure, &[F::CollectiveTimeout]);
     findings.sort_by_key(|f| match f.id {
         "socket-connect" if died && f.evidence.as_deref().is_some_and(|e| e.contains("refused")) => 2,
         "rendezvous-failed" if rdzv_after => 4,
@@ -1779,8 +1783,8 @@ fn rank(findings: &mut [Finding], log: &LogFacts) {
         // secondary (its cause names an earlier WARN) follows from another.
         "nccl-warning" if f.cause.contains("secondary") => 2,
         // an expert-parallel kernel's timeout on a peer comes before the trap's launch failure
-        "cuda-failure" if ep_trap && f.evidence.as_deref().is_some_and(|e| e.contains("launch failure")) => 3,
-        "collective-timeout" if ep_trap => 0,
+        "cuda-failure" if trap_after => 3,
+        "collective-timeout" if ep => 0,
         "remote-exit" | "collective-timeout" | "nccl-error" | "completion-error" | "slow" | "stalled" | "ofi-abort" => {
             2
         }
@@ -1809,13 +1813,11 @@ fn rank(findings: &mut [Finding], log: &LogFacts) {
     }
 }
 
-/// The log's first rendezvous failure came after a process had died of a signal, exited with
-/// an error or was stopped by Slurm (by the line each was first seen on).
-fn rendezvous_after_exit(log: &LogFacts) -> bool {
-    use crate::nccl::log::Failure as F;
-    let at = |k: F| log.failures.iter().find(|x| x.kind == k).map(|x| x.at);
-    let Some(r) = at(F::Rendezvous) else { return false };
-    [F::Crash, F::WorkerExit, F::SlurmStopped].into_iter().filter_map(at).any(|i| i < r)
+/// The log's first failure of kind `k` came after one of `earlier` (by the line each was first
+/// seen on).
+fn seen_after(log: &LogFacts, k: crate::nccl::log::Failure, earlier: &[crate::nccl::log::Failure]) -> bool {
+    let Some(at) = log.failed(k).map(|x| x.at) else { return false };
+    earlier.iter().filter_map(|e| log.failed(*e)).any(|x| x.at < at)
 }
 
 /// An ok that the log itself takes back: a job Slurm stopped at its time limit (review 4), a
@@ -1916,9 +1918,9 @@ fn bw_note(s: &Scope, c: &Ceilings) -> String {
         (None, Some(b), _) if c.average => {
             format!("; nccl-tests' average bus bandwidth {b:.1} GB/s (over every size, held to no ceiling)")
         }
-        (None, Some(b), _) if c.small.is_some() => format!(
+        (None, Some(b), _) if c.small().is_some() => format!(
             "; busbw {b:.1} GB/s with messages up to {} only, bound by latency and not held to a ceiling (run nccl-tests to -e 8G to judge the bandwidth)",
-            human_bytes(c.small.unwrap_or(0))
+            human_bytes(c.small().unwrap_or(0))
         ),
         (None, Some(b), _) if nodes.is_none() => {
             format!("; busbw {b:.1} GB/s (node count unknown: pass --nodes to judge it)")
