@@ -1412,7 +1412,31 @@ const REFINED: &[(&str, &str, &str)] = &[
     ("socket-accept-failed", "[Service thread] Accept failed", "proxy-service-thread"),
     ("proxy-error", "[Service thread] Could not receive type from localRank", "proxy-service-thread"),
     ("proxy-op-failed", "Failed to execute operation Close from rank", "proxy-teardown"),
+    // NCCL's shared memory is the only caller of (posix_)fallocate and ftruncate (include/shm.h
+    // before 2.12 as `Call to posix_fallocate failed : No space left on device`): /dev/shm
+    ("syscall-failed", "fallocate failed", "shm-space"),
+    ("syscall-failed", "ftruncate failed", "shm-space"),
 ];
+
+/// cudaGetErrorString's words for the errors a distributed job meets (CUDA's
+/// `cudaErrorPeerAccessUnsupported`, `…IllegalAddress`, `…MemoryAllocation`, `…InvalidDevice`,
+/// `…LaunchFailure`, `…DevicesUnavailable`, `…InsufficientDriver`, `…NoDevice`), where a line
+/// quotes them without a CUDA error's usual frame.
+pub const CUDA_WORDS: [&str; 8] = [
+    "peer access is not supported between these two devices",
+    "an illegal memory access was encountered",
+    "out of memory",
+    "invalid device ordinal",
+    "unspecified launch failure",
+    "all CUDA-capable devices are busy or unavailable",
+    "CUDA driver version is insufficient for CUDA runtime version",
+    "no CUDA-capable device is detected",
+];
+
+/// The CUDA error's words a line quotes (one of [`CUDA_WORDS`]).
+pub fn cuda_words(l: &str) -> Option<&'static str> {
+    CUDA_WORDS.iter().find(|w| l.contains(*w)).copied()
+}
 
 /// A row's class, or the one [`REFINED`] gives this message.
 fn refined_class(class: &'static str, msg: &str) -> &'static str {
@@ -1851,21 +1875,54 @@ fn shell_signal(l: &str) -> Option<i64> {
         return None;
     }
     let what = r[pid_end..].trim_start();
-    let sig = [
-        ("Aborted", 6),
-        ("Killed", 9),
-        ("Bus error", 7),
-        ("Floating point exception", 8),
-        ("Illegal instruction", 4),
-        ("Quit", 3),
-        ("Trace/breakpoint trap", 5),
-        ("CPU time limit exceeded", 24),
-    ];
-    let (w, n) = sig.iter().find(|(w, _)| what.starts_with(w))?;
+    let (w, n) = SIGNAL_WORDS.iter().find(|(w, _)| what.starts_with(w))?;
     // SIGKILL is also how a script stops its own helpers (`nvidia-smi dmon &` … `kill -9 $!`:
     // review 7): a crash only where the command is the job's
+    (*n != 9 || job_command(&what[w.len()..])).then_some(*n)
+}
+
+/// strsignal's words for the signals that end a job with a crash, as bash prints them (glibc's
+/// `sys_siglist`), and their numbers. Segmentation faults are read as such elsewhere; SIGTERM
+/// and SIGINT are stops from outside.
+const SIGNAL_WORDS: [(&str, i64); 8] = [
+    ("Aborted", 6),
+    ("Killed", 9),
+    ("Bus error", 7),
+    ("Floating point exception", 8),
+    ("Illegal instruction", 4),
+    ("Quit", 3),
+    ("Trace/breakpoint trap", 5),
+    ("CPU time limit exceeded", 24),
+];
+
+/// A command line that runs the job itself (not a helper the script started).
+fn job_command(cmd: &str) -> bool {
     let job = ["python", "torchrun", "srun", "_perf", "deepspeed", "accelerate", "mpirun", "launch"];
-    (*n != 9 || job.iter().any(|j| what[w.len()..].contains(j))).then_some(*n)
+    job.iter().any(|j| cmd.contains(j))
+}
+
+/// The signal of an interactive bash's report on its foreground command, a line of its own
+/// (`Aborted (core dumped)`, `Killed`: bash's `%s%s` of strsignal's words and ` (core
+/// dumped)`), or of its job-control notice (`[1]+  Aborted                 (core dumped) python
+/// train.py`: a SIGKILL only of the job's own command). None for any other line: the words
+/// must be the whole line, or the notice's status.
+fn bare_signal(l: &str) -> Option<i64> {
+    let t = l.trim();
+    let (notice, rest) = match t.strip_prefix('[') {
+        Some(r) => {
+            let (n, r) = r.split_once(']')?;
+            if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            (true, r.trim_start_matches(['+', '-']).trim_start())
+        }
+        None => (false, t),
+    };
+    let (w, n) = SIGNAL_WORDS.iter().find(|(w, _)| rest.starts_with(w))?;
+    let after = rest[w.len()..].trim_start();
+    let cmd = after.strip_prefix("(core dumped)").unwrap_or(after).trim_start();
+    let fits = if notice { !cmd.is_empty() && (*n != 9 || job_command(cmd)) } else { cmd.is_empty() };
+    fits.then_some(*n)
 }
 
 /// An expert-parallel kernel or its host waited on a peer past its timeout: NCCL EP's `NCCL EP
@@ -2016,7 +2073,11 @@ impl Analyser {
 
     fn by_table(&mut self, msg: &str) {
         let Some(row) = self.row_of(msg) else {
-            self.fail_class(Failure::UnknownWarning, msg, None);
+            // a WARN of a release the table does not hold that quotes a CUDA error's words
+            // (NCCL 2.7's p2p.cc `failed to open CUDA IPC handle : 217 peer access is not
+            // supported between these two devices`): the CUDA call failed
+            let k = if cuda_words(msg).is_some() { Failure::CudaFailure } else { Failure::UnknownWarning };
+            self.fail_class(k, msg, None);
             return;
         };
         if row.class == "ib-async-event" && benign_ib_event(msg) {
@@ -2251,6 +2312,9 @@ impl Analyser {
                 self.ring(n);
             }
         }
+        if !is_nccl {
+            self.shell_report(l);
+        }
         let m = match tag {
             _ if self.ungated => u64::MAX,
             _ if mask.is_some() => mask.unwrap_or(u64::MAX),
@@ -2263,6 +2327,35 @@ impl Analyser {
         }
 
         self.gated_readers(l, m, is_nccl, host);
+    }
+
+    /// A host of whole lines that is two processes' writes run together at a line's start
+    /// (held-out set 29, an interleaved trace: `stonstone:2984738:…` and `stone:29stone:2984736:…`
+    /// where the host is `stone`): its name is the cut-off head of another line's prefix (`ston`,
+    /// `stone:29`) and a host's name, and that host's process of the same pid wrote whole lines.
+    /// A real host whose name ends with another's (`gpunode1`, `node1`) has no such head.
+    fn glued_whole(&self, w: &str) -> bool {
+        self.hosts.iter().any(|h| {
+            let Some(head) = w.strip_suffix(h.as_str()).filter(|p| !p.is_empty()) else { return false };
+            let cut = head.contains(':') || self.hosts.iter().any(|k| k.len() > head.len() && k.starts_with(head));
+            cut && self.strong_procs.iter().any(|p| {
+                p.strip_prefix(w)
+                    .and_then(|r| r.strip_prefix(':'))
+                    .is_some_and(|pid| self.strong_procs.contains(&format!("{h}:{pid}")))
+            })
+        })
+    }
+
+    /// An interactive shell's report on the job's end by a signal, a short line of its own
+    /// ([`bare_signal`]; on every line, gated or not: the first bytes decide at once).
+    fn shell_report(&mut self, l: &str) {
+        let first = l.trim_start().as_bytes().first();
+        if l.len() <= 160 && matches!(first, Some(b'A' | b'K' | b'B' | b'F' | b'I' | b'Q' | b'T' | b'C' | b'[')) {
+            if let Some(n) = bare_signal(l) {
+                self.f.nccl_lines += 1;
+                self.fail_exit(Failure::Crash, n, l.trim());
+            }
+        }
     }
 
     /// The most frequent lines (channels, traces, rings, connected, comm), known by their
@@ -3066,6 +3159,10 @@ impl Analyser {
                 self.hosts.insert(w);
             }
         }
+        let glued: Vec<String> = self.hosts.iter().filter(|w| self.glued_whole(w)).cloned().collect();
+        for w in glued {
+            self.hosts.remove(&w);
+        }
         f.hosts = std::mem::take(&mut self.hosts).into_iter().collect();
         f.hosts.sort_unstable();
         // Rings of one rank, printed on several hosts: each process made a communicator of its
@@ -3777,6 +3874,13 @@ mod tests {
             "{two}gpunode1:7:7 [0] NCCL INFO Connected all rings\ngpunode1:7:7 [0] NCCL INFO Connected all trees\n"
         );
         assert_eq!(analyse(&later).hosts, vec!["gpunode1".to_string(), "node1".to_string()]);
+        // whole lines that begin with two writes run together (held-out set 29): `ston` + `stone`
+        let run = "stone:11:11 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n\
+                   stone:12:12 [1] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n\
+                   stone:11:11 [0] NCCL INFO threadThreshstonstone:12:12 [1] NCCL INFO x\n\
+                   stonstone:12:13 [1] NCCL INFO MMAP allocated shareable host buffer\n\
+                   stone:12stone:11:14 [0] NCCL INFO [Proxy Service] Device 0 CPU core 10\n";
+        assert_eq!(analyse(run).hosts, vec!["stone".to_string()]);
         let pasted = format!("a:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0> {pad} b:2:2 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\n");
         assert_eq!(analyse(&pasted).hosts, vec!["a".to_string(), "b".to_string()]);
         // the proxy's teardown (proxy.cc 2.18-2.31): no failure of the job; a Connect that
@@ -4084,6 +4188,56 @@ mod tests {
         for (l, want) in cases {
             assert_eq!(shell_signal(l), want, "{l}");
         }
+    }
+
+    #[test]
+    fn an_interactive_shells_report_of_a_signal() {
+        // bash's `%s%s` for its foreground command (strsignal, ` (core dumped)`), and its
+        // job-control notice `[%d]%c  %-*s %s` (status, then the command)
+        let cases = [
+            ("Aborted (core dumped)", Some(6)),
+            ("Aborted", Some(6)),
+            ("Killed", Some(9)),
+            ("Bus error (core dumped)", Some(7)),
+            ("Floating point exception (core dumped)", Some(8)),
+            ("[1]+  Aborted                 (core dumped) python train.py", Some(6)),
+            ("[2]-  Killed                  torchrun --nproc-per-node 8 train.py", Some(9)),
+            // a helper the script killed, a stop from outside, prose that begins with the words
+            ("[1]+  Killed                  nvidia-smi dmon", None),
+            ("Terminated", None),
+            ("Killed 3 stale workers", None),
+            ("Aborted by user: see above", None),
+            ("[rank0]: Aborted", None),
+        ];
+        for (l, want) in cases {
+            assert_eq!(bare_signal(l), want, "{l}");
+        }
+        // after a healthy init and teardown, the shell's report is a crash (exit 0 was false)
+        let log = "h:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 1 cudaDev 0 busId 60 - Init COMPLETE\n\
+                   h:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 1 cudaDev 0 busId 60 - Destroy COMPLETE\n\
+                   Aborted (core dumped)\n";
+        let ungated = |t: &str| {
+            let mut a = Analyser::ungated();
+            t.lines().for_each(|l| a.line(l));
+            a.finish()
+        };
+        for f in [analyse(log), ungated(log)] {
+            assert!(f.failures.iter().any(|x| x.kind == Failure::Crash), "{:?}", f.failures);
+        }
+    }
+
+    #[test]
+    fn warnings_that_quote_cuda_or_shm_failures() {
+        // NCCL 2.7's p2p.cc (a release the table does not hold) quoting cudaGetErrorString
+        let f = analyse("h:1:2 [0] transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : 217 peer access is not supported between these two devices\n");
+        assert_eq!(f.failures.iter().map(|x| x.kind).collect::<Vec<_>>(), [Failure::CudaFailure]);
+        // include/shm.h before 2.12: the syscall's row, refined to /dev/shm
+        let f =
+            analyse("h:1:2 [1] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device\n");
+        assert_eq!(f.failures.iter().map(|x| x.class.as_deref()).collect::<Vec<_>>(), [Some("shm-space")]);
+        // an unknown warning without CUDA's words stays unknown
+        let f = analyse("h:1:2 [0] foo.cc:1 NCCL WARN frobnication failed\n");
+        assert_eq!(f.failures.iter().map(|x| x.kind).collect::<Vec<_>>(), [Failure::UnknownWarning]);
     }
 
     #[test]

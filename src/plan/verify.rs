@@ -818,8 +818,10 @@ fn cuda_error_text(l: &str) -> Option<&str> {
         r.split(['.', '\n']).next()
     } else if let Some((_, r)) = l.split_once("failure ") {
         r.split_once('\'').and_then(|(_, r)| r.split_once('\'')).map(|(t, _)| t)
+    } else if l.contains("CUDA out of memory") {
+        Some("out of memory")
     } else {
-        l.contains("CUDA out of memory").then_some("out of memory")
+        crate::nccl::log::cuda_words(l)
     }?;
     let t = t.trim();
     (!t.is_empty() && t.len() <= 120).then_some(t)
@@ -838,6 +840,8 @@ fn cuda_hint(text: &str) -> Option<&'static str> {
         "the GPU's memory was full: the job's own tensors, another process on the same GPU, or NCCL's buffers on top of them"
     } else if text.contains("driver version is insufficient") {
         "the driver is older than the image's CUDA runtime"
+    } else if text.contains("peer access is not supported") {
+        "the two GPUs cannot map each other's memory (no peer-to-peer between them: PCIe switches or ACS, an IOMMU, a VM, or consumer GPUs); NCCL_P2P_DISABLE=1 makes NCCL copy through host memory"
     } else {
         return None;
     })
@@ -1889,6 +1893,10 @@ fn outcome(log: &LogFacts, s: &Scope, c: &Ceilings, findings: &[Finding]) -> (Ou
         return single_outcome(log, s, c, &bw);
     }
     let seen = match observed.as_deref() {
+        // what is at stake if it spans nodes: aws-ofi-nccl on a TCP provider is TCP sockets
+        Some(n) if log.ofi_tcp() => {
+            format!("NCCL chose {n} on libfabric's TCP provider (TCP, no RDMA, if the job spans nodes)")
+        }
         Some(n) => format!("NCCL chose {n}"),
         None => "no transport shown".to_string(),
     };
