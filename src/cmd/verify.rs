@@ -475,7 +475,7 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
             unfinished: tests.unfinished(),
             wrong: tests.wrong_total.saturating_add(tests.out_of_bounds),
             average,
-            finished: tests.summaries > 0,
+            finished: tests.sweep_done(),
         })
     } else {
         input.allreduce.map(|(b, w)| Measured {

@@ -51,6 +51,10 @@ pub struct TestsOutput {
     /// `# Out of bounds values : N FAILED`: values the test found wrong (summed over runs).
     #[serde(default)]
     pub out_of_bounds: u64,
+    /// `# Out of bounds values : …` lines: common.cu prints one once a run's sweep is done,
+    /// just before its `# Avg bus bandwidth` (a log cut between the two still shows the end).
+    #[serde(default)]
+    pub bounds_checked: usize,
     /// The largest size the test was asked for (its header's `maxBytes N`).
     #[serde(default)]
     pub max_bytes_asked: Option<u64>,
@@ -96,7 +100,12 @@ impl TestsOutput {
     pub fn unfinished(&self) -> Option<(u64, u64)> {
         let last = self.rows.last()?.size;
         let asked = self.max_bytes_asked?;
-        (self.summaries == 0 && asked > last).then_some((last, asked))
+        (!self.sweep_done() && asked > last).then_some((last, asked))
+    }
+
+    /// A run's sweep reached its end: its bounds check or its summary was printed.
+    pub fn sweep_done(&self) -> bool {
+        self.summaries > 0 || self.bounds_checked > 0
     }
 
     pub fn peak_busbw(&self) -> Option<f64> {
@@ -185,6 +194,7 @@ impl Parser {
         }
         // common.cu: `# Out of bounds values : %d %s` with OK or FAILED
         if let Some(v) = l.strip_prefix("# Out of bounds values") {
+            self.t.bounds_checked += 1;
             let mut w = v.trim_start_matches([' ', ':']).split_whitespace();
             if let (Some(n), Some("FAILED")) = (w.next().and_then(|n| n.parse::<u64>().ok()), w.next()) {
                 self.t.out_of_bounds = self.t.out_of_bounds.saturating_add(n.max(1));
@@ -333,6 +343,22 @@ mod tests {
         );
         assert_eq!((p.rows.len(), p.wrong_total), (1, 0));
         assert_eq!((p.rows[0].out_of_place.busbw, p.rows[0].in_place.as_ref().map(|b| b.busbw)), (20.34, Some(21.86)));
+    }
+
+    #[test]
+    fn the_bounds_check_ends_a_sweep_as_the_summary_does() {
+        // common.cu prints `# Out of bounds values : %d %s` once the sweep is done, then
+        // `# Avg bus bandwidth`: a log cut between the two (held-out nixpkgs#251856) finished
+        let head = "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0";
+        let rows = [head, HEAD, &row(1 << 20), &row(1 << 21)].join("\n");
+        let p = parse(&format!("{rows}\n# Out of bounds values : 0 OK\n"));
+        assert!(p.sweep_done() && p.unfinished().is_none());
+        // without either line the same rows are a sweep not shown finishing only where the
+        // header asked for more
+        let p = parse(&rows);
+        assert!(!p.sweep_done() && p.unfinished().is_none());
+        let p = parse(&[head, HEAD, &row(1 << 20)].join("\n"));
+        assert_eq!(p.unfinished(), Some((1 << 20, 1 << 21)));
     }
 
     #[test]

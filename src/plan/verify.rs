@@ -1864,7 +1864,7 @@ fn outcome(log: &LogFacts, s: &Scope, c: &Ceilings, findings: &[Finding]) -> (Ou
         return o;
     }
     // about NCCL, but none of its lines (a framework's test, a traceback): a thin log
-    if let Some(line) = log.names_nccl.as_deref().filter(|_| log.nccl_lines == 0 && c.busbw.is_none()) {
+    if let Some(line) = log.names_nccl.as_deref().filter(|_| log.nccl_lines == 0 && c.busbw.is_none() && !c.ran) {
         return (
             Outcome::Inconclusive,
             format!("INCONCLUSIVE: the log names NCCL ('{line}') but holds none of its lines (no NCCL INFO/WARN, channel or NCCL error line): {ENABLE}"),
@@ -1872,7 +1872,7 @@ fn outcome(log: &LogFacts, s: &Scope, c: &Ceilings, findings: &[Finding]) -> (Ou
     }
     // torchrun's or c10d's lines and none of NCCL's: the job stopped before NCCL's init (in
     // its rendezvous) or ran without NCCL_DEBUG (device set 8: an unreachable rendezvous)
-    if let Some(line) = log.launcher.as_deref().filter(|_| log.nccl_lines == 0 && c.busbw.is_none()) {
+    if let Some(line) = log.launcher.as_deref().filter(|_| log.nccl_lines == 0 && c.busbw.is_none() && !c.ran) {
         return (
             Outcome::Inconclusive,
             format!("INCONCLUSIVE: the log is PyTorch's launcher's ('{line}') with no NCCL line: the job stopped before NCCL's init (a rendezvous that never completed: MASTER_ADDR/MASTER_PORT or --rdzv-endpoint unreachable, a node that did not start), ran without NCCL_DEBUG, or never used NCCL (gloo): {ENABLE}"),
@@ -2035,8 +2035,10 @@ fn single_outcome(log: &LogFacts, s: &Scope, c: &Ceilings, bw: &str) -> (Outcome
         return (
             Outcome::Ok,
             format!(
-                "single node: NCCL initialised {}{why}{hcas}; nothing crossed a network{}{bw}",
-                observed.as_deref().unwrap_or("no network"),
+                "single node: {}{why}{hcas}; nothing crossed a network{}{bw}",
+                observed.as_deref().map_or("no NCCL line names a network (none is needed)".to_string(), |n| format!(
+                    "NCCL initialised {n}"
+                )),
                 match (log.channels.p2p, log.channels.shm) {
                     (0, 0) => String::new(),
                     (p, 0) => format!("; GPUs talk over P2P ({p} channel connections)"),
