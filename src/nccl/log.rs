@@ -1895,17 +1895,35 @@ const SIGNAL_WORDS: [(&str, i64); 8] = [
     ("CPU time limit exceeded", 24),
 ];
 
-/// A command line that runs the job itself (not a helper the script started).
+/// A command line that runs the job itself, not a helper the script started and killed
+/// (review 7: `nvidia-smi dmon &` … `kill -9 $!`; review 8: `python gpu_monitor.py`, `python3 -m
+/// http.server`, `srun --overlap … nvidia-smi dmon`, a path with `launch` in it): its program
+/// (after `VAR=value` words) is a launcher, Python, a shell script or nccl-tests, and no word of
+/// it names a monitor.
 fn job_command(cmd: &str) -> bool {
-    let job = ["python", "torchrun", "srun", "_perf", "deepspeed", "accelerate", "mpirun", "launch"];
-    job.iter().any(|j| cmd.contains(j))
+    const HELPERS: [&str; 9] =
+        ["monitor", "dmon", "nvidia-smi", "http.server", "tensorboard", "watch", "iostat", "tail", "sleep"];
+    if HELPERS.iter().any(|h| cmd.contains(h)) {
+        return false;
+    }
+    let Some(prog) = cmd.split_whitespace().find(|w| !w.contains('=')) else { return false };
+    let base = prog.rsplit('/').next().unwrap_or(prog);
+    const JOB: [&str; 7] = ["torchrun", "srun", "mpirun", "mpiexec", "deepspeed", "accelerate", "horovodrun"];
+    JOB.contains(&base)
+        || base.starts_with("python")
+        || base.ends_with("_perf")
+        || base.ends_with(".sh")
+        || base == "bash"
+        || base == "sh"
 }
 
 /// The signal of an interactive bash's report on its foreground command, a line of its own
 /// (`Aborted (core dumped)`, `Killed`: bash's `%s%s` of strsignal's words and ` (core
 /// dumped)`), or of its job-control notice (`[1]+  Aborted                 (core dumped) python
-/// train.py`: a SIGKILL only of the job's own command). None for any other line: the words
-/// must be the whole line, or the notice's status.
+/// train.py`: `[%d]%c ` with `+`, `-` or a space, the status padded to its column, the command;
+/// a SIGKILL only of the job's own command). None for any other line: the words must be the
+/// whole line, or the notice's padded status (review 8: `[0] Quitting training loop`, an MPI
+/// rank's prefix, is no notice). Not `Quit` alone (gdb's answer to Ctrl-C).
 fn bare_signal(l: &str) -> Option<i64> {
     let t = l.trim();
     let (notice, rest) = match t.strip_prefix('[') {
@@ -1914,15 +1932,23 @@ fn bare_signal(l: &str) -> Option<i64> {
             if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
                 return None;
             }
-            (true, r.trim_start_matches(['+', '-']).trim_start())
+            let r = r.strip_prefix(['+', '-', ' '])?;
+            (true, r.strip_prefix("  ")?.trim_start())
         }
         None => (false, t),
     };
     let (w, n) = SIGNAL_WORDS.iter().find(|(w, _)| rest.starts_with(w))?;
-    let after = rest[w.len()..].trim_start();
-    let cmd = after.strip_prefix("(core dumped)").unwrap_or(after).trim_start();
-    let fits = if notice { !cmd.is_empty() && (*n != 9 || job_command(cmd)) } else { cmd.is_empty() };
-    fits.then_some(*n)
+    let after = &rest[w.len()..];
+    if notice {
+        // the status column's padding, or ` (core dumped)`, then the command
+        let padded = after.starts_with("  ") || after.starts_with(" (core dumped)");
+        let cmd = after.trim_start();
+        let cmd = cmd.strip_prefix("(core dumped)").unwrap_or(cmd).trim_start();
+        return (padded && !cmd.is_empty() && (*n != 9 || job_command(cmd))).then_some(*n);
+    }
+    let after = after.trim_start();
+    let bare = after.is_empty() || after == "(core dumped)";
+    (bare && *n != 3).then_some(*n)
 }
 
 /// An expert-parallel kernel or its host waited on a peer past its timeout: NCCL EP's `NCCL EP
@@ -2329,20 +2355,51 @@ impl Analyser {
         self.gated_readers(l, m, is_nccl, host);
     }
 
+    /// The hosts of the log, glued names left out: a segment's host (a flattened paste) whose
+    /// name ends with a host of whole lines whose process of the same pid wrote whole lines too,
+    /// and a whole line's host glued at its start ([`Analyser::glued_whole`]).
+    fn settled_hosts(&mut self) -> Vec<String> {
+        for (w, pid) in std::mem::take(&mut self.weak_hosts) {
+            let glued = w.char_indices().skip(1).any(|(i, _)| {
+                self.hosts.contains(&w[i..]) && self.strong_procs.contains(&format!("{}:{pid}", &w[i..]))
+            });
+            if !glued && self.hosts.len() < MAX_HOSTS {
+                self.hosts.insert(w);
+            }
+        }
+        let mut pids: rustc_hash::FxHashMap<&str, Vec<&str>> = Default::default();
+        for p in &self.strong_procs {
+            if let Some((h, pid)) = p.rsplit_once(':') {
+                pids.entry(h).or_default().push(pid);
+            }
+        }
+        let glued: Vec<String> = self.hosts.iter().filter(|w| self.glued_whole(w, &pids)).cloned().collect();
+        drop(pids);
+        for w in glued {
+            self.hosts.remove(&w);
+        }
+        std::mem::take(&mut self.hosts).into_iter().collect()
+    }
+
     /// A host of whole lines that is two processes' writes run together at a line's start
     /// (held-out set 29, an interleaved trace: `stonstone:2984738:…` and `stone:29stone:2984736:…`
-    /// where the host is `stone`): its name is the cut-off head of another line's prefix (`ston`,
-    /// `stone:29`) and a host's name, and that host's process of the same pid wrote whole lines.
-    /// A real host whose name ends with another's (`gpunode1`, `node1`) has no such head.
-    fn glued_whole(&self, w: &str) -> bool {
-        self.hosts.iter().any(|h| {
-            let Some(head) = w.strip_suffix(h.as_str()).filter(|p| !p.is_empty()) else { return false };
-            let cut = head.contains(':') || self.hosts.iter().any(|k| k.len() > head.len() && k.starts_with(head));
-            cut && self.strong_procs.iter().any(|p| {
-                p.strip_prefix(w)
+    /// where the host is `stone`): its name is a host's name behind the cut-off head of that
+    /// host's own prefix (`ston`, `stone:29`: the start of `stone:<pid>`), and that host's process
+    /// of the same pid wrote whole lines. A real host whose name ends with another's
+    /// (`gpunode1`, `node1`) has no such head (review 8). Each of the name's suffixes is looked
+    /// up once.
+    fn glued_whole(&self, w: &str, pids: &rustc_hash::FxHashMap<&str, Vec<&str>>) -> bool {
+        // a host name is at most 64 bytes (HOST_NAME_MAX), a glued head a prefix's length
+        let Some(own) = pids.get(w).filter(|_| w.len() <= 160) else { return false };
+        w.char_indices().skip(1).any(|(i, _)| {
+            let (head, h) = w.split_at(i);
+            // the head of `h:<pid>`: a proper prefix of the name, or the name, a colon and digits
+            let cut = h.starts_with(head)
+                || head
+                    .strip_prefix(h)
                     .and_then(|r| r.strip_prefix(':'))
-                    .is_some_and(|pid| self.strong_procs.contains(&format!("{h}:{pid}")))
-            })
+                    .is_some_and(|d| d.bytes().all(|b| b.is_ascii_digit()));
+            cut && self.hosts.contains(h) && pids.get(h).is_some_and(|p| p.iter().any(|x| own.contains(x)))
         })
     }
 
@@ -2350,7 +2407,12 @@ impl Analyser {
     /// ([`bare_signal`]; on every line, gated or not: the first bytes decide at once).
     fn shell_report(&mut self, l: &str) {
         let first = l.trim_start().as_bytes().first();
-        if l.len() <= 160 && matches!(first, Some(b'A' | b'K' | b'B' | b'F' | b'I' | b'Q' | b'T' | b'C' | b'[')) {
+        // after NCCL's first line only: a pasted session's earlier command (pip's build killed
+        // by the OOM killer before the job: review 8) is not the job
+        if self.f.nccl_lines > 0
+            && l.len() <= 160
+            && matches!(first, Some(b'A' | b'K' | b'B' | b'F' | b'I' | b'Q' | b'T' | b'C' | b'['))
+        {
             if let Some(n) = bare_signal(l) {
                 self.f.nccl_lines += 1;
                 self.fail_exit(Failure::Crash, n, l.trim());
@@ -3149,21 +3211,7 @@ impl Analyser {
         self.drop_superseded_failures(&mut f);
         self.abort_announced_anywhere(&mut f);
         f.bootstrap_ifs = std::mem::take(&mut self.boot).into_iter().collect();
-        for (w, pid) in std::mem::take(&mut self.weak_hosts) {
-            // glued: the name ends with a host of whole lines, and that host's process of the
-            // same pid wrote whole lines too
-            let glued = self.hosts.iter().any(|h| {
-                w.len() > h.len() && w.ends_with(h.as_str()) && self.strong_procs.contains(&format!("{h}:{pid}"))
-            });
-            if !glued && self.hosts.len() < MAX_HOSTS {
-                self.hosts.insert(w);
-            }
-        }
-        let glued: Vec<String> = self.hosts.iter().filter(|w| self.glued_whole(w)).cloned().collect();
-        for w in glued {
-            self.hosts.remove(&w);
-        }
-        f.hosts = std::mem::take(&mut self.hosts).into_iter().collect();
+        f.hosts = self.settled_hosts();
         f.hosts.sort_unstable();
         // Rings of one rank, printed on several hosts: each process made a communicator of its
         // own (one job per node, or mpirun without MPI in the test): they never joined.
@@ -3245,6 +3293,12 @@ impl Analyser {
             i += 1;
             !drop
         });
+        // Slurm stopped the job (a time limit, scancel: SIGTERM, then SIGKILL after KillWait):
+        // a SIGKILL reported after the stop is the stop's (review 8: bash's `Killed` after
+        // `CANCELLED … DUE TO TIME LIMIT`)
+        if let Some(stop) = f.failures.iter().filter(|x| x.kind == Failure::SlurmStopped).map(|x| x.at).min() {
+            f.failures.retain(|x| !(x.kind == Failure::Crash && x.code == Some(9) && x.at > stop));
+        }
         // A provider selected: the search's misses on the way were not the failure; any other
         // no-device line (no protocol worked, the plugin failed to initialise) still is.
         if self.ofi_selected {
@@ -3881,6 +3935,12 @@ mod tests {
                    stonstone:12:13 [1] NCCL INFO MMAP allocated shareable host buffer\n\
                    stone:12stone:11:14 [0] NCCL INFO [Proxy Service] Device 0 CPU core 10\n";
         assert_eq!(analyse(run).hosts, vec!["stone".to_string()]);
+        // review 8: real hosts whose names end with another's, with the same pids (containers)
+        // keep their names: `gpu` is no head of `node1:<pid>`
+        let same_pids = "node1:7:7 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n\
+                         gpunode1:7:7 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\n\
+                         gpunode2:7:7 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.3<0>\n";
+        assert_eq!(analyse(same_pids).hosts, ["gpunode1", "gpunode2", "node1"].map(String::from));
         let pasted = format!("a:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0> {pad} b:2:2 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\n");
         assert_eq!(analyse(&pasted).hosts, vec!["a".to_string(), "b".to_string()]);
         // the proxy's teardown (proxy.cc 2.18-2.31): no failure of the job; a Connect that
@@ -4204,6 +4264,15 @@ mod tests {
             ("[2]-  Killed                  torchrun --nproc-per-node 8 train.py", Some(9)),
             // a helper the script killed, a stop from outside, prose that begins with the words
             ("[1]+  Killed                  nvidia-smi dmon", None),
+            // review 8: an MPI rank's prefix is no notice; helpers killed by the script
+            ("[0] Quitting training loop", None),
+            ("[1] Aborted attempt 3, retrying", None),
+            ("[0] Illegal instructions: 0", None),
+            ("[1]+  Killed                  python gpu_monitor.py", None),
+            ("[1]+  Killed                  python3 -m http.server 8000", None),
+            ("[1]+  Killed                  srun --overlap --jobid 7 nvidia-smi dmon", None),
+            ("Quit", None),
+            ("Quit (core dumped)", None),
             ("Terminated", None),
             ("Killed 3 stale workers", None),
             ("Aborted by user: see above", None),
@@ -4224,6 +4293,17 @@ mod tests {
         for f in [analyse(log), ungated(log)] {
             assert!(f.failures.iter().any(|x| x.kind == Failure::Crash), "{:?}", f.failures);
         }
+        // before NCCL's first line it is another command of a pasted session (review 8: pip's
+        // build killed by the OOM killer, then a healthy job)
+        let before = format!("Killed\n{log}").replace("Aborted (core dumped)\n", "");
+        assert!(analyse(&before).failures.is_empty());
+        // Slurm's SIGKILL after its stop (time limit, scancel) is the stop's, not a crash
+        let stop = log.replace(
+            "Aborted (core dumped)\n",
+            "slurmstepd: error: *** STEP 4242.0 ON n013 CANCELLED AT 2024-05-01T10:00:00 DUE TO TIME LIMIT ***\nKilled\n",
+        );
+        let kinds: Vec<Failure> = analyse(&stop).failures.iter().map(|x| x.kind).collect();
+        assert_eq!(kinds, [Failure::SlurmStopped]);
     }
 
     #[test]
