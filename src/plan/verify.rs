@@ -289,7 +289,7 @@ pub const RULES: &[Rule] = &[
         id: "no-gdr",
         message: "GPU Direct RDMA Disabled for HCA … / channels via NET/IB/… without /GDRDMA",
         meaning: "data between nodes is staged through host memory: no peer-memory module (nvidia_peermem) and no DMA-BUF, or the GPU is too far from its NIC",
-        fix: "modprobe nvidia_peermem (or a DMA-BUF capable kernel, open GPU driver and NCCL ≥ 2.19), check `ibwire topo`; NCCL ≤ 2.22.3 does not see nvidia_peermem (NVIDIA/nccl#1676)",
+        fix: "modprobe nvidia_peermem (or a DMA-BUF capable kernel, open GPU driver and NCCL ≥ 2.19), check `ibwire topo`; NCCL ≤ 2.22.3 does not see nvidia_peermem (NVIDIA/nccl#1676); not on GB10 (DGX Spark): its unified memory has no GPUDirect RDMA, and verify says so where the log names the GPU",
     },
     Rule {
         id: "gdr-partial",
@@ -1054,6 +1054,8 @@ struct Scope {
     /// Where the expectation comes from, said in the verdict.
     expected_from: String,
     gdr_expected: bool,
+    /// The GPUs are GB10s (DGX Spark): unified memory, no GPUDirect RDMA on the platform.
+    no_gdr_platform: bool,
     observed: Option<String>,
     socket_flag: &'static str,
     /// The expectation came from the log (no flag, no node): a fix can name the flag.
@@ -1172,7 +1174,15 @@ fn scope(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measured>, 
         expected = "any";
         expected_from = format!("the log: one node ({nodes_evidence}), which sends nothing over a network");
     }
-    let gdr_expected = expect_rdma
+    // NVIDIA (forums, "DGX Spark GPUDirect RDMA"): GB10's memory is unified and not reachable by
+    // PCIe peers, so GPUDirect RDMA, nvidia-peermem and DMA-BUF do not work there; staging
+    // through host memory is its path. Known by the GPU's name (nccl-tests' rank table, the node).
+    let model = measured
+        .and_then(|m| m.gpu_model.clone())
+        .or_else(|| same_node.then(|| node.gpus.first().map(|g| g.model.clone())).flatten());
+    let no_gdr_platform = model.as_deref().is_some_and(|m| m.contains("GB10"));
+    let gdr_expected = !no_gdr_platform
+        && expect_rdma
         && (!same_node
             || (node.host.peermem.is_some()
                 && plan
@@ -1189,6 +1199,7 @@ fn scope(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measured>, 
         expected,
         expected_from,
         gdr_expected,
+        no_gdr_platform,
         observed: log.observed(),
         socket_flag: ci.socket_flag.unwrap_or("--expect socket"),
         expected_by_log,
@@ -1314,7 +1325,7 @@ fn transport_findings(
     } else if s.multi && log.on_rdma() {
         gdr_findings(node, log, s, findings, notes);
     } else if s.nodes.is_none() {
-        unknown_count_findings(log, findings, notes);
+        unknown_count_findings(log, s, findings, notes);
     }
     bootstrap_findings(plan, log, s, findings, notes);
 }
@@ -1366,13 +1377,17 @@ fn gdr_findings(node: &Node, log: &LogFacts, s: &Scope, findings: &mut Vec<Findi
             d.push(format!("NCCL_IB_GID_INDEX={g} is forced; NCCL ≥ 2.21 picks the GID itself"));
         }
         push(findings, "no-gdr", "ON RDMA WITHOUT GPUDirect", Some(d.join("; ")), None);
+    } else if log.gdr == Some(false) && s.no_gdr_platform {
+        notes.push(NO_GDR_PLATFORM.into());
     } else if log.gdr == Some(false) {
         notes.push("no GPUDirect RDMA, and this node cannot do it (no peer memory or no GPU-near HCA)".into());
     }
 }
 
+const NO_GDR_PLATFORM: &str = "no GPUDirect RDMA: GB10 (DGX Spark) has unified memory that PCIe peers cannot reach, so GPUDirect RDMA, nvidia-peermem and DMA-BUF do not work there (NVIDIA's statement); staging through host memory is its normal path";
+
 /// The node count is not shown: failures that matter whatever it is.
-fn unknown_count_findings(log: &LogFacts, findings: &mut Vec<Finding>, notes: &mut Vec<String>) {
+fn unknown_count_findings(log: &LogFacts, s: &Scope, findings: &mut Vec<Finding>, notes: &mut Vec<String>) {
     // The job turned IB off itself: the missing library is not why it runs on sockets.
     let ib_off = log.env("NCCL_IB_DISABLE") == Some("1")
         || log.env("NCCL_NET").is_some_and(|n| n.eq_ignore_ascii_case("Socket"));
@@ -1401,6 +1416,8 @@ fn unknown_count_findings(log: &LogFacts, findings: &mut Vec<Finding>, notes: &m
             Some("most often /dev/infiniband missing inside the container".into()),
             Some("NET/IB : No device found.".into()),
         );
+    } else if !log.gdr_disabled_hcas.is_empty() && log.gdr != Some(true) && s.no_gdr_platform {
+        notes.push(NO_GDR_PLATFORM.into());
     } else if !log.gdr_disabled_hcas.is_empty() && log.gdr != Some(true) {
         // NCCL says GPUDirect is off for its HCAs; that matters for any job across nodes.
         push(
@@ -1991,8 +2008,9 @@ fn multi_outcome(log: &LogFacts, s: &Scope, bw: &str, partial: &str) -> (Outcome
             Some(false) => (
                 Outcome::Ok,
                 format!(
-                    "OK: {} without GPUDirect RDMA (this node cannot do it){}{bw}",
+                    "OK: {} without GPUDirect RDMA ({}){}{bw}",
                     observed.as_deref().unwrap_or("IB"),
+                    if s.no_gdr_platform { "GB10 has none: unified memory" } else { "this node cannot do it" },
                     hcas_over(log)
                 ),
             ),

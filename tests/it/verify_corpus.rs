@@ -1008,3 +1008,21 @@ fn review_6_cases() {
         assert_eq!(judge(name, l).0, Some(2), "{name}");
     }
 }
+
+/// GB10 (DGX Spark): unified memory that PCIe peers cannot reach, no GPUDirect RDMA on the
+/// platform (NVIDIA's forum statement): a 2-node job staged through host memory is its normal
+/// path, not a degradation, where the log names the GPU (held-out set 34's DGX Spark run, whose
+/// log does not, stays "on RDMA without GPUDirect" with the platform in the fix).
+#[test]
+fn a_gb10_job_without_gpudirect_is_its_platform() {
+    let t = tempfile::tempdir().unwrap();
+    let real =
+        std::fs::read_to_string(corpus().join("thomaslie210-NCCL_Test_Results-2node-a100-ib-gdr-off-2.16.5.log"))
+            .unwrap();
+    let (rc, v) = judge_in(t.path(), "a100.log", &real);
+    assert_eq!((rc, ids_of(&v).first().map(String::as_str)), (Some(1), Some("no-gdr")), "{v}");
+    let gb10 = real.replace("NVIDIA A100-PCIE-40GB", "NVIDIA GB10");
+    let (rc, v) = judge_in(t.path(), "gb10.log", &gb10);
+    assert_eq!(rc, Some(0), "{v}");
+    assert!(v["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("GB10")), "{v}");
+}
