@@ -470,7 +470,8 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
             busbw_gbps: b,
             nranks: tests.whole_rank_table().map_or(facts.nranks.unwrap_or(0), |(r, _)| r),
             nodes: tests.whole_rank_table().map_or(facts.hosts.len(), |(_, h)| h),
-            gpu_model: tests.devices.first().cloned(),
+            // one model for the job: every rank's device the same (a mixed job has none)
+            gpu_model: tests.devices.first().filter(|m| tests.devices.iter().all(|d| d == *m)).cloned(),
             max_bytes: tests.rows.iter().map(|r| r.size).max(),
             unfinished: tests.unfinished(),
             wrong: tests.wrong_total.saturating_add(tests.out_of_bounds),

@@ -1600,6 +1600,9 @@ pub struct Analyser {
     last_error_prefix: String,
     /// Every reader on every line, no gate and no short paths (the reference the gated
     /// reading is tested against).
+    /// nccl-tests' header was seen (`# nThread …`, `#  Rank …`): the job's output began, with
+    /// NCCL's lines or without them (NCCL_DEBUG unset).
+    tests_began: bool,
     ungated: bool,
     /// WARN texts looked up in `warns.tsv`, and what they matched (bounded).
     table_seen: rustc_hash::FxHashMap<String, Option<&'static super::warns::Row>>,
@@ -1897,24 +1900,97 @@ const SIGNAL_WORDS: [(&str, i64); 8] = [
 
 /// A command line that runs the job itself, not a helper the script started and killed
 /// (review 7: `nvidia-smi dmon &` … `kill -9 $!`; review 8: `python gpu_monitor.py`, `python3 -m
-/// http.server`, `srun --overlap … nvidia-smi dmon`, a path with `launch` in it): its program
-/// (after `VAR=value` words) is a launcher, Python, a shell script or nccl-tests, and no word of
-/// it names a monitor.
+/// http.server`, `srun --overlap … nvidia-smi dmon`). Its program decides: the first word that
+/// is no assignment, option or wrapper (`nohup`, `numactl`, `apptainer exec`: review 9). A
+/// helper's program (a monitor, `tail`, `sleep`, …) is not the job; Python or a shell running a
+/// monitor's script is not; a launcher (srun, mpirun, torchrun, …) is the job unless what it
+/// runs is a helper; any other program is the job's own (`llamafactory-cli`, `swift`).
+/// Programs that watch a job beside it (killed by the script when the job is done).
+const HELPER_PROGRAMS: [&str; 18] = [
+    "nvidia-smi",
+    "dcgmi",
+    "tail",
+    "sleep",
+    "watch",
+    "top",
+    "htop",
+    "nvtop",
+    "iostat",
+    "vmstat",
+    "dstat",
+    "tensorboard",
+    "http.server",
+    "tee",
+    "cat",
+    "ping",
+    "ssh",
+    "nsys",
+];
+/// Programs that start the job's processes.
+const LAUNCHERS: [&str; 7] = ["torchrun", "srun", "mpirun", "mpiexec", "deepspeed", "accelerate", "horovodrun"];
+/// Programs that run another with a changed environment, placement or container.
+const WRAPPERS: [&str; 14] = [
+    "nohup",
+    "env",
+    "time",
+    "nice",
+    "ionice",
+    "stdbuf",
+    "taskset",
+    "numactl",
+    "chrt",
+    "setsid",
+    "exec",
+    "sudo",
+    "apptainer",
+    "singularity",
+];
+
+/// A word's file name (`/usr/bin/python3` → `python3`).
+fn base_name(t: &str) -> &str {
+    t.rsplit('/').next().unwrap_or(t)
+}
+
+/// A helper's program, or a script that monitors.
+fn helper_word(t: &str) -> bool {
+    let b = base_name(t);
+    HELPER_PROGRAMS.contains(&b) || ((b.ends_with(".py") || b.ends_with(".sh")) && b.contains("monitor"))
+}
+
 fn job_command(cmd: &str) -> bool {
-    const HELPERS: [&str; 9] =
-        ["monitor", "dmon", "nvidia-smi", "http.server", "tensorboard", "watch", "iostat", "tail", "sleep"];
-    if HELPERS.iter().any(|h| cmd.contains(h)) {
-        return false;
+    let (base, helper) = (base_name, helper_word);
+    let script_of = |b: &str| b.starts_with("python") || b == "bash" || b == "sh";
+    let mut words = cmd.split_whitespace();
+    while let Some(w) = words.next() {
+        let b = base(w);
+        if w.starts_with('-') || (w.contains('=') && !w.starts_with('$')) || WRAPPERS.contains(&b) {
+            continue;
+        }
+        if script_of(b) {
+            // the script or module it runs (`-m mod`), past its options
+            let mut rest = words.by_ref().skip_while(|x| x.starts_with('-') && *x != "-m");
+            let script = match rest.next() {
+                Some("-m") => rest.next(),
+                s => s,
+            };
+            return !script.is_some_and(helper);
+        }
+        if LAUNCHERS.contains(&b) {
+            // what it runs, past its options and their values: a helper, or the job's program
+            for x in words {
+                let xb = base(x);
+                if helper(x) {
+                    return false;
+                }
+                if script_of(xb) || xb.ends_with(".py") || xb.ends_with("_perf") || xb.ends_with(".sh") {
+                    return true;
+                }
+            }
+            return true;
+        }
+        return !helper(w);
     }
-    let Some(prog) = cmd.split_whitespace().find(|w| !w.contains('=')) else { return false };
-    let base = prog.rsplit('/').next().unwrap_or(prog);
-    const JOB: [&str; 7] = ["torchrun", "srun", "mpirun", "mpiexec", "deepspeed", "accelerate", "horovodrun"];
-    JOB.contains(&base)
-        || base.starts_with("python")
-        || base.ends_with("_perf")
-        || base.ends_with(".sh")
-        || base == "bash"
-        || base == "sh"
+    false
 }
 
 /// The signal of an interactive bash's report on its foreground command, a line of its own
@@ -1940,8 +2016,13 @@ fn bare_signal(l: &str) -> Option<i64> {
     let (w, n) = SIGNAL_WORDS.iter().find(|(w, _)| rest.starts_with(w))?;
     let after = &rest[w.len()..];
     if notice {
-        // the status column's padding, or ` (core dumped)`, then the command
-        let padded = after.starts_with("  ") || after.starts_with(" (core dumped)");
+        // the status column's padding, or ` (core dumped)`, then the command; a status as wide
+        // as the column has no padding (review 9, bash in a pty: `Floating point
+        // exception(core dumped) cmd`, `CPU time limit exceededcmd`)
+        let padded = after.starts_with("  ")
+            || after.starts_with(" (core dumped)")
+            || after.starts_with("(core dumped)")
+            || (w.len() >= 19 && !after.is_empty());
         let cmd = after.trim_start();
         let cmd = cmd.strip_prefix("(core dumped)").unwrap_or(cmd).trim_start();
         return (padded && !cmd.is_empty() && (*n != 9 || job_command(cmd))).then_some(*n);
@@ -2360,6 +2441,11 @@ impl Analyser {
     /// and a whole line's host glued at its start ([`Analyser::glued_whole`]).
     fn settled_hosts(&mut self) -> Vec<String> {
         for (w, pid) in std::mem::take(&mut self.weak_hosts) {
+            // no host name is this long (HOST_NAME_MAX is 64): text of a paste, not a host,
+            // and its suffixes are not looked up (review 9: quadratic)
+            if w.len() > 160 {
+                continue;
+            }
             let glued = w.char_indices().skip(1).any(|(i, _)| {
                 self.hosts.contains(&w[i..]) && self.strong_procs.contains(&format!("{}:{pid}", &w[i..]))
             });
@@ -2406,10 +2492,15 @@ impl Analyser {
     /// An interactive shell's report on the job's end by a signal, a short line of its own
     /// ([`bare_signal`]; on every line, gated or not: the first bytes decide at once).
     fn shell_report(&mut self, l: &str) {
+        if !self.tests_began && l.as_bytes().first() == Some(&b'#') {
+            self.tests_began = l.starts_with("# nThread ") || l.starts_with("#  Rank ");
+        }
         let first = l.trim_start().as_bytes().first();
-        // after NCCL's first line only: a pasted session's earlier command (pip's build killed
-        // by the OOM killer before the job: review 8) is not the job
-        if self.f.nccl_lines > 0
+        // after the job's first line only (NCCL's, its launcher's, nccl-tests' header: review
+        // 9): a pasted session's earlier command (pip's build killed by the OOM killer before
+        // the job: review 8) is not the job
+        let began = self.f.nccl_lines > 0 || self.f.launcher.is_some() || self.tests_began;
+        if began
             && l.len() <= 160
             && matches!(first, Some(b'A' | b'K' | b'B' | b'F' | b'I' | b'Q' | b'T' | b'C' | b'['))
         {
@@ -4304,6 +4395,39 @@ mod tests {
         );
         let kinds: Vec<Failure> = analyse(&stop).failures.iter().map(|x| x.kind).collect();
         assert_eq!(kinds, [Failure::SlurmStopped]);
+    }
+
+    #[test]
+    fn a_killed_command_is_the_jobs_by_its_program() {
+        // review 9: wrappers, the job's own CLIs, arguments that hold a helper's word
+        for c in [
+            "nohup python train.py --lr 1e-4",
+            "python train.py --report_to tensorboard",
+            "torchrun --nproc-per-node 8 train.py --config configs/detail.yaml",
+            "numactl --cpunodebind=0 python train.py",
+            "apptainer exec img.sif torchrun train.py",
+            "llamafactory-cli train examples/sft.yaml",
+            "srun -n 8 ./build/all_reduce_perf -b 8 -e 8G",
+            "$CMD",
+        ] {
+            assert!(job_command(c), "{c}");
+        }
+        // a helper the script killed (reviews 7 and 8)
+        for c in [
+            "nvidia-smi dmon",
+            "python gpu_monitor.py",
+            "python3 -m http.server 8000",
+            "srun --overlap --jobid 7 nvidia-smi dmon",
+            "tail -f train.log",
+        ] {
+            assert!(!job_command(c), "{c}");
+        }
+        // a status as wide as the notice's column has no padding (bash in a pty)
+        assert_eq!(bare_signal("[1]+  Floating point exception(core dumped) python train.py"), Some(8));
+        assert_eq!(bare_signal("[1]+  CPU time limit exceededpython train.py"), Some(24));
+        // nccl-tests' header begins the job as NCCL's first line does (NCCL_DEBUG unset)
+        let t = "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20\nBus error (core dumped)\n";
+        assert_eq!(analyse(t).failures.iter().map(|x| x.kind).collect::<Vec<_>>(), [Failure::Crash]);
     }
 
     #[test]

@@ -55,6 +55,13 @@ pub struct TestsOutput {
     /// just before its `# Avg bus bandwidth` (a log cut between the two still shows the end).
     #[serde(default)]
     pub bounds_checked: usize,
+    /// The last run reached its end: a bounds check or summary after its last table header
+    /// (review 9: a first test that finished and a second that hung mid-sweep is not done).
+    #[serde(default)]
+    pub last_done: bool,
+    /// The header's `step: N(factor)` or `step: N(bytes)`: (N, a factor).
+    #[serde(default)]
+    pub step: Option<(u64, bool)>,
     /// The largest size the test was asked for (its header's `maxBytes N`).
     #[serde(default)]
     pub max_bytes_asked: Option<u64>,
@@ -100,12 +107,20 @@ impl TestsOutput {
     pub fn unfinished(&self) -> Option<(u64, u64)> {
         let last = self.rows.last()?.size;
         let asked = self.max_bytes_asked?;
-        (!self.sweep_done() && asked > last).then_some((last, asked))
+        // the size after the last row, by the header's step (review 9: 12024 MiB of 12 GiB by
+        // 1 GiB steps is the sweep's last size)
+        let next = match self.step {
+            Some((f, true)) if f > 1 => last.saturating_mul(f),
+            Some((b, false)) if b > 0 => last.saturating_add(b),
+            _ => last.saturating_add(1),
+        };
+        (!self.sweep_done() && next <= asked).then_some((last, asked))
     }
 
-    /// A run's sweep reached its end: its bounds check or its summary was printed.
+    /// The last run's sweep reached its end: its bounds check or its summary was printed after
+    /// its table began.
     pub fn sweep_done(&self) -> bool {
-        self.summaries > 0 || self.bounds_checked > 0
+        self.last_done
     }
 
     pub fn peak_busbw(&self) -> Option<f64> {
@@ -189,16 +204,12 @@ impl Parser {
         self.t.ranks_closed |= self.t.ranks > 0;
         // `# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) …`
         if let Some(v) = l.strip_prefix("# nThread ").and_then(|v| v.split_once(" maxBytes ")) {
-            self.t.max_bytes_asked = v.1.split_whitespace().next().and_then(|n| n.parse().ok());
+            self.run_header(v.1);
             return;
         }
         // common.cu: `# Out of bounds values : %d %s` with OK or FAILED
         if let Some(v) = l.strip_prefix("# Out of bounds values") {
-            self.t.bounds_checked += 1;
-            let mut w = v.trim_start_matches([' ', ':']).split_whitespace();
-            if let (Some(n), Some("FAILED")) = (w.next().and_then(|n| n.parse::<u64>().ok()), w.next()) {
-                self.t.out_of_bounds = self.t.out_of_bounds.saturating_add(n.max(1));
-            }
+            self.bounds_line(v);
             return;
         }
         if let Some(v) = l.strip_prefix("# Avg bus bandwidth") {
@@ -207,6 +218,7 @@ impl Parser {
                 self.t.interleaved += 1;
             }
             self.t.summaries += 1;
+            self.t.last_done = true;
             self.t.last_silent = false;
             self.rows_since_summary = false;
             self.last_size = None;
@@ -221,12 +233,35 @@ impl Parser {
             }
             self.last_size = None;
             self.rows_since_summary = true;
+            self.t.last_done = false;
             return;
         }
         if l.starts_with('#') || !l.starts_with(|c: char| c.is_ascii_digit()) || self.t.rows.len() >= MAX_ROWS {
             return;
         }
         self.row(l);
+    }
+
+    /// common.cu's bounds check after `# Out of bounds values` (` : %d %s`, OK or FAILED): the
+    /// run's end, and the values it found wrong.
+    fn bounds_line(&mut self, v: &str) {
+        self.t.bounds_checked += 1;
+        self.t.last_done = true;
+        let mut w = v.trim_start_matches([' ', ':']).split_whitespace();
+        if let (Some(n), Some("FAILED")) = (w.next().and_then(|n| n.parse::<u64>().ok()), w.next()) {
+            self.t.out_of_bounds = self.t.out_of_bounds.saturating_add(n.max(1));
+        }
+    }
+
+    /// A run's header after ` maxBytes ` (`8589934592 step: 2(factor) …`): the size asked,
+    /// the step, and a run not done yet.
+    fn run_header(&mut self, v: &str) {
+        self.t.max_bytes_asked = v.split_whitespace().next().and_then(|n| n.parse().ok());
+        self.t.step = v.split_once("step: ").and_then(|(_, r)| {
+            let (n, kind) = r.split_once('(')?;
+            Some((n.trim().parse().ok()?, kind.starts_with("factor")))
+        });
+        self.t.last_done = false;
     }
 
     /// `#  Rank  N Group G Pid P on HOST device D [0x..] NAME`: a rank, its host and device.
@@ -359,6 +394,32 @@ mod tests {
         assert!(!p.sweep_done() && p.unfinished().is_none());
         let p = parse(&[head, HEAD, &row(1 << 20)].join("\n"));
         assert_eq!(p.unfinished(), Some((1 << 20, 1 << 21)));
+    }
+
+    #[test]
+    fn the_last_run_decides_whether_the_sweep_finished() {
+        // review 9: a first test that finished, then a second that stopped mid-sweep
+        let head = "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 4194304 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0";
+        let first = [
+            head,
+            HEAD,
+            &row(1 << 20),
+            &row(1 << 21),
+            &row(1 << 22),
+            "# Out of bounds values : 0 OK",
+            "# Avg bus bandwidth    : 4.8",
+        ]
+        .join("\n");
+        let p = parse(&format!("{first}\n{head}\n{HEAD}\n{}\n", row(1 << 20)));
+        assert!(!p.sweep_done());
+        assert_eq!(p.unfinished(), Some((1 << 20, 1 << 22)));
+        // a step in bytes: 12024 MiB of 12 GiB by 1 GiB steps was the sweep's last size
+        let bytes =
+            "# nThread 1 nGpus 1 minBytes 1073741824 maxBytes 12884901888 step: 1073741824(bytes) warmup iters: 5";
+        let p = parse(&[bytes, HEAD, &row(12608077824)].join("\n"));
+        assert_eq!(p.unfinished(), None);
+        let p = parse(&[bytes, HEAD, &row(11534336000)].join("\n"));
+        assert_eq!(p.unfinished(), Some((11534336000, 12884901888)));
     }
 
     #[test]

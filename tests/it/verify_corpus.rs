@@ -1025,4 +1025,8 @@ fn a_gb10_job_without_gpudirect_is_its_platform() {
     let (rc, v) = judge_in(t.path(), "gb10.log", &gb10);
     assert_eq!(rc, Some(0), "{v}");
     assert!(v["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("GB10")), "{v}");
+    // one GB10 beside an A100 (review 9): the A100's node can do GPUDirect, so its absence counts
+    let mixed = real.replacen("NVIDIA A100-PCIE-40GB", "NVIDIA GB10", 1);
+    let (rc, v) = judge_in(t.path(), "mixed.log", &mixed);
+    assert_eq!((rc, ids_of(&v).first().map(String::as_str)), (Some(1), Some("no-gdr")), "{v}");
 }
