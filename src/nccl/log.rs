@@ -1440,6 +1440,11 @@ pub fn cuda_words(l: &str) -> Option<&'static str> {
 
 /// A row's class, or the one [`REFINED`] gives this message.
 fn refined_class(class: &'static str, msg: &str) -> &'static str {
+    // any call that failed with EMFILE (socket, accept, open, shm_open): the descriptor limit
+    // (device set 11: `ulimit -n 160`, `Call to socket failed: Too many open files`)
+    if msg.contains("Too many open files") {
+        return "fd-limit";
+    }
     REFINED.iter().find(|(c, w, _)| *c == class && msg.contains(w)).map_or(class, |r| r.2)
 }
 
@@ -4439,6 +4444,14 @@ mod tests {
         let f =
             analyse("h:1:2 [1] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device\n");
         assert_eq!(f.failures.iter().map(|x| x.class.as_deref()).collect::<Vec<_>>(), [Some("shm-space")]);
+        // any call that failed with EMFILE is the descriptor limit (device set 11, `ulimit -n 160`)
+        for w in [
+            "misc/socket.cc:552 NCCL WARN Call to socket failed: Too many open files",
+            "misc/socket.cc:458 NCCL WARN socketTryAccept: Accept failed: Too many open files",
+        ] {
+            let f = analyse(&format!("h:1:2 [0] {w}\n"));
+            assert_eq!(f.failures.iter().map(|x| x.class.as_deref()).collect::<Vec<_>>(), [Some("fd-limit")], "{w}");
+        }
         // an unknown warning without CUDA's words stays unknown
         let f = analyse("h:1:2 [0] foo.cc:1 NCCL WARN frobnication failed\n");
         assert_eq!(f.failures.iter().map(|x| x.kind).collect::<Vec<_>>(), [Failure::UnknownWarning]);

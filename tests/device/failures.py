@@ -33,6 +33,9 @@ does). IBWIRE_CASE picks what to break:
   progress     rank 0 prints a progress bar (carriage returns) while it all-reduces
   devassert    rank 1 indexes past a CUDA tensor's end after init (a device-side assert: a job's
                own bug that surfaces as a CUDA error at the next synchronisation)
+  freeze       rank 1 stops itself (SIGSTOP) in the middle of a stream of all-reduces (a node that
+               froze: no death to report, only silence)
+  graph        all-reduces captured in a CUDA graph and replayed
 IBWIRE_RANK1_ENV ("K=V K2=V2") is set in rank 1's environment only, before its init (settings
 that differ between ranks).
 """
@@ -93,6 +96,27 @@ if case == "killmid":
         dist.all_reduce(x)
         if rank == 1 and i == 200:
             os.kill(os.getpid(), signal.SIGKILL)
+    torch.cuda.synchronize()
+if case == "freeze":
+    import signal
+    for i in range(400):
+        dist.all_reduce(x)
+        if rank == 1 and i == 200:
+            torch.cuda.synchronize()
+            os.kill(os.getpid(), signal.SIGSTOP)
+    torch.cuda.synchronize()
+if case == "graph":
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            dist.all_reduce(x)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        dist.all_reduce(x)
+    for _ in range(10):
+        g.replay()
     torch.cuda.synchronize()
 if case == "progress":
     for i in range(100):

@@ -11,6 +11,15 @@ run() { # name, then env assignments (NPROC=1: one rank)
   { echo "# case: $name; env: $*${TR_ARGS:+; torchrun $TR_ARGS}"; timeout ${TMO_SIG:+-s $TMO_SIG} ${TMO:-75} env "$@" torchrun ${TR_ARGS:-} --nproc-per-node=${NPROC:-2} --master-port=${PORT:-$((29500 + RANDOM % 1000))} "$py"; echo "# rc=$?"; } > "$D/$name.log" 2>&1
 }
 python3 -c 'import torch;print(torch.__version__, torch.cuda.nccl.version())' > "$D/versions.txt" 2>&1
+# Two torchrun agents, one rank each, as two nodes' launchers (static rendezvous on localhost);
+# the second agent is told it belongs to a job of $2 nodes. Their output interleaves in one file.
+agents() { # name, nnodes of the second agent, env assignments
+  local name=$1 nn=$2; shift 2; local port=$((29500 + RANDOM % 1000))
+  { echo "# case: $name; two torchrun agents (--nnodes 2 and $nn); env: $*"
+    timeout ${TMO:-75} env "$@" torchrun --nnodes=2 --node-rank=0 --nproc-per-node=1 --master-addr=127.0.0.1 --master-port=$port "$py" & ap=$!
+    timeout ${TMO:-75} env "$@" torchrun --nnodes="$nn" --node-rank=1 --nproc-per-node=1 --master-addr=127.0.0.1 --master-port=$port "$py"; echo "# rc=$?"
+    wait $ap; echo "# rc(agent 0)=$?"; } > "$D/$name.log" 2>&1
+}
 ls -la /dev/infiniband /sys/class/infiniband >> "$D/versions.txt" 2>&1
 ldconfig -p | grep -i ibverbs >> "$D/versions.txt" 2>&1
 # RAS's text protocol (../shared/fixtures/nccl-ras/README.md): VERBOSE STATUS from 127.0.0.1:28028.
@@ -149,6 +158,22 @@ for c in ${CASES:-$all}; do case $c in
   progress-cr) run progress-cr IBWIRE_CASE=progress ;;
   cpp-log-info) run cpp-log-info IBWIRE_CASE=ok TORCH_CPP_LOG_LEVEL=INFO TORCH_DISTRIBUTED_DEBUG=DETAIL ;;
   single-progress) NPROC=1 run single-progress IBWIRE_CASE=progress ;;
+  # Cases added for issue 38, set 11 (2026-12-06):
+  freeze) run freeze IBWIRE_CASE=freeze PG_TIMEOUT=20 ;;
+  single-tuner-missing) NPROC=1 run single-tuner-missing IBWIRE_CASE=ok NCCL_TUNER_PLUGIN=nonexistent-tuner ;;
+  single-profiler-missing) NPROC=1 run single-profiler-missing IBWIRE_CASE=ok NCCL_PROFILER_PLUGIN=nonexistent-profiler ;;
+  conf-file-ifname)
+    echo "NCCL_SOCKET_IFNAME=nonexist0" > "$W/nccl.conf"
+    run conf-file-ifname IBWIRE_CASE=ok NCCL_CONF_FILE="$W/nccl.conf" ;;
+  single-env-garbage) NPROC=1 run single-env-garbage IBWIRE_CASE=ok NCCL_BUFFSIZE=abc NCCL_NTHREADS=-5 NCCL_IB_TIMEOUT=zz ;;
+  single-graph) NPROC=1 run single-graph IBWIRE_CASE=graph ;;
+  single-ctas-bad) NPROC=1 run single-ctas-bad IBWIRE_CASE=ok NCCL_MIN_CTAS=32 NCCL_MAX_CTAS=2 ;;
+  async-skip-cleanup) run async-skip-cleanup IBWIRE_CASE=hang IBWIRE_HANG_S=60 PG_TIMEOUT=20 TORCH_NCCL_ASYNC_ERROR_HANDLING=3 ;;
+  # the second agent believes in a 3-node job; with the static rendezvous the job still ran as
+  # two nodes (device set 11: both ranks nranks 2, rc 0)
+  nranks-mismatch) TMO=60 agents nranks-mismatch 3 IBWIRE_CASE=ok PG_TIMEOUT=25 ;;
+  two-agents-die) agents two-agents-die 2 IBWIRE_CASE=die ;;
+  nofile-low) ( ulimit -n 160; run nofile-low IBWIRE_CASE=ok NCCL_NSOCKS_PERTHREAD=8 NCCL_SOCKET_NTHREADS=8 ) ;;
 esac; done
 mkdir -p "$OUT"; tar -C "$W" -czf "$OUT/failures.tgz" failures; rm -rf "$W"
 ls -la "$OUT"
