@@ -1400,6 +1400,9 @@ fn some_hosts(h: &[String]) -> String {
 /// Rows whose `%s` (or place) decides the cause: the class of a row, words of the message, and
 /// the class those words make it.
 const REFINED: &[(&str, &str, &str)] = &[
+    // any call that failed with EMFILE (socket, accept, open, shm_open), whatever its row's
+    // class (`""`): the descriptor limit (device set 11: `ulimit -n 160`)
+    ("", "Too many open files", "fd-limit"),
     // xml.h's xmlGetAttrStr for a NIC that sysfs shows no PCI device for (a virtual NIC, an
     // unusual platform): topology detection cannot place it
     ("topology-internal", "busid of node nic", "topology-nic-no-busid"),
@@ -1440,12 +1443,7 @@ pub fn cuda_words(l: &str) -> Option<&'static str> {
 
 /// A row's class, or the one [`REFINED`] gives this message.
 fn refined_class(class: &'static str, msg: &str) -> &'static str {
-    // any call that failed with EMFILE (socket, accept, open, shm_open): the descriptor limit
-    // (device set 11: `ulimit -n 160`, `Call to socket failed: Too many open files`)
-    if msg.contains("Too many open files") {
-        return "fd-limit";
-    }
-    REFINED.iter().find(|(c, w, _)| *c == class && msg.contains(w)).map_or(class, |r| r.2)
+    REFINED.iter().find(|(c, w, _)| (c.is_empty() || *c == class) && msg.contains(w)).map_or(class, |r| r.2)
 }
 
 /// The verbs events of a queue pair, a completion queue or the device, not a port: libibverbs'
@@ -2445,29 +2443,34 @@ impl Analyser {
     /// name ends with a host of whole lines whose process of the same pid wrote whole lines too,
     /// and a whole line's host glued at its start ([`Analyser::glued_whole`]).
     fn settled_hosts(&mut self) -> Vec<String> {
-        for (w, pid) in std::mem::take(&mut self.weak_hosts) {
-            // no host name is this long (HOST_NAME_MAX is 64): text of a paste, not a host,
-            // and its suffixes are not looked up (review 9: quadratic)
-            if w.len() > 160 {
-                continue;
-            }
-            let glued = w.char_indices().skip(1).any(|(i, _)| {
-                self.hosts.contains(&w[i..]) && self.strong_procs.contains(&format!("{}:{pid}", &w[i..]))
-            });
-            if !glued && self.hosts.len() < MAX_HOSTS {
-                self.hosts.insert(w);
-            }
-        }
         let mut pids: rustc_hash::FxHashMap<&str, Vec<&str>> = Default::default();
         for p in &self.strong_procs {
             if let Some((h, pid)) = p.rsplit_once(':') {
                 pids.entry(h).or_default().push(pid);
             }
         }
+        let same_pid = |h: &str, pid: &str| pids.get(h).is_some_and(|p| p.contains(&pid));
+        let mut weak = Vec::new();
+        for (w, pid) in std::mem::take(&mut self.weak_hosts) {
+            // no host name is this long (HOST_NAME_MAX is 64): text of a paste, not a host,
+            // and its suffixes are not looked up (review 9: quadratic)
+            if w.len() > 160 {
+                continue;
+            }
+            let glued = w.char_indices().skip(1).any(|(i, _)| self.hosts.contains(&w[i..]) && same_pid(&w[i..], &pid));
+            if !glued {
+                weak.push(w);
+            }
+        }
         let glued: Vec<String> = self.hosts.iter().filter(|w| self.glued_whole(w, &pids)).cloned().collect();
         drop(pids);
         for w in glued {
             self.hosts.remove(&w);
+        }
+        for w in weak {
+            if self.hosts.len() < MAX_HOSTS {
+                self.hosts.insert(w);
+            }
         }
         std::mem::take(&mut self.hosts).into_iter().collect()
     }

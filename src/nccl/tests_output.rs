@@ -51,11 +51,9 @@ pub struct TestsOutput {
     /// `# Out of bounds values : N FAILED`: values the test found wrong (summed over runs).
     #[serde(default)]
     pub out_of_bounds: u64,
-    /// `# Out of bounds values : …` lines: common.cu prints one once a run's sweep is done,
-    /// just before its `# Avg bus bandwidth` (a log cut between the two still shows the end).
-    #[serde(default)]
-    pub bounds_checked: usize,
-    /// The last run reached its end: a bounds check or summary after its last table header
+    /// The last run reached its end: a bounds check (common.cu prints `# Out of bounds values`
+    /// once a run's sweep is done, just before `# Avg bus bandwidth`) or summary after its last
+    /// table header
     /// (review 9: a first test that finished and a second that hung mid-sweep is not done).
     #[serde(default)]
     pub last_done: bool,
@@ -245,7 +243,6 @@ impl Parser {
     /// common.cu's bounds check after `# Out of bounds values` (` : %d %s`, OK or FAILED): the
     /// run's end, and the values it found wrong.
     fn bounds_line(&mut self, v: &str) {
-        self.t.bounds_checked += 1;
         self.t.last_done = true;
         let mut w = v.trim_start_matches([' ', ':']).split_whitespace();
         if let (Some(n), Some("FAILED")) = (w.next().and_then(|n| n.parse::<u64>().ok()), w.next()) {
