@@ -208,6 +208,12 @@ pub const RULES: &[Rule] = &[
         fix: "set NCCL_SOCKET_IFNAME to the interface that reaches the master, per node (`ibwire env`)",
     },
     Rule {
+        id: "socket-addr-uninit",
+        message: "ncclSocketInit: connecting to address  with family 1 is neither AF_INET(2) nor AF_INET6(10), after the bootstrap chose an interface",
+        meaning: "NCCL connected to a peer address that was never filled in, although its bootstrap found an interface: not a missing interface but a connection handle the peers never exchanged (nccl#2057: two ranks calling ncclSend to each other before ncclRecv, outside a group)",
+        fix: "put a pair of ranks' ncclSend/ncclRecv to each other inside ncclGroupStart/ncclGroupEnd (torch: batch_isend_irecv); NCCL_DEBUG_SUBSYS=INIT,NET shows which peer",
+    },
+    Rule {
         id: "no-oob-interface",
         message: "NET/IB : No IP interface found.",
         meaning: "the IB transport found no interface for its out-of-band handshake",
@@ -639,6 +645,26 @@ pub fn bound(
     Some(net.max(net.min(intra) * f))
 }
 
+/// One node's bound: NVLink SHARP's (1.75× the ring's on 8 GPUs) only where the measurement
+/// shows NCCL used it, by beating every other algorithm's bound. Whether NVLS can run (NVSwitch
+/// multicast, the fabric manager, the container) is not in a table, and a healthy 8×H100 run
+/// without it reaches ~370 GB/s: under half NVLS's 788 (set 38's cloud run), over 80 % of the
+/// ring's 450.
+fn one_node_bound(
+    measured: Option<&Measured>,
+    nranks: usize,
+    nvl: Option<f64>,
+    nvls: bool,
+    ring_only: bool,
+) -> Option<f64> {
+    let ring = bound(None, 1, nranks.max(1), nvl, false, ring_only);
+    let busbw = measured.map(|m| m.busbw_gbps);
+    match (ring, busbw) {
+        (Some(r), Some(b)) if nvls && b > r => bound(None, 1, nranks.max(1), nvl, true, ring_only),
+        _ => ring,
+    }
+}
+
 /// Step 1 of `judge`: one finding per failure line NCCL wrote (any one makes the job not ok,
 /// whatever else the log shows), with what this node's facts add when the log is from it.
 fn failure_findings(node: &Node, plan: &Plan, log: &LogFacts, same_node: bool, lid0: &[String]) -> Vec<Finding> {
@@ -743,6 +769,13 @@ fn failure_detail(
         ),
         F::CompletionError => ("completion-error", format!("IB completion error{}", code(" ")), None),
         F::NoNetPlugin => ("no-net-plugin", "NCCL could not start any network".into(), Some(no_net_detail(log))),
+        // 2.27+'s garbage-family warning where the bootstrap did find an interface: the
+        // address was never exchanged, not missing (nccl#2057 against #1837)
+        F::NoSocketInterface if fs.line.contains("family") && !log.bootstrap_ifs.is_empty() => (
+            "socket-addr-uninit",
+            "NCCL connected to a peer address that was never filled in".into(),
+            log.bootstrap_ifs.first().map(|b| format!("the bootstrap chose {b}")),
+        ),
         F::NoSocketInterface => (
             "no-socket-interface",
             "no bootstrap interface".into(),
@@ -1436,7 +1469,20 @@ fn unknown_count_findings(log: &LogFacts, s: &Scope, findings: &mut Vec<Finding>
 
 /// A bootstrap interface other nodes cannot reach; on the job's own node, one other than ibwire's.
 fn bootstrap_findings(plan: &Plan, log: &LogFacts, s: &Scope, findings: &mut Vec<Finding>, notes: &mut Vec<String>) {
-    if s.multi {
+    // NET connections set up and a completed init across nodes went over the bootstrap's
+    // sockets: an address that only looks private reached the other nodes (set 38: a cloud's
+    // 2-node job bootstrapped in 172.17.0.0/16, Docker's default range; set 38's link-local
+    // RoCE pair on one L2 segment). Loopback never leaves its host: "nodes" that completed
+    // over it share one kernel (NCCL_HOSTID), which real nodes do not.
+    let reached = log.init_complete > 0 && log.channels.net_ib + log.channels.net_socket + log.channels.net_other > 0;
+    let unreachable = unreachable_bootstrap(log);
+    if s.multi && reached && unreachable.as_deref().is_some_and(|w| !w.contains("loopback")) {
+        if let Some(why) = unreachable {
+            notes.push(format!(
+                "NCCL bootstrapped over {why}, yet its init completed with connections between nodes: the bootstrap reached them"
+            ));
+        }
+    } else if s.multi {
         if let Some(why) = unreachable_bootstrap(log) {
             push(
                 findings,
@@ -1605,7 +1651,7 @@ fn ceilings(
         Some(n) if n > 1 && nranks > 1 => bound(net, n, gpn, nvl, nvls, ring_only),
         // Rank count unknown: the hierarchical bound's limit, 2 × the network (2(n−1)/n < 2).
         Some(n) if n > 1 => net.map(|b| if ring_only { b } else { 2.0 * b }),
-        Some(1) => bound(None, 1, nranks.max(1), nvl, nvls, ring_only),
+        Some(1) => one_node_bound(measured, nranks, nvl, nvls, ring_only),
         _ => None,
     };
     let links = node.nvlinks.iter().filter(|l| l.a == 0 || l.b == 0).map(|l| l.links).max();

@@ -341,3 +341,25 @@ fn a_warning_from_more_processes_than_are_followed_stays_a_failure() {
     assert_eq!(code, Some(1), "{v}");
     assert!(v.contains("cuda-driver-load"), "{v}");
 }
+
+#[test]
+fn a_bootstrap_that_reached_the_other_node_is_not_the_failure() {
+    // bootstrap.cc's "Bootstrap : Using %s" with an address in Docker's default range
+    // (172.17.0.0/16), then 2 hosts' NET channels and Init COMPLETE: the bootstrap's sockets
+    // carried the connection set-up, so they reached the other node (set 38's cloud job).
+    // Without the completion, the same address across nodes is the first cause.
+    let start = "a:1:1 [0] NCCL INFO Bootstrap : Using eth0:172.17.3.106<0>\n\
+        a:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:172.17.3.106<0>\n\
+        a:1:1 [0] NCCL INFO Using network IB\n\
+        a:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\n\
+        b:2:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/IB/0/GDRDMA\n";
+    let done = "a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n\
+        b:2:2 [0] NCCL INFO comm 0x2 rank 1 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n";
+    let (code, v) = verdict_of(&format!("{start}{done}"));
+    assert_eq!(code, Some(0), "{v}");
+    let (code, v) = verdict_of(&format!(
+        "{start}a:1:1 [0] misc/socket.cc:1 NCCL WARN socketProgress: Connection closed by remote peer\n"
+    ));
+    assert_eq!(code, Some(1), "{v}");
+    assert!(flat(&v).contains("172.17.3.106"), "{v}");
+}
