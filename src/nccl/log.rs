@@ -1199,7 +1199,7 @@ fn connection_failure(msg: &str, gm: u64) -> Option<Failure> {
             || hasm!(msg, gm, "remote process exited")
             || hasm!(msg, gm, "ncclRemoteError")
             || hasm!(msg, gm, "Socket recv failed")
-            || (hasm!(msg, gm, "Proxy Call to rank") && hasm!(msg, gm, "failed"))
+            || (hasm!(msg, gm, "Proxy Call to rank") && hasm!(msg, gm, "failed") && !msg.contains("failed (Connect)"))
         {
             Failure::RemoteExit
         } else if (hasm!(msg, gm, "Connect to ") || hasm!(msg, gm, "connect to "))
@@ -1208,6 +1208,10 @@ fn connection_failure(msg: &str, gm: u64) -> Option<Failure> {
         || hasm!(msg, gm, "socketPollConnect")
         // NCCL 2.2–2.5 (include/socket.h): `Call to connect failed : Connection timed out`
         || hasm!(msg, gm, "Call to connect failed")
+        // proxy.cc's `Proxy Call to rank %d failed (%s)` with ncclProxyMsgTypeStr's `Connect`:
+        // the proxy could not connect this rank's channel to its peer (a peer that died is
+        // `Connection closed`/`reset` above)
+        || (hasm!(msg, gm, "Proxy Call to rank") && msg.contains("failed (Connect)"))
         // 2.12–2.18 misc/socket.cc: `Net : Call to recv from %s failed : %s`; ECONNREFUSED is a
         // non-blocking connect the peer refused (nothing listens at that address and port)
         || (hasm!(msg, gm, "Call to recv from ") && hasm!(msg, gm, "failed : Connection refused"))
@@ -1846,6 +1850,15 @@ fn rendezvous_failure(msg: &str) -> Option<i64> {
         Some(1)
     } else if has!(msg, "The client socket has failed to connect") || has!(msg, "The client socket has timed out") {
         Some(2)
+    } else if has!(msg, "retrieving ncclUniqueId from [0] via c10d key-value store") {
+        // ProcessGroupNCCL's broadcastUniqueNCCLID (1.13–2.9: `[%d] is setting up NCCL
+        // communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key
+        // '%s', but store->get('%s') got error: %s`, DistBackendError since 2.1, a
+        // RuntimeError before): rank 0 never published NCCL's id
+        Some(5)
+    } else if msg.starts_with("Socket Timeout") {
+        // c10d's store client, after socket.cpp's `waitForInput: socket %s timed out after %dms`
+        Some(6)
     } else if msg.starts_with("Timed out after") && msg.contains("waiting for clients")
         // TCPStore.cpp's doWait (`wait timeout after %dms, keys: %s`), ≤ 2.0's store-based
         // barrier (`Timed out initializing process group in store based barrier on rank %d, …`)
@@ -3202,13 +3215,35 @@ impl Analyser {
 
     /// What the framework around NCCL reports: PyTorch's watchdog timeout, torchrun's worker
     /// that failed or died of a signal.
+    /// PyTorch's watchdog on a collective, and its store's client timing out.
+    fn watchdog_and_store(&mut self, l: &str, is_nccl: bool, m: u64) {
+        if m & gbit!("atchdog") != 0 && has!(l, "Watchdog caught collective operation timeout") {
+            self.fail(Failure::CollectiveTimeout, None, None, l);
+        }
+        // ProcessGroupNCCL's watchdog (2.3+): `%s failure detected by watchdog at work sequence
+        // id: %d PG status: …` once a work holds an exception (a timeout or NCCL's async
+        // error), `Received a dump signal due to a collective timeout from %s …` on the ranks
+        // told of another's timeout
+        if !is_nccl
+            && ((m & gbit!("atchdog") != 0 && has!(l, " failure detected by watchdog at work sequence id"))
+                || (m & gbit!("ignal") != 0 && has!(l, "Received a dump signal due to a collective timeout")))
+        {
+            self.f.nccl_lines += 1;
+            self.fail(Failure::CollectiveTimeout, None, None, l);
+        }
+        // c10d's socket.cpp (2.2+): `waitForInput: socket %s timed out after %dms`, then the
+        // store client raises `Socket Timeout`: a store peer that never answered
+        if !is_nccl && m & gbit!("ocket") != 0 && has!(l, "waitForInput: socket ") && has!(l, " timed out after ") {
+            self.f.nccl_lines += 1;
+            self.fail(Failure::Rendezvous, Some(6), None, l.trim());
+        }
+    }
+
     fn framework_failures(&mut self, l: &str, is_nccl: bool, m: u64) {
         if !is_nccl && m & gbit!("rror") != 0 {
             self.framework_errors(l);
         }
-        if m & gbit!("atchdog") != 0 && has!(l, "Watchdog caught collective operation timeout") {
-            self.fail(Failure::CollectiveTimeout, None, None, l);
-        }
+        self.watchdog_and_store(l, is_nccl, m);
         // ProcessGroupNCCL's watchdog ended the process: `[Rank %d] NCCL watchdog thread
         // terminated with exception: %s` (`Process group watchdog …` since 2.2). Its exception
         // from a timeout (its own text, or the desync report it builds only after one:
@@ -4183,6 +4218,8 @@ mod tests {
             "Libfabric",
             "OFI",
             "ran for",
+            // with "waitForInput: socket " (c10d's store timeout)
+            " timed out after ",
             " -> ",
             "NET/OFI",
             "NET/IB: ",
@@ -4283,6 +4320,12 @@ mod tests {
             ("torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/2 clients joined.", 3),
             ("torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError", 4),
             ("torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has failed. See inner exception for details.", 4),
+            // ProcessGroupNCCL's broadcastUniqueNCCLID, 2.1+ (DistBackendError) and before (RuntimeError)
+            ("torch.distributed.DistBackendError: [3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout. This may indicate a possible application crash on rank 0 or a network set up issue.", 5),
+            ("RuntimeError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Connection reset by peer", 5),
+            // c10d's store client and socket.cpp's warning before it
+            ("torch.distributed.DistNetworkError: Socket Timeout", 6),
+            ("[W326 22:36:28.884350096 socket.cpp:489] [c10d] waitForInput: socket SocketImpl(fd=60, addr=[::ffff:10.0.0.2]:52894, remote=[10.0.0.1]:2490) timed out after 300000ms", 6),
         ];
         for (l, code) in cases {
             let f = analyse(&format!("{l}\n"));
@@ -4295,6 +4338,34 @@ mod tests {
         assert!(f.failures.is_empty(), "{:?}", f.failures);
         assert_eq!(f.nccl_lines, 0);
         assert!(f.launcher.is_some());
+    }
+
+    #[test]
+    fn a_proxy_call_that_failed_to_connect_is_a_connection_not_a_death() {
+        // proxy.cc: WARN("Proxy Call to rank %d failed (%s)", …, ncclProxyMsgTypeStr[type]);
+        // `Connect` is the proxy connecting a channel to its peer
+        let f = analyse("h:1:2 [0] proxy.cc:1 NCCL WARN Proxy Call to rank 7 failed (Connect)\n");
+        assert_eq!(f.failures.first().map(|x| x.kind), Some(Failure::SocketConnect));
+        let f = analyse("h:1:2 [0] proxy.cc:1 NCCL WARN Proxy Call to rank 3 failed (Setup)\n");
+        assert_eq!(f.failures.first().map(|x| x.kind), Some(Failure::RemoteExit));
+    }
+
+    #[test]
+    fn process_group_watchdog_failures_by_pytorchs_formats() {
+        // ProcessGroupNCCL.cpp (2.3+): `%s failure detected by watchdog at work sequence id: %d
+        // PG status: last enqueued work: %d, last completed work: %d` (logPrefix first), and the
+        // dump signal other ranks get after one rank's timeout
+        for l in [
+            "[rank1]:[E909 08:45:30.126335825 ProcessGroupNCCL.cpp:2252] [PG ID 2 PG GUID 3 Rank 1]  failure detected by watchdog at work sequence id: 40231 PG status: last enqueued work: 40267, last completed work: 40230",
+            "[rank6]:[E909 08:45:31.970959174 ProcessGroupNCCL.cpp:1870] [PG ID 0 PG GUID 0 Rank 6] Received a dump signal due to a collective timeout from this local rank and we will try our best to dump the debug info.",
+            "[rank0]:[E709 17:05:38.482119928 ProcessGroupNCCL.cpp:1746] [PG ID 0 PG GUID 0(default_pg) Rank 0] Received a dump signal due to a collective timeout from rank 3 and we will try our best to dump the debug info.",
+        ] {
+            let f = analyse(&format!("{l}\n"));
+            assert_eq!(f.failures.first().map(|x| x.kind), Some(Failure::CollectiveTimeout), "{l}");
+        }
+        // its hint about the flight recorder is no failure
+        let f = analyse("[rank1]:[E909 08:45:30.126354868 ProcessGroupNCCL.cpp:732] Stack trace of the failed collective not found, potentially because FlightRecorder is disabled.\n");
+        assert!(f.failures.is_empty(), "{:?}", f.failures);
     }
 
     #[test]

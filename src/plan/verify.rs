@@ -358,6 +358,18 @@ pub const RULES: &[Rule] = &[
         fix: "port taken: another job or an earlier run's rank 0 holds it: pick a free --master-port (per job: 29500 + SLURM_JOB_ID % 1000) or stop the old process; cannot connect: MASTER_ADDR must be the first node's address reachable from every node (`ibwire env` prints one), and rank 0 must be running; not every node joined: find the node whose step did not start (sacct, its own log)",
     },
     Rule {
+        id: "nccl-id-not-received",
+        message: "[N] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key 'K', but store->get('K') got error: … (PyTorch's ProcessGroupNCCL)",
+        meaning: "rank 0 creates NCCL's unique id and publishes it in PyTorch's store; this rank waited for it and got an error instead: rank 0 crashed or stalled before its first collective on the group (a data step, a prompt, a slower load), or the store's connection broke",
+        fix: "read rank 0's own log first (its error is the cause); if rank 0 is only slow, raise the group's timeout (init_process_group(timeout=…)) so the store waits as long as NCCL would",
+    },
+    Rule {
+        id: "store-timeout",
+        message: "[c10d] waitForInput: socket … timed out after Nms / Socket Timeout (PyTorch's store client)",
+        meaning: "a request to PyTorch's key-value store (TCPStore: the rendezvous of a process group, a trainer-to-inference weight-sync group) got no answer in its timeout: the process that serves it stalled or died, or its address does not route from here",
+        fix: "find the store's process (rank 0 or the group's master: its log, py-spy dump) and whether it is alive; check that the address in `remote=` routes between the hosts; raise the group's timeout only if that process is merely slow",
+    },
+    Rule {
         id: "nccl-not-loaded",
         message: "Unable to load NCCL library. Multi-GPU collectives will not work. (TensorFlow/XLA) / libnccl.so.2: cannot open shared object file",
         meaning: "the NCCL library itself did not load: the framework's wheel without its NCCL (nvidia-nccl-cu12), or libnccl.so.2 not on the library path inside the container",
@@ -789,6 +801,8 @@ fn failure_detail(
         F::CudaFailure => {
             ("cuda-failure", cuda_problem(&fs.line), cuda_error_text(&fs.line).and_then(cuda_hint).map(str::to_string))
         }
+        F::Rendezvous if fs.code == Some(5) => ("nccl-id-not-received", rendezvous_problem(fs.code).into(), None),
+        F::Rendezvous if fs.code == Some(6) => ("store-timeout", rendezvous_problem(fs.code).into(), None),
         F::Rendezvous => ("rendezvous-failed", rendezvous_problem(fs.code).into(), rendezvous_where(&fs.line)),
         F::PortError => {
             let times = if fs.count > 1 { format!(" ({} times)", fs.count) } else { String::new() };
@@ -823,6 +837,8 @@ fn rendezvous_problem(code: Option<i64>) -> &'static str {
         Some(1) => "the rendezvous port is taken: the store could not listen on it",
         Some(2) => "the rendezvous store could not be reached from this node",
         Some(3) => "not every rank reached the rendezvous store in time (a rank that never started, stalled or died)",
+        Some(5) => "a rank could not get NCCL's unique id from rank 0 through PyTorch's store: rank 0 failed or stalled before its NCCL init (its own log says why), or the store stopped answering",
+        Some(6) => "PyTorch's store got no answer in time: the process that holds it (rank 0, or the group's master) stalled or died, or its address is unreachable",
         _ => "torchrun's rendezvous failed",
     }
 }
@@ -1839,9 +1855,11 @@ fn rank(findings: &mut [Finding], log: &LogFacts) {
     let ep =
         log.failed(F::CollectiveTimeout).is_some_and(|x| x.line.contains("EP timeout") || x.line.contains("DeepEP"));
     let trap_after = ep && seen_after(log, F::CudaFailure, &[F::CollectiveTimeout]);
+    let closed = findings.iter().any(|f| f.id == "remote-exit"); // a proxy's connect its peer closed
     findings.sort_by_key(|f| match f.id {
         "socket-connect" if died && f.evidence.as_deref().is_some_and(|e| e.contains("refused")) => 2,
-        "rendezvous-failed" if rdzv_after => 4,
+        "socket-connect" if closed && f.evidence.as_deref().is_some_and(|e| e.contains("Proxy Call")) => 3,
+        "rendezvous-failed" | "nccl-id-not-received" | "store-timeout" if rdzv_after => 4,
         // A bootstrap interface other nodes cannot reach explains everything after it: the
         // connections that fail, the fallbacks, the timeouts.
         "bootstrap-interface" => -1,
