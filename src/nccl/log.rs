@@ -375,6 +375,10 @@ pub struct LogFacts {
     /// finished init): `Connected all rings/trees` comes before the end of the init.
     #[serde(default)]
     pub init_done: usize,
+    /// An NCCL return-code trace with an error (`file:line -> N`) after a WARN no rule knows:
+    /// the warning was an error the call returned.
+    #[serde(default)]
+    pub error_after_unknown_warning: bool,
     pub lines: usize,
     /// Lines that are NCCL's or carry its words (`NCCL INFO`/`NCCL WARN`, channel lines,
     /// relayed warnings, framework NCCL errors): zero means this is not NCCL's output.
@@ -1023,6 +1027,15 @@ fn is_trace(msg: &str) -> bool {
 
 /// `file:line -> result`, and since 2.30 `file:line (function) -> result`: the file's base name
 /// and the result.
+/// A plugin's NCCLCHECK trace behind its own prefix (`NCCL/NET (shim)
+/// /build/nccl-shim/src/guest_config_checker.cc:132 -> 4`): the last word before ` -> `.
+fn prefixed_trace(msg: &str) -> Option<(&str, i64)> {
+    let i = msg.rfind(" -> ")?;
+    let loc = msg[..i].rsplit(' ').next()?;
+    source_file(loc)?;
+    trace_parts(&msg[i - loc.len()..])
+}
+
 fn trace_parts(msg: &str) -> Option<(&str, i64)> {
     let sp = memchr::memchr(b' ', msg.as_bytes())?;
     let (loc, mut rest) = (&msg[..sp], &msg[sp..]);
@@ -2610,6 +2623,9 @@ impl Analyser {
         ]) {
             self.verbs_and_plugin(l, is_nccl, host);
         }
+        if any(&[gbit!("ocket")]) {
+            self.connect_retries(l);
+        }
         let warnish = [
             gbit!("WARN"),
             gbit!("rror"),
@@ -3215,6 +3231,21 @@ impl Analyser {
 
     /// What the framework around NCCL reports: PyTorch's watchdog timeout, torchrun's worker
     /// that failed or died of a signal.
+    /// misc/socket.cc's `socketPollConnect: connect returned %s, retrying (%d/%ld) after sleep
+    /// for %u msec` (2.19+): at the last retry NCCL_SOCKET_RETRY_CNT allows, the next refusal
+    /// ends the connect with `exceeded error retry count`; a log that stops there shows every
+    /// attempt failing (a peer that never listened, a host with no route).
+    fn connect_retries(&mut self, l: &str) {
+        let Some(r) = after!(l, "connect returned ") else { return };
+        let Some((_, n)) = r.split_once(", retrying (") else { return };
+        let mut it = n.split(['/', ')']).map(|x| x.trim().parse::<u64>().ok());
+        if let (Some(Some(i)), Some(Some(max))) = (it.next(), it.next()) {
+            if max > 0 && i >= max {
+                self.fail(Failure::SocketConnect, None, None, l.trim());
+            }
+        }
+    }
+
     /// PyTorch's watchdog on a collective, and its store's client timing out.
     fn watchdog_and_store(&mut self, l: &str, is_nccl: bool, m: u64) {
         if m & gbit!("atchdog") != 0 && has!(l, "Watchdog caught collective operation timeout") {
@@ -3310,9 +3341,14 @@ impl Analyser {
     /// device, and is not.
     fn error_trace(&mut self, l: &str) {
         let Some(rest) = after!(l, "NCCL INFO ") else { return };
-        let Some((base, code)) = trace_parts(rest.trim_start()) else { return };
+        let Some((base, code)) = trace_parts(rest.trim_start()).or_else(|| prefixed_trace(rest)) else { return };
         if code == 0 {
             return;
+        }
+        // an error on its way up after a warning no rule knows: that warning failed the call
+        // (7, ncclInProgress, is a non-blocking call still running)
+        if code != 7 && self.f.failures.iter().any(|x| x.kind == Failure::UnknownWarning) {
+            self.f.error_after_unknown_warning = true;
         }
         let top = ["init.cc", "group.cc", "transport.cc", "proxy.cc", "bootstrap.cc", "enqueue.cc", "collectives.cc"];
         if !top.contains(&base) {
@@ -4220,6 +4256,9 @@ mod tests {
             "ran for",
             // with "waitForInput: socket " (c10d's store timeout)
             " timed out after ",
+            // with "ocket" (socketPollConnect's retries)
+            "connect returned ",
+            ", retrying (",
             " -> ",
             "NET/OFI",
             "NET/IB: ",
@@ -4338,6 +4377,26 @@ mod tests {
         assert!(f.failures.is_empty(), "{:?}", f.failures);
         assert_eq!(f.nccl_lines, 0);
         assert!(f.launcher.is_some());
+    }
+
+    #[test]
+    fn an_error_returned_after_an_unknown_warning_is_marked() {
+        // a plugin's WARN no table holds, then its NCCLCHECK trace with ncclInvalidArgument
+        let w = "h:1:1 [0] /build/nccl-shim/src/checker.cc:101 NCCL WARN shim mismatch enforced: X=8 (expected 4)\n";
+        let f = analyse(&format!("{w}h:1:1 [0] NCCL INFO NCCL/NET (shim) /build/nccl-shim/src/checker.cc:132 -> 4\n"));
+        assert!(f.error_after_unknown_warning);
+        // without the trace, or with ncclInProgress, it is not
+        assert!(!analyse(w).error_after_unknown_warning);
+        assert!(!analyse(&format!("{w}h:1:1 [0] NCCL INFO init.cc:1 -> 7\n")).error_after_unknown_warning);
+    }
+
+    #[test]
+    fn a_connect_at_its_last_retry_is_a_failure() {
+        // socket.cc: INFO "socketPollConnect: connect returned %s, retrying (%d/%ld) after sleep
+        // for %u msec"; the last allowed retry is a failure, an earlier one not yet
+        let at = |i: u32| format!("h:1:2 [0] NCCL INFO socketPollConnect: connect returned No route to host, retrying ({i}/34) after sleep for 3400 msec\n");
+        assert_eq!(analyse(&at(34)).failures.first().map(|x| x.kind), Some(Failure::SocketConnect));
+        assert!(analyse(&at(21)).failures.is_empty());
     }
 
     #[test]

@@ -811,7 +811,8 @@ fn failure_detail(
         // UnknownWarning, and any kind plain_failure would have taken (it matches every kind).
         _ => {
             let many = (fs.count > 1).then(|| format!("{} such warnings", fs.count));
-            let detail = [fs.class.clone(), many].into_iter().flatten().collect::<Vec<_>>().join("; ");
+            let returned = log.error_after_unknown_warning.then(|| "NCCL returned an error after it".to_string());
+            let detail = [fs.class.clone(), many, returned].into_iter().flatten().collect::<Vec<_>>().join("; ");
             ("unknown-warning", "an NCCL warning no rule knows".into(), Some(detail))
         }
     }
@@ -1941,7 +1942,7 @@ fn not_known_ok(
 fn outcome(log: &LogFacts, s: &Scope, c: &Ceilings, findings: &[Finding]) -> (Outcome, String) {
     let (nodes, observed) = (s.nodes, &s.observed);
     let bw = bw_note(s, c);
-    if let Some(o) = findings_outcome(findings, observed.as_deref()) {
+    if let Some(o) = findings_outcome(findings, observed.as_deref(), log.error_after_unknown_warning) {
         return o;
     }
     // about NCCL, but none of its lines (a framework's test, a traceback): a thin log
@@ -2023,8 +2024,8 @@ fn bw_note(s: &Scope, c: &Ceilings) -> String {
 }
 
 /// Findings decide the verdict: not ok, or inconclusive where every one is a warning no rule knows.
-fn findings_outcome(findings: &[Finding], observed: Option<&str>) -> Option<(Outcome, String)> {
-    if !findings.is_empty() && findings.iter().all(|f| f.id == "unknown-warning") {
+fn findings_outcome(findings: &[Finding], observed: Option<&str>, returned: bool) -> Option<(Outcome, String)> {
+    if !findings.is_empty() && findings.iter().all(|f| f.id == "unknown-warning") && !returned {
         // Not ok is a claim; a warning nobody has classified is not evidence of one. Never ok.
         let f = &findings[0];
         return Some((
