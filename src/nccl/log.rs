@@ -3231,13 +3231,15 @@ impl Analyser {
 
     /// What the framework around NCCL reports: PyTorch's watchdog timeout, torchrun's worker
     /// that failed or died of a signal.
-    /// misc/socket.cc's `socketPollConnect: connect returned %s, retrying (%d/%ld) after sleep
-    /// for %u msec` (2.19+): at the last retry NCCL_SOCKET_RETRY_CNT allows, the next refusal
-    /// ends the connect with `exceeded error retry count`; a log that stops there shows every
-    /// attempt failing (a peer that never listened, a host with no route).
+    /// misc/socket.cc's `%s: connect returned %s, retrying (%d/%ld) after sleep for %u msec`
+    /// (2.19+; `%s: connect to %s returned %s, …` since 2.2x): its counter is post-incremented,
+    /// so at `(N/N)` the next refusal ends the connect with `exceeded error retry count`; a log
+    /// that stops there shows every attempt failing (a peer that never listened, no route).
     fn connect_retries(&mut self, l: &str) {
-        let Some(r) = after!(l, "connect returned ") else { return };
-        let Some((_, n)) = r.split_once(", retrying (") else { return };
+        let Some((head, n)) = l.split_once(", retrying (") else { return };
+        if !(has!(head, "onnect returned ") || (has!(head, "onnect to ") && has!(head, " returned "))) {
+            return;
+        }
         let mut it = n.split(['/', ')']).map(|x| x.trim().parse::<u64>().ok());
         if let (Some(Some(i)), Some(Some(max))) = (it.next(), it.next()) {
             if max > 0 && i >= max {
@@ -4257,8 +4259,9 @@ mod tests {
             // with "waitForInput: socket " (c10d's store timeout)
             " timed out after ",
             // with "ocket" (socketPollConnect's retries)
-            "connect returned ",
+            "onnect returned ",
             ", retrying (",
+            " returned ",
             " -> ",
             "NET/OFI",
             "NET/IB: ",
@@ -4394,9 +4397,14 @@ mod tests {
     fn a_connect_at_its_last_retry_is_a_failure() {
         // socket.cc: INFO "socketPollConnect: connect returned %s, retrying (%d/%ld) after sleep
         // for %u msec"; the last allowed retry is a failure, an earlier one not yet
-        let at = |i: u32| format!("h:1:2 [0] NCCL INFO socketPollConnect: connect returned No route to host, retrying ({i}/34) after sleep for 3400 msec\n");
+        let at = |i: u32| {
+            format!("h:1:2 [0] NCCL INFO socketPollConnect: connect returned No route to host, retrying ({i}/34) after sleep for 3400 msec\n")
+        };
         assert_eq!(analyse(&at(34)).failures.first().map(|x| x.kind), Some(Failure::SocketConnect));
         assert!(analyse(&at(21)).failures.is_empty());
+        // the later wording names the address
+        let to = "h:1:2 [0] NCCL INFO socketPollConnect: connect to 10.0.0.2<43117> returned Connection refused, retrying (5/5) after sleep for 500 msec\n";
+        assert_eq!(analyse(to).failures.first().map(|x| x.kind), Some(Failure::SocketConnect));
     }
 
     #[test]

@@ -809,13 +809,15 @@ fn failure_detail(
             ("port-error", format!("an HCA port went down{times}"), None)
         }
         // UnknownWarning, and any kind plain_failure would have taken (it matches every kind).
-        _ => {
-            let many = (fs.count > 1).then(|| format!("{} such warnings", fs.count));
-            let returned = log.error_after_unknown_warning.then(|| "NCCL returned an error after it".to_string());
-            let detail = [fs.class.clone(), many, returned].into_iter().flatten().collect::<Vec<_>>().join("; ");
-            ("unknown-warning", "an NCCL warning no rule knows".into(), Some(detail))
-        }
+        _ => ("unknown-warning", "an NCCL warning no rule knows".into(), Some(unknown_warning_detail(log, fs))),
     }
+}
+
+/// A warning no rule knows: its class in NCCL's sources, how often, whether an error followed.
+fn unknown_warning_detail(log: &LogFacts, fs: &crate::nccl::log::FailureSeen) -> String {
+    let many = (fs.count > 1).then(|| format!("{} such warnings", fs.count));
+    let returned = log.error_after_unknown_warning.then(|| "NCCL returned an error after it".to_string());
+    [fs.class.clone(), many, returned].into_iter().flatten().collect::<Vec<_>>().join("; ")
 }
 
 /// What an EINVAL from ibv_modify_qp points at here: a LID-0 port, a prefix-match NCCL_IB_HCA
