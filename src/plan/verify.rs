@@ -1840,14 +1840,18 @@ const TIME_LIMIT: &str = "Slurm cancelled the job at its time limit";
 
 /// Root causes first, then degradations, then what follows from an earlier failure (a peer
 /// that closed its socket, a timeout, NCCL's bare error result).
-fn rank(findings: &mut [Finding], log: &LogFacts) {
-    // a peer that died first (a crash, its node failed, the OOM killer): the connections
-    // refused after it are its consequence (review 4)
+/// A peer that died first (a crash, its node failed, the OOM killer): the connections refused
+/// after it are its consequence (review 4).
+fn a_peer_died(findings: &[Finding], log: &LogFacts) -> bool {
     let stopped = log
         .failures
         .iter()
         .any(|x| x.kind == crate::nccl::log::Failure::SlurmStopped && matches!(x.code, Some(2) | Some(3)));
-    let died = stopped || findings.iter().any(|f| f.id == "crash");
+    stopped || findings.iter().any(|f| f.id == "crash")
+}
+
+fn rank(findings: &mut [Finding], log: &LogFacts) {
+    let died = a_peer_died(findings, log);
     // the store's failure after a process had already died or exited: the survivors' view of it
     // (review 6: a crash then torchrun's RendezvousClosedError; a worker's ImportError on one
     // node, then `1/2 clients joined` on the other)
@@ -1858,10 +1862,10 @@ fn rank(findings: &mut [Finding], log: &LogFacts) {
     let ep =
         log.failed(F::CollectiveTimeout).is_some_and(|x| x.line.contains("EP timeout") || x.line.contains("DeepEP"));
     let trap_after = ep && seen_after(log, F::CudaFailure, &[F::CollectiveTimeout]);
-    let closed = findings.iter().any(|f| f.id == "remote-exit"); // a proxy's connect its peer closed
+    let after_close = seen_after(log, F::SocketConnect, &[F::RemoteExit]); // to a peer that had left
     findings.sort_by_key(|f| match f.id {
         "socket-connect" if died && f.evidence.as_deref().is_some_and(|e| e.contains("refused")) => 2,
-        "socket-connect" if closed && f.evidence.as_deref().is_some_and(|e| e.contains("Proxy Call")) => 3,
+        "socket-connect" if after_close => 3,
         "rendezvous-failed" | "nccl-id-not-received" | "store-timeout" if rdzv_after => 4,
         // A bootstrap interface other nodes cannot reach explains everything after it: the
         // connections that fail, the fallbacks, the timeouts.
