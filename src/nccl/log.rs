@@ -2554,6 +2554,10 @@ impl Analyser {
                 let t = transport(&msg[i + 5..]);
                 let recv = msg[..i].ends_with("[receive]");
                 self.channel(t, recv, true, true, host);
+                // 2.2x's P2P channel lines end `comm 0x… nRanks %d`: the job's rank count
+                if let Some(n) = after!(&msg[i..], " nRanks ").and_then(first_int) {
+                    self.f.nranks = Some(self.f.nranks.map_or(n as usize, |m| m.max(n as usize)));
+                }
                 true
             }
             Some(Short::Trace) => {
