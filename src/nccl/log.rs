@@ -263,6 +263,13 @@ pub struct HostView {
     /// Net plugin: bit 1 an external one loaded, bit 2 NCCL's internal one.
     #[serde(default)]
     pub net_plugin: u8,
+    /// Channels over a network (sent or received): this host connected to another.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub net_channels: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -379,6 +386,9 @@ pub struct LogFacts {
     /// the warning was an error the call returned.
     #[serde(default)]
     pub error_after_unknown_warning: bool,
+    /// NCCL set up NVLink SHARP (its INFO lines say so).
+    #[serde(default)]
+    pub nvls_used: bool,
     pub lines: usize,
     /// Lines that are NCCL's or carry its words (`NCCL INFO`/`NCCL WARN`, channel lines,
     /// relayed warnings, framework NCCL errors): zero means this is not NCCL's output.
@@ -779,6 +789,19 @@ enum Short {
     Comm,
     /// `Channel 00/32 :    0 1 2 3`: a ring's order, its length.
     Ring(usize),
+    /// NVLink SHARP in use: `NVLS multicast support is available on dev %d`, `Connected NVLS`,
+    /// `%d coll channels, %d collnet channels, %d nvls channels, …` with nvls channels.
+    Nvls,
+}
+
+/// A line that shows NCCL set up NVLink SHARP (init.cc's and connect.cc's INFO lines).
+fn nvls_evidence(msg: &str) -> bool {
+    msg.starts_with("NVLS multicast support is available")
+        || msg.starts_with("Connected NVLS")
+        || (msg.as_bytes().first().is_some_and(u8::is_ascii_digit)
+            && msg.split_once(" nvls channels").is_some_and(|(h, _)| {
+                h.rsplit([' ', ',']).next().and_then(|n| n.parse::<u32>().ok()).is_some_and(|n| n > 0)
+            }))
 }
 
 /// A ring's order line, `Channel %02d/%02d : <ranks>` (init.cc), and how many ranks it holds.
@@ -812,6 +835,9 @@ fn ring_len(msg: &str) -> Option<usize> {
 
 fn short(msg: &str) -> Option<Short> {
     let b = msg.as_bytes();
+    if matches!(b.first()?, b'N' | b'C' | b'0'..=b'9') && nvls_evidence(msg) {
+        return Some(Short::Nvls);
+    }
     match b.first()? {
         b'C' if msg.starts_with("Channel ") => Some(match find!(msg, " via ") {
             Some(i) => Short::Channel(i),
@@ -1641,6 +1667,11 @@ pub struct Analyser {
     /// The `host:pid` of the WARN line being read, and each source-table warning's process, the
     /// failure's index, and whether that process completed its init after it.
     warn_proc: Option<String>,
+    /// The failure c10d's store-wait warning opened, and the line the last init completed on.
+    store_wait: Option<usize>,
+    /// The processes (`host:pid`) that printed a warning no rule knows.
+    unknown_procs: Vec<String>,
+    last_done_at: usize,
     warned: Vec<(String, usize, bool)>,
     /// Failures printed by more processes than `warned` follows.
     warned_unfollowed: BTreeSet<usize>,
@@ -2278,6 +2309,11 @@ impl Analyser {
         if k == Failure::NcclWarning {
             self.follow(i);
         }
+        if let Some(p) = self.warn_proc.as_ref().filter(|_| k == Failure::UnknownWarning) {
+            if self.unknown_procs.len() < 64 && !self.unknown_procs.contains(p) {
+                self.unknown_procs.push(p.clone());
+            }
+        }
     }
 
     /// A ring's order line of `n` ranks.
@@ -2288,6 +2324,7 @@ impl Analyser {
     /// A process (`host:pid`) completed its init: the source-table warnings it printed before
     /// did not stop it.
     fn completed(&mut self, l: &str) {
+        self.last_done_at = self.f.lines;
         let Some(p) = proc_of(l) else { return };
         if self.done_procs.len() < 4096 && !self.done_procs.contains(p) {
             self.done_procs.insert(p.to_string());
@@ -2447,6 +2484,7 @@ impl Analyser {
             if let Some(n) = tag.and_then(|(_, msg)| ring_len(msg)) {
                 self.ring(n);
             }
+            self.f.nvls_used |= tag.is_some_and(|(warn, msg)| !warn && nvls_evidence(msg));
         }
         if !is_nccl {
             self.shell_report(l);
@@ -2461,7 +2499,6 @@ impl Analyser {
         if m == 0 {
             return;
         }
-
         self.gated_readers(l, m, is_nccl, host);
     }
 
@@ -2566,6 +2603,10 @@ impl Analyser {
             }
             // a ring's or tree's order, thresholds: nothing to read
             Some(Short::Nothing) => true,
+            Some(Short::Nvls) => {
+                self.f.nvls_used = true;
+                true
+            }
             Some(Short::Ring(n)) => {
                 self.ring(n);
                 true
@@ -2885,6 +2926,9 @@ impl Analyser {
         }
         if recv && !t.starts_with("NET/Socket") {
             self.received(gdr, host);
+        }
+        if let Some(h) = self.view(host) {
+            h.net_channels += 1;
         }
         if let Some(h) = self.view(host).filter(|h| h.networks.is_empty()) {
             // `NET/IB/0/GDRDMA` → `IB`, `NET/AWS Libfabric/1` → `AWS Libfabric`
@@ -3247,7 +3291,17 @@ impl Analyser {
         let mut it = n.split(['/', ')']).map(|x| x.trim().parse::<u64>().ok());
         if let (Some(Some(i)), Some(Some(max))) = (it.next(), it.next()) {
             if max > 0 && i >= max {
+                // the last attempt comes after this line and may connect: a failure only where
+                // its process completed no init after it (followed as the table's warnings)
+                let first = !self.f.failures.iter().any(|x| x.kind == Failure::SocketConnect);
                 self.fail(Failure::SocketConnect, None, None, l.trim());
+                if let Some(i) = self.f.failures.iter().position(|x| x.kind == Failure::SocketConnect) {
+                    if first {
+                        self.warn_proc = proc_of(l).map(str::to_string);
+                        self.follow(i);
+                        self.warn_proc = None;
+                    }
+                }
             }
         }
     }
@@ -3270,9 +3324,19 @@ impl Analyser {
         }
         // c10d's socket.cpp (2.2+): `waitForInput: socket %s timed out after %dms`, then the
         // store client raises `Socket Timeout`: a store peer that never answered
-        if !is_nccl && m & gbit!("ocket") != 0 && has!(l, "waitForInput: socket ") && has!(l, " timed out after ") {
+        if !is_nccl
+            && m & gbit!("ocket") != 0
+            && has!(l, "waitForInput: socket ")
+            && after!(l, " timed out after ").and_then(first_int).is_some()
+        {
             self.f.nccl_lines += 1;
+            let first = !self.f.failures.iter().any(|x| x.kind == Failure::Rendezvous);
             self.fail(Failure::Rendezvous, Some(6), None, l.trim());
+            // PyTorch's store-based barrier waits in slices and retries after each warning: a
+            // failure only where no init completed after it (finish)
+            if first {
+                self.store_wait = self.f.failures.iter().position(|x| x.kind == Failure::Rendezvous);
+            }
         }
     }
 
@@ -3353,7 +3417,7 @@ impl Analyser {
         }
         // an error on its way up after a warning no rule knows: that warning failed the call
         // (7, ncclInProgress, is a non-blocking call still running)
-        if code != 7 && self.f.failures.iter().any(|x| x.kind == Failure::UnknownWarning) {
+        if code != 7 && proc_of(l).is_some_and(|p| self.unknown_procs.iter().any(|u| u == p)) {
             self.f.error_after_unknown_warning = true;
         }
         let top = ["init.cc", "group.cc", "transport.cc", "proxy.cc", "bootstrap.cc", "enqueue.cc", "collectives.cc"];
@@ -3376,6 +3440,9 @@ impl Analyser {
             let mut by = self.warned.iter().filter(|w| w.1 == i).peekable();
             x.init_completed_after =
                 !self.warned_unfollowed.contains(&i) && by.peek().is_some() && by.all(|w| w.2 && !w.0.is_empty());
+        }
+        if let Some(x) = self.store_wait.and_then(|i| f.failures.get_mut(i)) {
+            x.init_completed_after |= x.count == 1 && self.last_done_at > x.at;
         }
         f.per_host = std::mem::take(&mut self.views).into_iter().collect();
         f.net_plugin_split = plugin_split(&f.per_host);
@@ -4395,6 +4462,37 @@ mod tests {
         // without the trace, or with ncclInProgress, it is not
         assert!(!analyse(w).error_after_unknown_warning);
         assert!(!analyse(&format!("{w}h:1:1 [0] NCCL INFO init.cc:1 -> 7\n")).error_after_unknown_warning);
+        // another process's trace says nothing of this warning (review 10)
+        assert!(!analyse(&format!("{w}g:2:2 [1] NCCL INFO misc/nvmlwrap.cc:120 -> 2\n")).error_after_unknown_warning);
+    }
+
+    #[test]
+    fn nvls_set_up_is_read_on_both_paths() {
+        // init.cc's and the channel summary's INFO lines (2.17+)
+        for l in [
+            "h:1:1 [0] NCCL INFO NVLS multicast support is available on dev 0\n",
+            "h:1:1 [0] NCCL INFO Connected NVLS tree\n",
+            "h:1:1 [0] NCCL INFO 16 coll channels, 16 collnet channels, 16 nvls channels, 16 p2p channels, 2 p2p channels per peer\n",
+        ] {
+            assert!(analyse(l).nvls_used, "{l}");
+        }
+        let none = "h:1:1 [0] NCCL INFO 16 coll channels, 0 collnet channels, 0 nvls channels, 16 p2p channels, 2 p2p channels per peer\n";
+        assert!(!analyse(none).nvls_used);
+    }
+
+    #[test]
+    fn a_retry_or_store_wait_that_init_completed_after_is_not_the_failure() {
+        // socket.cc prints `(N/N)` before its last attempt, which may connect; PyTorch's
+        // store-based barrier retries after each `waitForInput … timed out` slice
+        let retry = "h:1:2 [0] NCCL INFO socketPollConnect: connect to 10.0.0.2<43117> returned Connection refused, retrying (34/34) after sleep for 3400 msec\n";
+        let wait = "[rank9]:[W326 22:36:28.884350096 socket.cpp:489] [c10d] waitForInput: socket SocketImpl(fd=60, addr=[::ffff:10.0.0.2]:52894, remote=[10.0.0.1]:29500) timed out after 10000ms\n";
+        let done = "h:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 commId 0x7 - Init COMPLETE\n";
+        for first in [retry, wait] {
+            let f = analyse(&format!("{first}{done}"));
+            assert!(f.failures.iter().all(|x| x.init_completed_after), "{:?}", f.failures);
+            let f = analyse(first);
+            assert!(f.failures.iter().any(|x| !x.init_completed_after), "{:?}", f.failures);
+        }
     }
 
     #[test]

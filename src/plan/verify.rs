@@ -666,15 +666,23 @@ fn one_node_bound(
     measured: Option<&Measured>,
     nranks: usize,
     nvl: Option<f64>,
+    shown: bool,
     nvls: bool,
     ring_only: bool,
 ) -> Option<f64> {
     let ring = bound(None, 1, nranks.max(1), nvl, false, ring_only);
     let busbw = measured.map(|m| m.busbw_gbps);
     match (ring, busbw) {
+        // the log says NCCL set NVLS up (review 10: a forced NVLS run at 276 GB/s is slow)
+        _ if shown => bound(None, 1, nranks.max(1), nvl, true, ring_only),
         (Some(r), Some(b)) if nvls && b > r => bound(None, 1, nranks.max(1), nvl, true, ring_only),
         _ => ring,
     }
+}
+
+/// NCCL's own lines show NVLink SHARP set up, or the job forced it (`NCCL_ALGO` naming NVLS).
+fn nvls_shown(log: &LogFacts) -> bool {
+    log.nvls_used || log.env("NCCL_ALGO").is_some_and(|a| a.to_ascii_lowercase().contains("nvls"))
 }
 
 /// Step 1 of `judge`: one finding per failure line NCCL wrote (any one makes the job not ok,
@@ -1493,9 +1501,13 @@ fn bootstrap_findings(plan: &Plan, log: &LogFacts, s: &Scope, findings: &mut Vec
     // 2-node job bootstrapped in 172.17.0.0/16, Docker's default range; set 38's link-local
     // RoCE pair on one L2 segment). Loopback never leaves its host: "nodes" that completed
     // over it share one kernel (NCCL_HOSTID), which real nodes do not.
-    let reached = log.init_complete > 0 && log.channels.net_ib + log.channels.net_socket + log.channels.net_other > 0;
+    // Evidence per host (review 10: one communicator's completion hid another host's hang):
+    // every host that wrote NCCL lines set up NET channels, and no host bootstrapped on loopback.
+    let every_host =
+        !log.hosts.is_empty() && log.hosts.iter().all(|h| log.per_host.get(h).is_some_and(|v| v.net_channels > 0));
+    let reached = log.init_complete > 0 && every_host && !loopback_bootstrap(log);
     let unreachable = unreachable_bootstrap(log);
-    if s.multi && reached && unreachable.as_deref().is_some_and(|w| !w.contains("loopback")) {
+    if s.multi && reached && unreachable.is_some() {
         if let Some(why) = unreachable {
             notes.push(format!(
                 "NCCL bootstrapped over {why}, yet its init completed with connections between nodes: the bootstrap reached them"
@@ -1560,6 +1572,11 @@ fn unreachable_bootstrap(log: &LogFacts) -> Option<String> {
         }
     }
     None
+}
+
+/// Any process bootstrapped on loopback (`lo`, 127/8, ::1).
+fn loopback_bootstrap(log: &LogFacts) -> bool {
+    log.bootstrap_ifs.iter().any(|i| i == "lo") || log.bootstrap_addrs.iter().any(|a| unroutable(a) == Some("loopback"))
 }
 
 /// An address no other host reaches: loopback, link-local (IPv4 169.254/16, IPv6 fe80::/10),
@@ -1670,7 +1687,7 @@ fn ceilings(
         Some(n) if n > 1 && nranks > 1 => bound(net, n, gpn, nvl, nvls, ring_only),
         // Rank count unknown: the hierarchical bound's limit, 2 × the network (2(n−1)/n < 2).
         Some(n) if n > 1 => net.map(|b| if ring_only { b } else { 2.0 * b }),
-        Some(1) => one_node_bound(measured, nranks, nvl, nvls, ring_only),
+        Some(1) => one_node_bound(measured, nranks, nvl, nvls && nvls_shown(log), nvls, ring_only),
         _ => None,
     };
     let links = node.nvlinks.iter().filter(|l| l.a == 0 || l.b == 0).map(|l| l.links).max();
@@ -1862,7 +1879,11 @@ fn rank(findings: &mut [Finding], log: &LogFacts) {
     let ep =
         log.failed(F::CollectiveTimeout).is_some_and(|x| x.line.contains("EP timeout") || x.line.contains("DeepEP"));
     let trap_after = ep && seen_after(log, F::CudaFailure, &[F::CollectiveTimeout]);
-    let after_close = seen_after(log, F::SocketConnect, &[F::RemoteExit]); // to a peer that had left
+    // a connect after a peer closed (to the peer that left), or the local proxy's Connect that a
+    // peer's close explains in either order (review 10)
+    let proxy = log.failed(F::SocketConnect).is_some_and(|x| x.line.contains("Proxy Call"));
+    let after_close =
+        seen_after(log, F::SocketConnect, &[F::RemoteExit]) || (proxy && log.failed(F::RemoteExit).is_some());
     findings.sort_by_key(|f| match f.id {
         "socket-connect" if died && f.evidence.as_deref().is_some_and(|e| e.contains("refused")) => 2,
         "socket-connect" if after_close => 3,
