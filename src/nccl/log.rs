@@ -2207,6 +2207,16 @@ impl Analyser {
         }
     }
 
+    /// net_ib's init listed the HCAs it kept after the ones it could not open: the process that
+    /// warned went on past them (set 46: ImageReward#65).
+    fn kept_hcas(&mut self, l: &str) {
+        let Some(p) = proc_of(l) else { return };
+        let kinds = &self.f.failures;
+        for w in self.warned.iter_mut().filter(|w| w.0 == p) {
+            w.2 |= kinds.get(w.1).is_some_and(|x| x.kind == Failure::IbOpenFailed);
+        }
+    }
+
     /// A new failure, while the bound allows: its index.
     fn record(&mut self, f: FailureSeen) -> Option<usize> {
         (self.f.failures.len() < MAX_FAILURES).then(|| {
@@ -2795,6 +2805,7 @@ impl Analyser {
         }
         if let Some(v) = afterm!(l, m, "NET/IB : Using ") {
             self.ib_devices(v, host);
+            self.kept_hcas(l);
         }
         if let Some(v) = afterm!(l, m, "NET/Socket : Using ") {
             for tok in v.split_whitespace() {
@@ -4464,6 +4475,19 @@ mod tests {
         assert!(!analyse(&format!("{w}h:1:1 [0] NCCL INFO init.cc:1 -> 7\n")).error_after_unknown_warning);
         // another process's trace says nothing of this warning (review 10)
         assert!(!analyse(&format!("{w}g:2:2 [1] NCCL INFO misc/nvmlwrap.cc:120 -> 2\n")).error_after_unknown_warning);
+    }
+
+    #[test]
+    fn an_hca_skipped_before_the_device_list_is_not_the_failure() {
+        // net_ib.cc: `NET/IB : Unable to open device %s` then `continue`; the process's
+        // `NET/IB : Using [0]…` after it lists the HCAs it kept
+        let skip = "h:7:7 [1] transport/net_ib.cc:149 NCCL WARN NET/IB : Unable to open device mlx5_58\n";
+        let kept = "h:7:7 [1] NCCL INFO NET/IB : Using [0]mlx5_1:1/RoCE [1]mlx5_18:1/RoCE ; OOB eth0:10.0.0.1<0>\n";
+        let f = analyse(&format!("{skip}{kept}"));
+        assert!(f.failures.iter().all(|x| x.init_completed_after), "{:?}", f.failures);
+        // another process's list says nothing of this one
+        let f = analyse(&format!("{skip}{}", kept.replace("h:7:7", "h:8:8")));
+        assert!(f.failures.iter().any(|x| !x.init_completed_after), "{:?}", f.failures);
     }
 
     #[test]
