@@ -2144,6 +2144,12 @@ impl Analyser {
             if x.code.is_none() {
                 x.code = code;
             }
+            // c10d's store-wait warning, then the exception that says what was waited for
+            // (device set 12: NCCL's unique id from rank 0): the exception is the cause
+            if k == Failure::Rendezvous && x.code == Some(6) && code == Some(5) {
+                x.code = code;
+                x.line = clip(line, 300);
+            }
             Some(i)
         } else {
             self.record(FailureSeen {
@@ -4449,6 +4455,9 @@ mod tests {
             ("RuntimeError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Connection reset by peer", 5),
             // c10d's store client and socket.cpp's warning before it
             ("torch.distributed.DistNetworkError: Socket Timeout", 6),
+            // the store-wait warning, then the exception naming what was waited for (device set
+            // 12's real pair): the exception's code
+            ("[W1206 17:16:02.388480449 socket.cpp:494] [c10d] waitForInput: socket SocketImpl(fd=45, addr=[localhost]:36204, remote=[localhost]:30495) timed out after 15000ms\n[rank1]: torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: wait timeout after 15000ms, keys: ", 5),
             ("[W326 22:36:28.884350096 socket.cpp:489] [c10d] waitForInput: socket SocketImpl(fd=60, addr=[::ffff:10.0.0.2]:52894, remote=[10.0.0.1]:2490) timed out after 300000ms", 6),
         ];
         for (l, code) in cases {

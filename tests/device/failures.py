@@ -76,6 +76,13 @@ if case == "gloo":
 if case == "killinit" and rank == 1:
     import signal
     os.kill(os.getpid(), signal.SIGKILL)
+# rank 0 publishes NCCL's unique id at its first collective: late (past the group's timeout), or
+# never (it leaves, taking the store it serves with it)
+if case == "uidlate" and rank == 0:
+    time.sleep(int(os.environ.get("IBWIRE_LATE_S", "45")))
+if case == "uidgone" and rank == 0:
+    time.sleep(3)
+    os._exit(0)
 x = torch.ones(1 << 20, device="cuda")
 if case == "nan" and rank == 1:
     x[7] = float("nan")

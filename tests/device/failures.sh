@@ -174,6 +174,9 @@ for c in ${CASES:-$all}; do case $c in
   nranks-mismatch) TMO=60 agents nranks-mismatch 3 IBWIRE_CASE=ok PG_TIMEOUT=25 ;;
   two-agents-die) agents two-agents-die 2 IBWIRE_CASE=die ;;
   nofile-low) ( ulimit -n 160; run nofile-low IBWIRE_CASE=ok NCCL_NSOCKS_PERTHREAD=8 NCCL_SOCKET_NTHREADS=8 ) ;;
+  # Cases added for issue 38, set 12 (2026-12-06): PyTorch's store between the ranks
+  uid-late) run uid-late IBWIRE_CASE=uidlate IBWIRE_LATE_S=45 PG_TIMEOUT=15 ;;
+  uid-gone) run uid-gone IBWIRE_CASE=uidgone PG_TIMEOUT=20 ;;
 esac; done
 mkdir -p "$OUT"; tar -C "$W" -czf "$OUT/failures.tgz" failures; rm -rf "$W"
 ls -la "$OUT"
