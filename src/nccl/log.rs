@@ -3332,9 +3332,17 @@ impl Analyser {
         // id: %d PG status: …` once a work holds an exception (a timeout or NCCL's async
         // error), `Received a dump signal due to a collective timeout from %s …` on the ranks
         // told of another's timeout
+        // (2.5+: `Observed flight recorder dump signal from another rank via TCPStore.`, the
+        // heartbeat monitor's when another rank's watchdog broadcast it); a C++ backtrace whose
+        // exception was built in WorkNCCL::checkTimeout (c10::Error records its throw site)
         if !is_nccl
             && ((m & gbit!("atchdog") != 0 && has!(l, " failure detected by watchdog at work sequence id"))
-                || (m & gbit!("ignal") != 0 && has!(l, "Received a dump signal due to a collective timeout")))
+                || (m & gbit!("ignal") != 0
+                    && (has!(l, "Received a dump signal due to a collective timeout")
+                        || has!(l, "Observed flight recorder dump signal from another rank")))
+                || (m & gbit!("ProcessGroupNCCL") != 0
+                    && l.trim_start().starts_with("frame #")
+                    && has!(l, "ProcessGroupNCCL::WorkNCCL::checkTimeout(")))
         {
             self.f.nccl_lines += 1;
             self.fail(Failure::CollectiveTimeout, None, None, l);
@@ -4553,6 +4561,13 @@ mod tests {
     }
 
     #[test]
+    fn a_debuggers_frame_in_the_watchdog_is_no_timeout() {
+        // gdb's backtrace of a live watchdog thread (a hang being looked at) is no c10::Error
+        let gdb = "#3  0x00007f in c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, std::ratio<1l, 1000l> > >) () from /x/libtorch_cuda.so\n";
+        assert!(analyse(gdb).failures.is_empty());
+    }
+
+    #[test]
     fn process_group_watchdog_failures_by_pytorchs_formats() {
         // ProcessGroupNCCL.cpp (2.3+): `%s failure detected by watchdog at work sequence id: %d
         // PG status: last enqueued work: %d, last completed work: %d` (logPrefix first), and the
@@ -4561,6 +4576,8 @@ mod tests {
             "[rank1]:[E909 08:45:30.126335825 ProcessGroupNCCL.cpp:2252] [PG ID 2 PG GUID 3 Rank 1]  failure detected by watchdog at work sequence id: 40231 PG status: last enqueued work: 40267, last completed work: 40230",
             "[rank6]:[E909 08:45:31.970959174 ProcessGroupNCCL.cpp:1870] [PG ID 0 PG GUID 0 Rank 6] Received a dump signal due to a collective timeout from this local rank and we will try our best to dump the debug info.",
             "[rank0]:[E709 17:05:38.482119928 ProcessGroupNCCL.cpp:1746] [PG ID 0 PG GUID 0(default_pg) Rank 0] Received a dump signal due to a collective timeout from rank 3 and we will try our best to dump the debug info.",
+            "[rank5]:[E901 05:20:03.110823792 ProcessGroupNCCL.cpp:1685] [PG ID 0 PG GUID 0(default_pg) Rank 5] Observed flight recorder dump signal from another rank via TCPStore.",
+            "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, std::ratio<1l, 1000l> > >) + 0x1d2 (0x7f in /x/libtorch_cuda.so)",
         ] {
             let f = analyse(&format!("{l}\n"));
             assert_eq!(f.failures.first().map(|x| x.kind), Some(Failure::CollectiveTimeout), "{l}");
