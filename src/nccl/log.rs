@@ -2579,8 +2579,18 @@ impl Analyser {
     /// An interactive shell's report on the job's end by a signal, a short line of its own
     /// ([`bare_signal`]; on every line, gated or not: the first bytes decide at once).
     fn shell_report(&mut self, l: &str) {
-        if !self.tests_began && l.as_bytes().first() == Some(&b'#') {
-            self.tests_began = l.starts_with("# nThread ") || l.starts_with("#  Rank ");
+        if l.as_bytes().first() == Some(&b'#') {
+            if !self.tests_began {
+                self.tests_began = l.starts_with("# nThread ") || l.starts_with("#  Rank ");
+            }
+            // nccl-tests prints its table's header once ncclCommInitAll (or the group of
+            // ncclCommInitRank) returned (common.cu's run()): the warnings before it did not
+            // stop the init (set 40: jetson-containers#1636)
+            if !self.warned.is_empty() && has!(l, "algbw") && has!(l, "busbw") {
+                for w in self.warned.iter_mut() {
+                    w.2 = true;
+                }
+            }
         }
         let first = l.trim_start().as_bytes().first();
         // after the job's first line only (NCCL's, its launcher's, nccl-tests' header: review
@@ -4320,7 +4330,19 @@ mod tests {
         // (the tag, the prefix, channel lines) are the exceptions, by name.
         let src = include_str!("log.rs");
         let code = &src[..src.find("#[cfg(test)]\nmod tests").unwrap()];
-        let before_gate = ["NCCL ", " via ", "[receive]", "/GDRDMA", "ncc", "NCCL e", "unhandled system", "Test NCCL"];
+        // (and nccl-tests' table header, read on every '#' line by shell_report)
+        let before_gate = [
+            "NCCL ",
+            " via ",
+            "[receive]",
+            "/GDRDMA",
+            "ncc",
+            "NCCL e",
+            "unhandled system",
+            "Test NCCL",
+            "algbw",
+            "busbw",
+        ];
         // Searched for only once a gated literal matched in the same condition: a channel's
         // kind after " via ", codes after "Got completion"/"ibv_", "exceeded"/"returned" with
         // "onnect to", "family" with "ncclSocketInit", plugin words after "NET/", "fail" with
@@ -4505,6 +4527,15 @@ mod tests {
         // another process's list says nothing of this one
         let f = analyse(&format!("{skip}{}", kept.replace("h:7:7", "h:8:8")));
         assert!(f.failures.iter().any(|x| !x.init_completed_after), "{:?}", f.failures);
+    }
+
+    #[test]
+    fn a_warning_before_nccl_tests_table_header_did_not_stop_the_init() {
+        // nvmlwrap.cc's WARN, then the header nccl-tests prints after its communicators' init
+        let w = "[2026-02-24 10:44:30] jetson:27998:27998 [0] misc/nvmlwrap.cc:164 NCCL WARN nvmlDeviceGetP2PStatus(0,0,NVML_P2P_CAPS_INDEX_READ) failed: Not Supported\n";
+        let head = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+        assert!(analyse(&format!("{w}{head}")).failures.iter().all(|x| x.init_completed_after));
+        assert!(analyse(w).failures.iter().any(|x| !x.init_completed_after));
     }
 
     #[test]
