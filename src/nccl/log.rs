@@ -1245,8 +1245,10 @@ fn connection_failure(msg: &str, gm: u64) -> Option<Failure> {
         && (hasm!(msg, gm, "failed") || hasm!(msg, gm, "exceeded") || hasm!(msg, gm, "returned"))
         || hasm!(msg, gm, "socketStartConnect")
         || hasm!(msg, gm, "socketPollConnect")
-        // NCCL 2.2–2.5 (include/socket.h): `Call to connect failed : Connection timed out`
+        // NCCL 2.2–2.5 (include/socket.h): `Call to connect failed : Connection timed out`,
+        // 2.3's `Call to connect timeout : Connection refused`
         || hasm!(msg, gm, "Call to connect failed")
+        || hasm!(msg, gm, "Call to connect timeout")
         // proxy.cc's `Proxy Call to rank %d failed (%s)` with ncclProxyMsgTypeStr's `Connect`:
         // the proxy could not connect this rank's channel to its peer (a peer that died is
         // `Connection closed`/`reset` above)
@@ -2823,14 +2825,25 @@ impl Analyser {
             self.ib_devices(v, host);
             self.kept_hcas(l);
         }
+        self.socket_ifs(l, m);
+    }
+
+    /// The socket transport's interfaces: `NET/Socket : Using [0]eth0:10.0.0.1<0> [1]…`, and
+    /// 2.3–2.4's one line each, `NET : Using interface lo:127.0.0.1<0>` (net_socket.cu).
+    fn socket_ifs(&mut self, l: &str, m: u64) {
+        let mut names = Vec::new();
         if let Some(v) = afterm!(l, m, "NET/Socket : Using ") {
             for tok in v.split_whitespace() {
                 if let Some((_, body)) = tok.strip_prefix('[').and_then(|r| r.split_once(']')) {
-                    let n = if_name(body);
-                    if self.f.socket_ifs.len() < MAX_SMALL && self.seen.insert((0, n.clone())) {
-                        self.f.socket_ifs.push(n);
-                    }
+                    names.push(if_name(body));
                 }
+            }
+        } else if let Some(v) = afterm!(l, m, "NET : Using interface ") {
+            names.push(if_name(v.trim()));
+        }
+        for n in names {
+            if self.f.socket_ifs.len() < MAX_SMALL && self.seen.insert((0, n.clone())) {
+                self.f.socket_ifs.push(n);
             }
         }
     }
@@ -3247,6 +3260,12 @@ impl Analyser {
         // communicator was aborted …`, a relay cut after `RuntimeError: NCCL`): an NCCL error
         // the framework raised (a failure where no more specific line explains it, as
         // nccl_error's).
+        // CuPy's NCCL binding (Ray, Alpa, Chainer): `NcclError: NCCL_ERROR_…`, relayed by Ray as
+        // `RayTaskError(NcclError)`: an NCCL call returned an error
+        if has!(l, "NcclError: ") || has!(l, "(NcclError)") {
+            self.f.nccl_lines += 1;
+            self.error(l.trim());
+        }
         let exc = exception(l);
         self.aborts_and_exceptions(l, exc);
         if exc.is_some_and(|(_, msg)| msg.starts_with("NCCL")) && nccl_error(l).is_none() {
@@ -4376,6 +4395,8 @@ mod tests {
             "ran for",
             // with "waitForInput: socket " (c10d's store timeout)
             " timed out after ",
+            // 2.3's WARN text only (a WARN line passes the gate by its tag)
+            "Call to connect timeout",
             // with "ocket" (socketPollConnect's retries)
             "onnect returned ",
             ", retrying (",
@@ -4536,6 +4557,17 @@ mod tests {
         let head = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
         assert!(analyse(&format!("{w}{head}")).failures.iter().all(|x| x.init_completed_after));
         assert!(analyse(w).failures.iter().any(|x| !x.init_completed_after));
+    }
+
+    #[test]
+    fn nccl_2_3s_socket_wording() {
+        // net_socket.cu's `NET : Using interface %s`, socket.h's `Call to connect timeout : %s`
+        let f = analyse("h:1:1 [0] NCCL INFO NET : Using interface lo:127.0.0.1<0>\nh:1:2 [1] include/socket.h:361 NCCL WARN Call to connect timeout : Connection refused\n");
+        assert_eq!(f.socket_ifs, ["lo"]);
+        assert_eq!(f.failures.first().map(|x| x.kind), Some(Failure::SocketConnect));
+        // CuPy's NcclError, as Ray relays it
+        let f = analyse("jax._src.traceback_util.UnfilteredStackTrace: ray.exceptions.RayTaskError(NcclError): ray::W.init() (pid=1, ip=10.0.0.1)\n");
+        assert!(!f.errors.is_empty() && f.nccl_lines > 0);
     }
 
     #[test]
