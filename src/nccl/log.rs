@@ -1651,6 +1651,8 @@ pub struct Analyser {
     /// nccl-tests' header was seen (`# nThread …`, `#  Rank …`): the job's output began, with
     /// NCCL's lines or without them (NCCL_DEBUG unset).
     tests_began: bool,
+    /// The processes of the current nccl-tests run (its rank lines).
+    tests_procs: BTreeSet<String>,
     ungated: bool,
     /// WARN texts looked up in `warns.tsv`, and what they matched (bounded).
     table_seen: rustc_hash::FxHashMap<String, Option<&'static super::warns::Row>>,
@@ -2120,6 +2122,15 @@ fn tests_cuda_failure(l: &str) -> bool {
 }
 
 /// `host:pid` of a line that starts `host:pid:tid [dev] …`.
+/// nccl-tests' rank line, `#  Rank  0 Group  0 Pid  27998 on     jetson device  0 …` (older
+/// releases without the group): its process as NCCL's prefix names it, `host:pid`.
+fn tests_rank_proc(l: &str) -> Option<String> {
+    let r = l.strip_prefix('#')?.trim_start().strip_prefix("Rank ")?;
+    let pid = first_int(r.split_once(" Pid ")?.1)?;
+    let host = r.split_once(" on ")?.1.split_whitespace().next()?;
+    Some(format!("{host}:{pid}"))
+}
+
 fn proc_of(l: &str) -> Option<&str> {
     let head = &l[..find!(l, " [")?];
     host_head(head)?;
@@ -2585,14 +2596,7 @@ impl Analyser {
             if !self.tests_began {
                 self.tests_began = l.starts_with("# nThread ") || l.starts_with("#  Rank ");
             }
-            // nccl-tests prints its table's header once ncclCommInitAll (or the group of
-            // ncclCommInitRank) returned (common.cu's run()): the warnings before it did not
-            // stop the init (set 40: jetson-containers#1636)
-            if !self.warned.is_empty() && has!(l, "algbw") && has!(l, "busbw") {
-                for w in self.warned.iter_mut() {
-                    w.2 = true;
-                }
-            }
+            self.tests_header(l);
         }
         let first = l.trim_start().as_bytes().first();
         // after the job's first line only (NCCL's, its launcher's, nccl-tests' header: review
@@ -2606,6 +2610,26 @@ impl Analyser {
             if let Some(n) = bare_signal(l) {
                 self.f.nccl_lines += 1;
                 self.fail_exit(Failure::Crash, n, l.trim());
+            }
+        }
+    }
+
+    /// nccl-tests prints its table's header once ncclCommInitAll (or the group of
+    /// ncclCommInitRank) returned (common.cu's run()): the warnings its own processes printed
+    /// before it did not stop their init (set 40: jetson-containers#1636). Its processes are the
+    /// run's `#  Rank %2d Group %2d Pid %6d on %10s …` lines since its `# nThread` line (review
+    /// 11: another run's, host's or a quoted header excuses nothing).
+    fn tests_header(&mut self, l: &str) {
+        if l.starts_with("# nThread ") {
+            self.tests_procs.clear();
+        } else if let Some(p) = tests_rank_proc(l) {
+            if self.tests_procs.len() < 4096 {
+                self.tests_procs.insert(p);
+            }
+        } else if !self.tests_procs.is_empty() && has!(l, " size ") && has!(l, "algbw") && has!(l, "busbw") {
+            let procs = &self.tests_procs;
+            for w in self.warned.iter_mut().filter(|w| procs.contains(&w.0)) {
+                w.2 = true;
             }
         }
     }
@@ -4361,6 +4385,7 @@ mod tests {
             "Test NCCL",
             "algbw",
             "busbw",
+            " size ",
         ];
         // Searched for only once a gated literal matched in the same condition: a channel's
         // kind after " via ", codes after "Got completion"/"ibv_", "exceeded"/"returned" with
@@ -4555,8 +4580,14 @@ mod tests {
         // nvmlwrap.cc's WARN, then the header nccl-tests prints after its communicators' init
         let w = "[2026-02-24 10:44:30] jetson:27998:27998 [0] misc/nvmlwrap.cc:164 NCCL WARN nvmlDeviceGetP2PStatus(0,0,NVML_P2P_CAPS_INDEX_READ) failed: Not Supported\n";
         let head = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
-        assert!(analyse(&format!("{w}{head}")).failures.iter().all(|x| x.init_completed_after));
+        let run = "# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 1 iters: 20 agg iters: 1 validation: 1 graph: 0\n#  Rank  0 Group  0 Pid  27998 on     jetson device  0 [0000:00:00] Orin\n";
+        assert!(analyse(&format!("{run}{w}{head}")).failures.iter().all(|x| x.init_completed_after));
         assert!(analyse(w).failures.iter().any(|x| !x.init_completed_after));
+        // review 11: a header with no rank lines (quoted), another process's run, or a later
+        // run excuses nothing
+        assert!(analyse(&format!("{w}{head}")).failures.iter().any(|x| !x.init_completed_after));
+        let other = run.replace("27998", "31000");
+        assert!(analyse(&format!("{w}{other}{head}")).failures.iter().any(|x| !x.init_completed_after));
     }
 
     #[test]

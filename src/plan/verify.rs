@@ -1550,7 +1550,9 @@ fn ib_intended(log: &LogFacts) -> Option<String> {
 /// An interface (or address) NCCL bootstrapped on that other nodes cannot reach: loopback, a
 /// container bridge or veth, a link-local address.
 fn unreachable_bootstrap(log: &LogFacts) -> Option<String> {
-    for i in log.bootstrap_ifs.iter().chain(log.socket_ifs.iter().filter(|_| log.bootstrap_ifs.is_empty())) {
+    // without a bootstrap line, the socket transport's first interface is the one NCCL
+    // bootstraps on (review 11: 2.3 lists every data device, `lo` among them)
+    for i in log.bootstrap_ifs.iter().chain(log.socket_ifs.iter().take(1).filter(|_| log.bootstrap_ifs.is_empty())) {
         let kind = if i == "lo" {
             Some("loopback")
         } else if i.starts_with("docker") || i.starts_with("br-") || i.starts_with("virbr") || i.starts_with("cni") {
