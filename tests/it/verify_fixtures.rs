@@ -363,3 +363,51 @@ fn a_bootstrap_that_reached_the_other_node_is_not_the_failure() {
     assert_eq!(code, Some(1), "{v}");
     assert!(flat(&v).contains("172.17.3.106"), "{v}");
 }
+
+#[test]
+fn a_third_host_that_bootstrapped_on_a_bridge_and_never_connected_stays_the_cause() {
+    // review 10: two hosts completed over NET channels, a third printed only its bootstrap on
+    // docker0 and its Init START: its bootstrap is not shown to reach anyone
+    let two = "a:1:1 [0] NCCL INFO Bootstrap : Using eth0:172.17.3.106<0>\n\
+        a:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\n\
+        b:2:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/IB/0/GDRDMA\n\
+        a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n";
+    let third = "c:3:3 [0] NCCL INFO Bootstrap : Using docker0:172.17.0.2<0>\n\
+        c:3:3 [0] NCCL INFO comm 0x9 rank 2 nranks 3 cudaDev 0 nvmlDev 0 busId 1000 commId 0x11 - Init START\n";
+    let (code, v) = verdict_of(&format!("{two}{third}"));
+    assert_eq!(code, Some(1), "{v}");
+    assert!(flat(&v).contains("docker0"), "{v}");
+}
+
+#[test]
+fn nvls_shown_by_nccls_lines_sets_one_nodes_bound() {
+    // Together AI's healthy 8xH100 all_reduce at 368 GB/s: 82 % of the ring's 450 with no NCCL
+    // line; with NCCL's own line that NVLS was set up, held to NVLS's 788 it is slow (review 10)
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "tests/fixtures/verify-corpus/togethercomputer-together-nccl-tests-h100-1node-all-reduce-20260305_220043.log",
+    );
+    let table = std::fs::read_to_string(f).unwrap();
+    let (code, v) = verdict_of(&table);
+    assert_eq!(code, Some(0), "{v}");
+    let nvls = "h:1:1 [0] NCCL INFO NVLS multicast support is available on dev 0\n";
+    let (code, v) = verdict_of(&format!("{nvls}{table}"));
+    assert_eq!(code, Some(1), "{v}");
+    assert!(v.contains("SLOW"), "{v}");
+}
+
+#[test]
+fn nccl_2_3s_listed_lo_is_no_bootstrap_unless_it_comes_first() {
+    // net_socket.cu (2.3): `NET : Using interface %s` for every data device; the bootstrap
+    // takes the first (review 11)
+    let l = |first: &str, second: &str| {
+        format!(
+            "a:1:1 [0] NCCL INFO NET : Using interface {first}\na:1:1 [0] NCCL INFO NET : Using interface {second}\n\
+             a:1:1 [0] NCCL INFO Using network Socket\nb:2:2 [0] NCCL INFO Using network Socket\n"
+        )
+    };
+    let (_, v) = verdict_of(&l("ens12:10.0.0.1<0>", "lo:127.0.0.1<0>"));
+    assert!(!flat(&v).contains("bootstrapped over lo"), "{v}");
+    let (code, v) = verdict_of(&l("lo:127.0.0.1<0>", "ens12:10.0.0.1<0>"));
+    assert_eq!(code, Some(1), "{v}");
+    assert!(flat(&v).contains("bootstrapped over lo"), "{v}");
+}
