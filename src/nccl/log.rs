@@ -2122,13 +2122,10 @@ fn tests_cuda_failure(l: &str) -> bool {
 }
 
 /// `host:pid` of a line that starts `host:pid:tid [dev] …`.
-/// nccl-tests' rank line, `#  Rank  0 Group  0 Pid  27998 on     jetson device  0 …` (older
-/// releases without the group): its process as NCCL's prefix names it, `host:pid`.
+/// nccl-tests' rank line, `#  Rank  0 Group  0 Pid  27998 on     jetson device  0 …`: its
+/// process as NCCL's prefix names it, `host:pid` (tests_output's reading of the line).
 fn tests_rank_proc(l: &str) -> Option<String> {
-    let r = l.strip_prefix('#')?.trim_start().strip_prefix("Rank ")?;
-    let pid = first_int(r.split_once(" Pid ")?.1)?;
-    let host = r.split_once(" on ")?.1.split_whitespace().next()?;
-    Some(format!("{host}:{pid}"))
+    super::tests_output::rank_proc(l.strip_prefix('#')?.trim_start().strip_prefix("Rank ")?)
 }
 
 fn proc_of(l: &str) -> Option<&str> {

@@ -160,6 +160,17 @@ fn bare_rank_line(r: &str) -> bool {
         && w.get(at + 6).is_some_and(|x| x.starts_with('['))
 }
 
+/// A rank line's process as NCCL's prefix names it, `host:pid` (after `Rank `: `N [Group G]
+/// Pid P on HOST device D [`).
+pub(super) fn rank_proc(r: &str) -> Option<String> {
+    if !bare_rank_line(r) {
+        return None;
+    }
+    let w: Vec<&str> = r.split_whitespace().collect();
+    let at = if w.get(1) == Some(&"Group") { 3 } else { 1 };
+    Some(format!("{}:{}", w.get(at + 3)?, w.get(at + 1)?))
+}
+
 /// Reads nccl-tests output one line at a time (NCCL's own lines interleaved are skipped).
 #[derive(Default)]
 pub struct Parser {

@@ -657,11 +657,11 @@ pub fn bound(
     Some(net.max(net.min(intra) * f))
 }
 
-/// One node's bound: NVLink SHARP's (1.75× the ring's on 8 GPUs) only where the measurement
-/// shows NCCL used it, by beating every other algorithm's bound. Whether NVLS can run (NVSwitch
-/// multicast, the fabric manager, the container) is not in a table, and a healthy 8×H100 run
-/// without it reaches ~370 GB/s: under half NVLS's 788 (set 38's cloud run), over 80 % of the
-/// ring's 450.
+/// One node's bound: NVLink SHARP's (1.75× the ring's on 8 GPUs) where NCCL's lines show it set
+/// up (`shown`) or the measurement beats every other algorithm's bound; else the ring's. Whether
+/// NVLS could run (NVSwitch multicast, the fabric manager, the container) is not in a table, and
+/// a healthy 8×H100 run without it reaches ~370 GB/s: under half NVLS's 788 (set 38's cloud run,
+/// a real log), over 80 % of the ring's 450. `bandwidth_findings` says which bound was used.
 fn one_node_bound(
     measured: Option<&Measured>,
     nranks: usize,
@@ -1496,25 +1496,20 @@ fn unknown_count_findings(log: &LogFacts, s: &Scope, findings: &mut Vec<Finding>
 
 /// A bootstrap interface other nodes cannot reach; on the job's own node, one other than ibwire's.
 fn bootstrap_findings(plan: &Plan, log: &LogFacts, s: &Scope, findings: &mut Vec<Finding>, notes: &mut Vec<String>) {
-    // NET connections set up and a completed init across nodes went over the bootstrap's
-    // sockets: an address that only looks private reached the other nodes (set 38: a cloud's
-    // 2-node job bootstrapped in 172.17.0.0/16, Docker's default range; set 38's link-local
-    // RoCE pair on one L2 segment). Loopback never leaves its host: "nodes" that completed
-    // over it share one kernel (NCCL_HOSTID), which real nodes do not.
+    // NET connections set up and a completed init went over the bootstrap's sockets: an
+    // address that only looks private reached the other nodes (set 38: a cloud's 2-node job
+    // in 172.17.0.0/16, Docker's default range; a link-local RoCE pair on one L2 segment).
     // Evidence per host (review 10: one communicator's completion hid another host's hang):
-    // every host that wrote NCCL lines set up NET channels, and no host bootstrapped on loopback.
+    // every host that wrote NCCL lines set up NET channels. Loopback never leaves its host:
+    // "nodes" that completed over it share one kernel (NCCL_HOSTID), which real nodes do not.
     let every_host =
         !log.hosts.is_empty() && log.hosts.iter().all(|h| log.per_host.get(h).is_some_and(|v| v.net_channels > 0));
     let reached = log.init_complete > 0 && every_host && !loopback_bootstrap(log);
-    let unreachable = unreachable_bootstrap(log);
-    if s.multi && reached && unreachable.is_some() {
-        if let Some(why) = unreachable {
-            notes.push(format!(
-                "NCCL bootstrapped over {why}, yet its init completed with connections between nodes: the bootstrap reached them"
-            ));
-        }
-    } else if s.multi {
-        if let Some(why) = unreachable_bootstrap(log) {
+    match unreachable_bootstrap(log).filter(|_| s.multi) {
+        Some(why) if reached => notes.push(format!(
+            "NCCL bootstrapped over {why}, yet every host's init set up connections between nodes: the bootstrap reached them"
+        )),
+        Some(why) => {
             push(
                 findings,
                 "bootstrap-interface",
@@ -1523,6 +1518,7 @@ fn bootstrap_findings(plan: &Plan, log: &LogFacts, s: &Scope, findings: &mut Vec
                 log.bootstrap_ifs.first().map(|b| format!("Bootstrap : Using {b}")),
             );
         }
+        None => {}
     }
     if s.same_node && s.multi {
         if let (Some(b), Some(p)) = (log.bootstrap_ifs.first(), &plan.bootstrap_if) {
@@ -1646,6 +1642,8 @@ struct Ceilings {
     /// A benchmark ran to its end (a table with its summary, or an allreduce figure), its
     /// bandwidth read or not (one rank moves nothing).
     ran: bool,
+    /// One node held to the ring's bound for want of NCCL's word on NVLS: NVLS's bound.
+    nvls_unshown: Option<f64>,
 }
 
 fn ceilings(
@@ -1697,7 +1695,13 @@ fn ceilings(
         (Some(l), Some(per)) if log.nvls_off() || !multi => Some(l as f64 * per),
         _ => None,
     };
-    let mut c = Ceilings { rates, ring, hier, ceiling, nvl, nccl_model, links, ..Default::default() };
+    let nvls_unshown = match nodes {
+        Some(1) if nvls && !nvls_shown(log) => {
+            bound(None, 1, nranks.max(1), nvl, true, ring_only).filter(|b| Some(*b) != ceiling)
+        }
+        _ => None,
+    };
+    let mut c = Ceilings { rates, ring, hier, ceiling, nvl, nccl_model, links, nvls_unshown, ..Default::default() };
     c.measured(measured);
     c
 }
@@ -1776,6 +1780,12 @@ fn bandwidth_findings(
         return;
     }
     let (Some(r), Some(b), Some(ceil)) = (c.ratio, c.busbw, c.ceiling) else { return };
+    if let Some(n) = c.nvls_unshown {
+        notes.push(format!(
+            "held to the ring's {ceil:.0} GB/s: no NCCL line shows NVLink SHARP set up (run with NCCL_DEBUG=INFO); where NVLS could run its bound is {n:.0} GB/s, and {b:.1} GB/s is {:.1}% of it",
+            b / n * 100.0
+        ));
+    }
     if r > 1.0 {
         notes.push(format!("busbw {b:.1} GB/s is above the {ceil:.0} GB/s bound: the HCA count, rate or node count given is lower than the job's"));
     }

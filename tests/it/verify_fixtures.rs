@@ -386,9 +386,12 @@ fn nvls_shown_by_nccls_lines_sets_one_nodes_bound() {
     let f = Path::new(env!("CARGO_MANIFEST_DIR")).join(
         "tests/fixtures/verify-corpus/togethercomputer-together-nccl-tests-h100-1node-all-reduce-20260305_220043.log",
     );
-    let table = std::fs::read_to_string(f).unwrap();
+    let table = std::fs::read_to_string(&f).unwrap();
     let (code, v) = verdict_of(&table);
     assert_eq!(code, Some(0), "{v}");
+    // and the verdict says which bound it used and what NVLS's would make of it
+    let out = stdout(&ibwire(&["verify", "--from-log", f.to_str().unwrap()]));
+    assert!(flat(&out).contains("held to the ring's 450 GB/s") && flat(&out).contains("46.8% of it"), "{out}");
     let nvls = "h:1:1 [0] NCCL INFO NVLS multicast support is available on dev 0\n";
     let (code, v) = verdict_of(&format!("{nvls}{table}"));
     assert_eq!(code, Some(1), "{v}");
