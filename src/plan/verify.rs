@@ -8,7 +8,7 @@
 //! NVLS) moves each byte over the network once, so its bound is that × 2(n−1)/n.
 
 use super::Plan;
-use crate::nccl::log::LogFacts;
+use crate::nccl::log::{Channels, LogFacts};
 use crate::probe::{LinkLayer, Node};
 use serde::Serialize;
 
@@ -2019,12 +2019,21 @@ fn outcome(log: &LogFacts, s: &Scope, c: &Ceilings, findings: &[Finding]) -> (Ou
             format!("NCCL chose {n} on libfabric's TCP provider (TCP, no RDMA, if the job spans nodes)")
         }
         Some(n) => format!("NCCL chose {n}"),
-        None => "no transport shown".to_string(),
+        None => within_node(&log.channels),
     };
     (
         Outcome::Inconclusive,
         format!("INCONCLUSIVE: {seen}; the node count is unknown (no nNodes, hosts, peers or inter-node channels in the log): pass --nodes N, or {ENABLE}{bw}"),
     )
+}
+
+/// No network named: what the channel lines show instead (a node's P2P/SHM channels say nothing
+/// of what crossed between nodes, but they are not "nothing").
+fn within_node(ch: &Channels) -> String {
+    match (ch.p2p, ch.shm) {
+        (0, 0) => "no transport shown".to_string(),
+        (p, s) => format!("only channels within a node shown ({p} P2P, {s} SHM), no network named"),
+    }
 }
 
 const ENABLE: &str = "run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET";

@@ -414,3 +414,18 @@ fn nccl_2_3s_listed_lo_is_no_bootstrap_unless_it_comes_first() {
     assert_eq!(code, Some(1), "{v}");
     assert!(flat(&v).contains("bootstrapped over lo"), "{v}");
 }
+
+#[test]
+fn channels_within_a_node_are_named_when_no_network_is() {
+    // NCCL's channel line ("Channel %02d/%d : %d[%d] -> %d[%d] via P2P/%s%s%s", p2p.cc), one host,
+    // no Init COMPLETE and no nNodes: which node count is unknown, but the log did show P2P
+    // channels; "no transport shown" would be false (held-out set 54, TensorRT-LLM#1702).
+    let log = "h:2:2 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/CUMEM\n\
+        h:2:2 [1] NCCL INFO Channel 01/0 : 1[1] -> 0[0] via P2P/CUMEM\n\
+        h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via SHM/direct/direct\n";
+    let (code, v) = verdict_of(log);
+    assert_eq!(code, Some(3), "{v}");
+    assert!(flat(&v).contains("only channels within a node shown (2 P2P, 1 SHM)"), "{v}");
+    let (_, v) = verdict_of("h:1:1 [0] NCCL INFO Connected all trees\n");
+    assert!(flat(&v).contains("no transport shown"), "{v}");
+}
