@@ -2057,8 +2057,9 @@ fn bw_note(s: &Scope, c: &Ceilings) -> String {
             format!("; nccl-tests' average bus bandwidth {b:.1} GB/s (over every size, held to no ceiling)")
         }
         (None, Some(b), _) if c.small().is_some() => format!(
-            "; busbw {b:.1} GB/s with messages up to {} only, bound by latency and not held to a ceiling (run nccl-tests to -e 8G to judge the bandwidth)",
-            human_bytes(c.small().unwrap_or(0))
+            "; busbw {b:.1} GB/s with messages up to {} only, below the {} where a healthy run nears its bound (latency and the pipeline's start weigh), so not held to a ceiling (run nccl-tests to -e 8G to judge the bandwidth)",
+            human_bytes(c.small().unwrap_or(0)),
+            human_bytes(BANDWIDTH_BOUND_BYTES)
         ),
         (None, Some(b), _) if nodes.is_none() => {
             format!("; busbw {b:.1} GB/s (node count unknown: pass --nodes to judge it)")
