@@ -8,7 +8,7 @@
 //! `misc/socket.cc`, `os/linux.cc`, `bootstrap.cc`, `plugin/net.cc`, `init.cc`) and from logs
 //! posted in public threads (`tests/fixtures/verify-corpus/SOURCES.md`), old and new forms.
 
-use super::{clean, unwrap_line};
+use super::clean;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -2438,10 +2438,14 @@ impl Analyser {
             return;
         }
         match super::flattened(&cleaned) {
-            None => self.line_unwrapped(unwrap_line(&cleaned)),
+            None => {
+                let (l, weak) = super::unwrap_line_weak(&cleaned);
+                self.line_segment(l, Pre::NONE, weak);
+            }
             Some(lines) => {
                 for (k, l) in lines.into_iter().enumerate() {
-                    self.line_segment(unwrap_line(l), Pre::NONE, k > 0);
+                    let (l, weak) = super::unwrap_line_weak(l);
+                    self.line_segment(l, Pre::NONE, k > 0 || weak);
                 }
             }
         }
@@ -2539,14 +2543,21 @@ impl Analyser {
             }
         }
         let same_pid = |h: &str, pid: &str| pids.get(h).is_some_and(|p| p.contains(&pid));
+        let weak_hosts = std::mem::take(&mut self.weak_hosts);
+        // a weak host glued onto another weak one (every line behind a wrapper no rule names,
+        // two writes run together: `0ljm` beside `ljm`, the same pid)
+        let weak_same = |h: &str, pid: &str| weak_hosts.contains(&(h.to_string(), pid.to_string()));
         let mut weak = Vec::new();
-        for (w, pid) in std::mem::take(&mut self.weak_hosts) {
+        for (w, pid) in weak_hosts.iter().cloned() {
             // no host name is this long (HOST_NAME_MAX is 64): text of a paste, not a host,
             // and its suffixes are not looked up (review 9: quadratic)
             if w.len() > 160 {
                 continue;
             }
-            let glued = w.char_indices().skip(1).any(|(i, _)| self.hosts.contains(&w[i..]) && same_pid(&w[i..], &pid));
+            let glued = w
+                .char_indices()
+                .skip(1)
+                .any(|(i, _)| (self.hosts.contains(&w[i..]) && same_pid(&w[i..], &pid)) || weak_same(&w[i..], &pid));
             if !glued {
                 weak.push(w);
             }
@@ -2952,7 +2963,13 @@ impl Analyser {
             // A pasted channel line without its prefix is NCCL's all the same.
             self.f.nccl_lines += 1;
         }
-        let gdr = has!(t, "/GDRDMA");
+        // `/GDRDMA` cut by a terminal that wrapped the line (review 12: 120 columns): the only
+        // suffix NCCL's channel format ("via NET/%s/%d%s%s") starts with `/G` is `/GDRDMA`
+        let gdr = has!(t, "/GDRDMA") || {
+            let te = t.trim_end();
+            matches!(te.as_bytes().last(), Some(b'G' | b'D' | b'R' | b'M'))
+                && ["/G", "/GD", "/GDR", "/GDRD", "/GDRDM"].iter().any(|p| te.ends_with(p))
+        };
         let c = &mut self.f.channels;
         let net = if t.starts_with("NET/IB") {
             c.net_ib += 1;
@@ -3524,7 +3541,14 @@ impl Analyser {
         f.modify_qp_errnos.sort_unstable();
         f.modify_qp_errnos.dedup();
         f.networks_seen = self.networks.iter().cloned().collect();
-        f.network = self.chosen_network(&f);
+        // No `Using network` line, and channels over both NET/IB and NET/Socket: processes that
+        // took different networks (NCCL's net is one per process), or two jobs in one file (an
+        // `sbatch --open-mode=append` output, review 12) — either way not one job on RDMA
+        let both = f.channels.net_ib > 0 && f.channels.net_socket > 0;
+        if both && self.networks.is_empty() {
+            f.networks_seen = vec!["IB".into(), "Socket".into()];
+        }
+        f.network = if both && self.networks.is_empty() { Some("mixed".into()) } else { self.chosen_network(&f) };
         ib_open_kept(&mut f);
         self.drop_superseded_failures(&mut f);
         self.abort_announced_anywhere(&mut f);

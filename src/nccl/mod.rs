@@ -158,6 +158,42 @@ fn looks_like_nccl_prefix(tok: &str) -> bool {
 /// 11:22:27 [file.py:743] `), a leftover colour code (`[0m `), indentation, and e-mail
 /// quoting (`> `).
 pub fn unwrap_line(l: &str) -> &str {
+    unwrap_line_weak(l).0
+}
+
+/// As [`unwrap_line`], and whether the line's start was found only by NCCL's own prefix after
+/// text no rule names ([`nccl_prefixed`]): its host is weaker evidence, as a flattened line's
+/// later segments' are (the text before may be another process's write glued onto it).
+pub fn unwrap_line_weak(l: &str) -> (&str, bool) {
+    let (s, weak, _) = unwrap_line_full(l);
+    (s, weak)
+}
+
+/// As [`unwrap_line_weak`], and whether the line began with NCCL's `host:pid:tid [` as it came
+/// (the bulk of a log: no other reader need look for a wrapper in it).
+pub fn unwrap_line_full(l: &str) -> (&str, bool, bool) {
+    let (s, fast) = unwrap_known(l);
+    if fast {
+        return (s, false, true);
+    }
+    let t = nccl_prefixed(s);
+    (t, t.len() != s.len(), false)
+}
+
+/// `:pid:tid [` at the start of `b`: the rest of NCCL's `host:pid:tid [dev]` prefix.
+#[inline]
+fn pid_tid_bracket(b: &[u8]) -> bool {
+    let digits = |at: usize| b.get(at..).map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count());
+    let pid = digits(1);
+    if pid == 0 || b.get(1 + pid) != Some(&b':') {
+        return false;
+    }
+    let tid = digits(2 + pid);
+    tid > 0 && b.get(2 + pid + tid..4 + pid + tid) == Some(b" [")
+}
+
+/// The wrappers named below; `true` where the line needed none (the common case).
+fn unwrap_known(l: &str) -> (&str, bool) {
     let l = relayed(l);
     // The common case first: `host:pid:tid …` (a letter or digit, then ':' and a digit) has
     // none of the wrappers below (they start with space, '>', '[', `N: ` or `host: `).
@@ -165,8 +201,10 @@ pub fn unwrap_line(l: &str) -> &str {
     if b.first().is_some_and(u8::is_ascii_alphanumeric) {
         if let Some(i) = memchr::memchr(b':', b) {
             // (a host name holds no space: `Thu Jul 18 15:41:05 2024<stdout>:` is a wrapper)
-            if b.get(i + 1).is_some_and(u8::is_ascii_digit) && !b[..i].contains(&b' ') {
-                return l;
+            // (nor is a time one: `kubectl logs --timestamps`' `2026-12-06T19:05:01.1Z host:…`,
+            // review 12 — `host:pid:tid [`, its digits looked at once)
+            if !b[..i].contains(&b' ') && pid_tid_bracket(&b[i..]) {
+                return (l, true);
             }
         }
     }
@@ -186,10 +224,37 @@ pub fn unwrap_line(l: &str) -> &str {
         s = mpi_timestamped(s);
         s = engine_logged(s);
         if s.len() == before.len() {
-            return s;
+            return (s, false);
         }
     }
-    s
+    (s, false)
+}
+
+/// Any wrapper no rule above names (`journalctl`'s `Dec 06 19:05:01 node python3[12]: `,
+/// `kubectl logs --prefix`'s `[pod/p/c] `, docker compose's `svc-1  | `, a CI runner's time):
+/// NCCL's own prefix, `"%s:%d:%d [%d] NCCL %s"` (debug.cc), before the line's first tag marks
+/// where NCCL's line begins, whatever came before it (review 12).
+fn nccl_prefixed(s: &str) -> &str {
+    static F: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
+    let b = s.as_bytes();
+    let Some(t) = F.get_or_init(|| memchr::memmem::Finder::new(" NCCL ")).find(b) else { return s };
+    if !(b[t + 6..].starts_with(b"INFO") || b[t + 6..].starts_with(b"WARN")) {
+        return s;
+    }
+    let start = line_start(b, t);
+    // a host name's characters only (RFC 1123, and '_'): `2.7.8+cuda10.2workergpu22:…` is
+    // NCCL's banner with another process's line glued on, no host
+    let host_chars = |w: &str| {
+        w.rsplitn(3, ':').nth(2).is_some_and(|h| h.bytes().all(|c| c.is_ascii_alphanumeric() || b"-._".contains(&c)))
+    };
+    let prefixed = start > 0
+        && b[start - 1].is_ascii_whitespace()
+        && s[start..].split_whitespace().next().is_some_and(|w| looks_like_nccl_prefix(w) && host_chars(w));
+    if prefixed {
+        &s[start..]
+    } else {
+        s
+    }
 }
 
 /// A log flattened onto one line (a paste that lost its newlines: `[0] NCCL INFO a [0] NCCL
@@ -314,6 +379,13 @@ fn bracketed(mut s: &str) -> &str {
                 {
                     // mpirun's `[3] host:pid:tid [0] NCCL INFO …`
                     s = after.trim_start();
+                } else if after.starts_with(' ')
+                    && inner.bytes().all(|b| b.is_ascii_digit())
+                    && after.trim_start().starts_with(|c: char| c == '#' || c.is_ascii_digit())
+                {
+                    // MPICH's `-prepend-rank` and Intel MPI's `-l` before nccl-tests' header
+                    // and rows: `[0] #  Rank  0 …`, `[0]    134217728 …` (review 12)
+                    s = after.trim_start();
                 }
             }
         }
@@ -378,10 +450,21 @@ fn host_prefixed(mut s: &str) -> &str {
 /// there and its rest skipped), calling `f` on each. Memory stays at one line whatever the size.
 /// A line that lies whole in the reader's buffer and is valid UTF-8 is handed over in place
 /// (no copy, no allocation): the common case, and what keeps a 512 MiB log near the disk's speed.
+/// A UTF-8 byte-order mark (editors and Windows tools write one) is not part of the first
+/// line's host name (review 12: `\u{feff}ljm` was a second host): its bytes, skipped.
+fn skip_bom<R: std::io::BufRead>(r: &mut R) -> std::io::Result<u64> {
+    if r.fill_buf()?.starts_with(b"\xef\xbb\xbf") {
+        r.consume(3);
+        return Ok(3);
+    }
+    Ok(0)
+}
+
 pub fn for_each_line<R: std::io::BufRead>(mut r: R, max_line: usize, mut f: impl FnMut(&str)) -> std::io::Result<u64> {
     let mut buf: Vec<u8> = Vec::with_capacity(4096);
     let mut cut = false;
     let mut total = 0u64;
+    total += skip_bom(&mut r)?;
     let emit = |line: &[u8], f: &mut dyn FnMut(&str)| {
         let mut end = line.len();
         while end > 0 && (line[end - 1] == b'\n' || line[end - 1] == b'\r') {
@@ -610,9 +693,14 @@ mod tests {
         // At most 64 wrappers come off (a real line has a handful), each found within its
         // window: 16 000 colour prefixes no longer cost 16 000 scans of the line (hostile #10).
         let l = format!("{}h:1:2 [0] NCCL INFO x", "[0m ".repeat(100));
-        assert_eq!(unwrap_line(&l), format!("{}h:1:2 [0] NCCL INFO x", "[0m ".repeat(36)));
-        let far = format!("[{}] h:1:2 [0] NCCL INFO x", "9".repeat(400));
+        assert_eq!(unwrap_known(&l).0, format!("{}h:1:2 [0] NCCL INFO x", "[0m ".repeat(36)));
+        // (and NCCL's own prefix, looked for once, gives the line's start after them)
+        assert_eq!(unwrap_line(&l), "h:1:2 [0] NCCL INFO x");
+        let far = format!("[{}] [0] NCCL INFO x", "9".repeat(400));
         assert_eq!(unwrap_line(&far), far, "a ']' past the window is no wrapper");
+        // but NCCL's own prefix after it marks where NCCL's line starts, whatever came before
+        let far = format!("[{}] h:1:2 [0] NCCL INFO x", "9".repeat(400));
+        assert_eq!(unwrap_line(&far), "h:1:2 [0] NCCL INFO x");
         assert_eq!(
             unwrap_line("[2026-12-02 06:30:00] node07: node07:1:2 [0] NCCL INFO x"),
             "node07:1:2 [0] NCCL INFO x"

@@ -183,6 +183,38 @@ pub struct Parser {
     /// The table's header named its columns: `Some(true)` with `root` and `#wrong` (nccl-tests
     /// 2.x), `Some(false)` with `error` and no `root` (before).
     wrong_cols: Option<bool>,
+    /// nccl-tests' output came behind a wrapper no rule names (its `# nThread ` header after
+    /// other text: journalctl, `kubectl logs --prefix`, docker compose; review 12): its header
+    /// lines and rows are looked for inside each line from then on.
+    wrapped: bool,
+}
+
+/// nccl-tests' type names (common.cu's `test_typenames`): a row is `size count type …`.
+const TYPES: &[&str] =
+    &["int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16", "f8e4m3", "f8e5m2"];
+
+/// A row of nccl-tests' table inside a line: from the `size` of `size count type`.
+fn row_in(l: &str) -> Option<&str> {
+    let b = l.as_bytes();
+    let mut words = Vec::with_capacity(8);
+    let mut at = 0;
+    while words.len() < 64 {
+        let start = at + b[at..].iter().position(|c| !c.is_ascii_whitespace())?;
+        let end = start + b[start..].iter().position(|c| c.is_ascii_whitespace()).unwrap_or(b.len() - start);
+        words.push((start, &l[start..end]));
+        at = end;
+        let n = words.len();
+        if n >= 3 && TYPES.contains(&words[n - 1].1) {
+            let int = |w: &str| !w.is_empty() && w.bytes().all(|c| c.is_ascii_digit());
+            if int(words[n - 3].1) && int(words[n - 2].1) {
+                return Some(&l[words[n - 3].0..]);
+            }
+        }
+        if at >= b.len() {
+            return None;
+        }
+    }
+    None
 }
 
 const MAX_ROWS: usize = 100_000;
@@ -195,6 +227,17 @@ impl Parser {
 
     /// One line already cleaned and unwrapped.
     pub fn line_unwrapped(&mut self, l: &str) {
+        let l = self.table_text(l);
+        self.line_known(l);
+    }
+
+    /// One of NCCL's own lines (`host:pid:tid [dev] …` as it came, [`super::unwrap_line_full`]):
+    /// no wrapper to look for in it.
+    pub fn line_nccl(&mut self, l: &str) {
+        self.line_known(l);
+    }
+
+    fn line_known(&mut self, l: &str) {
         // `#  Rank  0 Group  0 Pid 4766 on host device  0 [0x21] …`; before 2.x's groups,
         // `#   Rank  0 Pid 131398 on    host device  0 [0xaf] …`
         // Pasted into an issue outside a code block, Markdown takes a line starting with `#`
@@ -249,6 +292,25 @@ impl Parser {
             return;
         }
         self.row(l);
+    }
+
+    /// The line from where nccl-tests' text starts in it, behind a wrapper no rule names.
+    fn table_text<'a>(&mut self, l: &'a str) -> &'a str {
+        let b = l.as_bytes();
+        if b.first() == Some(&b'#') {
+            return l;
+        }
+        // (one byte search a line: NCCL's own lines hold no '#')
+        if let Some(i) = memchr::memchr(b'#', b).filter(|&i| i > 0 && b[i - 1].is_ascii_whitespace()) {
+            self.wrapped |= l[i..].starts_with("# nThread ");
+            if self.wrapped {
+                return &l[i..];
+            }
+        }
+        if self.wrapped {
+            return row_in(l).unwrap_or(l);
+        }
+        l
     }
 
     /// common.cu's bounds check after `# Out of bounds values` (` : %d %s`, OK or FAILED): the

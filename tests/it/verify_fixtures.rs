@@ -429,3 +429,83 @@ fn channels_within_a_node_are_named_when_no_network_is() {
     let (_, v) = verdict_of("h:1:1 [0] NCCL INFO Connected all trees\n");
     assert!(flat(&v).contains("no transport shown"), "{v}");
 }
+
+#[test]
+fn review_12_wrappers_no_rule_names_keep_the_verdict() {
+    // NCCL's lines ("%s:%d:%d [%d] NCCL INFO …", debug.cc) of a one-host, two-rank job on
+    // sockets, and the same lines behind wrappers verify has no rule for: journalctl's short
+    // format, `kubectl logs --prefix`, docker compose, `kubectl logs --timestamps`, a UTF-8 BOM.
+    let body = "ljm:11:11 [1] NCCL INFO NET/IB : No device found.\n\
+        ljm:11:12 [1] NCCL INFO Using network Socket\n\
+        ljm:10:13 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n\
+        ljm:11:12 [1] NCCL INFO comm 0x2 rank 1 nranks 2 cudaDev 1 busId 2000 - Init COMPLETE\n";
+    let (code, plain) = verdict_of(body);
+    assert_eq!(code, Some(0), "{plain}");
+    let wrap = |p: &str| body.lines().map(|l| format!("{p}{l}\n")).collect::<String>();
+    for w in [
+        "Dec 06 19:05:01 ljm python3[1234]: ",
+        "[pod/trainer-0/pytorch] ",
+        "trainer-1  | ",
+        "2026-12-06T19:05:01.123456789Z ",
+    ] {
+        let (code, v) = verdict_of(&wrap(w));
+        assert_eq!((code, v.as_str()), (Some(0), plain.as_str()), "behind {w:?}");
+    }
+    let (code, v) = verdict_of(&format!("\u{feff}{body}"));
+    assert_eq!((code, v.as_str()), (Some(0), plain.as_str()), "after a byte-order mark");
+    // two processes' writes run together behind journalctl: `… cudaDev 0ljm:11:12 …` is ljm's
+    let glued = wrap("Dec 06 19:05:01 ljm python3[1234]: ")
+        + "Dec 06 19:05:01 ljm python3[1234]: ljm:10:13 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0ljm:11:12 [1] NCCL INFO Connected all rings\n";
+    let (code, v) = verdict_of(&glued);
+    assert_eq!(code, Some(0), "{v}");
+}
+
+#[test]
+fn review_12_channels_over_ib_and_sockets_are_not_one_job_on_rdma() {
+    // No `Using network` line (cut, or NCCL before 2.6), NET/IB channels with GPUDirect on one
+    // host and NET/Socket on another ("Channel %02d/%d : %d[%d] -> %d[%d] [send] via NET/%s/%d%s",
+    // net.cc): processes on different networks, or two jobs in one `--open-mode=append` file.
+    let log = "a:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\n\
+        a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n\
+        b:2:2 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [send] via NET/Socket/0\n\
+        b:2:2 [0] NCCL INFO comm 0x2 rank 1 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n";
+    let (code, v) = verdict_of(log);
+    assert_eq!(code, Some(1), "{v}");
+    assert!(flat(&v).contains("ranks disagree on the network (IB vs Socket)"), "{v}");
+}
+
+#[test]
+fn review_12_gdrdma_cut_by_a_terminal_is_still_gpudirect() {
+    // A terminal that wraps at a fixed width cuts `/GDRDMA` (the only suffix NCCL's channel
+    // format starts with `/G`); the rest of it begins the next physical line.
+    let log = "a:1:1 [0] NCCL INFO Using network IB\n\
+        a:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0/GDR\n\
+        DMA\n\
+        a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n\
+        b:2:2 [0] NCCL INFO Using network IB\n\
+        b:2:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/IB/0/GD\n\
+        RDMA\n\
+        b:2:2 [0] NCCL INFO comm 0x2 rank 1 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n";
+    let (code, v) = verdict_of(log);
+    assert_eq!(code, Some(0), "{v}");
+    assert!(v.starts_with("OK: IB with GPUDirect RDMA"), "{v}");
+}
+
+#[test]
+fn review_12_nccl_tests_tables_behind_wrappers_are_read() {
+    // nccl-tests' header and a row (common.cu: "# nThread %d nGpus %d minBytes %ld maxBytes
+    // %ld …", "%12li  %12li  %8s  %6s  %6i …") behind MPICH's `-prepend-rank` and journalctl.
+    let table = "# nThread 1 nGpus 8 minBytes 8589934592 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n\
+        #  Rank  0 Group  0 Pid   5026 on         vm device  0 [0x00] NVIDIA H200\n\
+        #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n\
+        \x20 8589934592    2147483648     float     sum      -1    31000  277.10  484.93      0    31000  277.10  484.93      0\n\
+        # Out of bounds values : 0 OK\n\
+        # Avg bus bandwidth    : 484.93\n";
+    let (code, plain) = verdict_of(table);
+    assert_eq!(code, Some(0), "{plain}");
+    for w in ["[0] ", "Dec 06 19:05:01 vm all_reduce_perf[5026]: ", "tests-1  | "] {
+        let wrapped: String = table.lines().map(|l| format!("{w}{l}\n")).collect();
+        let (code, v) = verdict_of(&wrapped);
+        assert_eq!((code, v.as_str()), (Some(0), plain.as_str()), "behind {w:?}");
+    }
+}
