@@ -322,6 +322,10 @@ pub struct LogFacts {
     /// `localRanks` (ranks on one node) from the same line.
     #[serde(default)]
     pub local_ranks: Option<usize>,
+    /// `MNNVL %d` from the same line (init.cc, 2.24+): whether a communicator used multi-node
+    /// NVLink (any that did makes it true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mnnvl: Option<bool>,
     /// The largest `nranks` of a communicator made by `ncclCommInitAll`: one process holds all
     /// of its ranks, so they are on one node.
     #[serde(default)]
@@ -1673,6 +1677,10 @@ pub struct Analyser {
     warn_proc: Option<String>,
     /// The failure c10d's store-wait warning opened, and the line the last init completed on.
     store_wait: Option<usize>,
+    /// A line that says a collective timed out (the watchdog's `caught collective operation
+    /// timeout`, a dump signal due to a timeout, checkTimeout's frame), not only that the
+    /// watchdog found a failure (which NCCL's own async error also makes).
+    timeout_worded: bool,
     /// The processes (`host:pid`) that printed a warning no rule knows.
     unknown_procs: Vec<String>,
     last_done_at: usize,
@@ -3079,6 +3087,9 @@ impl Analyser {
         }
         if let Some(n) = after!(l, " localRanks ").and_then(first_int) {
             self.f.local_ranks = Some(self.f.local_ranks.map_or(n as usize, |m| m.max(n as usize)));
+            if let Some(v) = after!(l, " MNNVL ").and_then(first_int) {
+                self.f.mnnvl = Some(self.f.mnnvl.unwrap_or(false) || v != 0);
+            }
         }
         // `Init timings - %s: rank %d nranks %d total …` (init.cc, 2.23+) is printed on the
         // success path only, right after Init COMPLETE: an excerpt that kept it and not the
@@ -3393,6 +3404,7 @@ impl Analyser {
     /// PyTorch's watchdog on a collective, and its store's client timing out.
     fn watchdog_and_store(&mut self, l: &str, is_nccl: bool, m: u64) {
         if m & gbit!("atchdog") != 0 && has!(l, "Watchdog caught collective operation timeout") {
+            self.timeout_worded = true;
             self.fail(Failure::CollectiveTimeout, None, None, l);
         }
         // ProcessGroupNCCL's watchdog (2.3+): `%s failure detected by watchdog at work sequence
@@ -3412,6 +3424,7 @@ impl Analyser {
                     && has!(l, "ProcessGroupNCCL::WorkNCCL::checkTimeout(")))
         {
             self.f.nccl_lines += 1;
+            self.timeout_worded |= !has!(l, " failure detected by watchdog at work sequence id");
             self.fail(Failure::CollectiveTimeout, None, None, l);
         }
         // c10d's socket.cpp (2.2+): `waitForInput: socket %s timed out after %dms`, then the
@@ -3635,6 +3648,13 @@ impl Analyser {
             i += 1;
             !drop
         });
+        // The watchdog's `failure detected by watchdog` with no line saying a collective timed
+        // out, beside NCCL's own error (a peer that left, ncclRemoteError): the watchdog relaying
+        // that error, not a timeout (device set 13: rank 0 exited, rank 1's watchdog reported)
+        let nccl_err = f.failures.iter().any(|x| matches!(x.kind, Failure::RemoteExit | Failure::NcclError));
+        if !self.timeout_worded && nccl_err {
+            f.failures.retain(|x| x.kind != Failure::CollectiveTimeout);
+        }
         // Slurm stopped the job (a time limit, scancel: SIGTERM, then SIGKILL after KillWait):
         // a SIGKILL reported after the stop is the stop's (review 8: bash's `Killed` after
         // `CANCELLED … DUE TO TIME LIMIT`)
@@ -3868,6 +3888,23 @@ mod tests {
     }
 
     #[test]
+    fn the_watchdogs_failure_line_alone_is_no_timeout_beside_nccls_error() {
+        // ProcessGroupNCCL.cpp: "%s failure detected by watchdog at work sequence id: %d PG
+        // status: …" follows any work's exception, NCCL's async error as well as a timeout
+        // (device set 13: rank 0 left, rank 1's socket saw the close)
+        let close = "h:2:9 [0] misc/socket.cc:72 NCCL WARN socketProgress: Connection closed by remote peer\n";
+        let relay = "[rank1]:[E1206 20:04:59.286408767 ProcessGroupNCCL.cpp:2303] [PG ID 0 PG GUID 0(default_pg) Rank 1]  failure detected by watchdog at work sequence id: 2 PG status: last enqueued work: 4, last completed work: 1\n";
+        let f = analyse(&format!("{close}{relay}"));
+        assert!(f.failed(Failure::RemoteExit).is_some());
+        assert!(f.failed(Failure::CollectiveTimeout).is_none(), "{:?}", f.failures);
+        // alone it stays: the watchdog found a failure, and nothing else says which
+        assert!(analyse(relay).failed(Failure::CollectiveTimeout).is_some());
+        // a line that says a collective timed out keeps the timeout beside the close
+        let timeout = "[rank1]:[E1206 20:04:59.2 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=25000) ran for 25001 milliseconds before timing out.\n";
+        assert!(analyse(&format!("{close}{timeout}{relay}")).failed(Failure::CollectiveTimeout).is_some());
+    }
+
+    #[test]
     fn libibverbs_at_info_counts() {
         let f = analyse("h:1:2 [4] NCCL INFO Failed to open libibverbs.so[.1]\nh:1:2 [4] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n");
         assert!(f.ibverbs_missing);
@@ -3876,7 +3913,15 @@ mod tests {
     #[test]
     fn node_count_evidence() {
         let f = analyse("vm:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0\n");
-        assert_eq!((f.nnodes, f.local_ranks, f.nranks), (Some(2), Some(1), Some(2)));
+        assert_eq!((f.nnodes, f.local_ranks, f.nranks, f.mnnvl), (Some(2), Some(1), Some(2), Some(false)));
+        // init.cc's "comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL %d":
+        // any communicator on multi-node NVLink makes it true; before 2.24 no MNNVL field
+        let f = analyse("a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 8 nNodes 2 localRanks 4 localRank 0 MNNVL 1\na:1:1 [0] NCCL INFO comm 0x2 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0\n");
+        assert_eq!(f.mnnvl, Some(true));
+        assert_eq!(
+            analyse("a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 8 nNodes 2 localRanks 4 localRank 0\n").mnnvl,
+            None
+        );
         let f = analyse("h:1:2 [0] NCCL INFO NET/IB: NCCL Dev 0 IbDev 0 Port 1 qpn 1047 mtu 5 GID 0 (80FE/1)\n");
         assert!(f.remote_peer);
     }
@@ -4415,6 +4460,7 @@ mod tests {
         // "corrupted"; the NCCL tag on NCCL's own lines; and
         // the network names of `is_rdma_name`, which reads no line.
         let secondary = [
+            " MNNVL ",
             "Channel",
             "Ring",
             "Tree",

@@ -1846,6 +1846,14 @@ fn notes_not_failures(s: &Scope, log: &LogFacts, findings: &mut Vec<Finding>, no
         let why = ": a job on one node sends nothing over a network, and its init completed: not what failed";
         demote(findings, notes, |f| UNUSED.contains(&f.id), why);
     }
+    // NCCL_MNNVL_ENABLE=1 asked for multi-node NVLink and NCCL's communicator line says `MNNVL
+    // 0`: NCCL 2.28 went on without it (device set 13, an H200 with no NVLink fabric)
+    if log.env("NCCL_MNNVL_ENABLE") == Some("1") && log.mnnvl == Some(false) {
+        notes.push(format!(
+            "NCCL_MNNVL_ENABLE=1 was set, but NCCL's communicators say MNNVL 0: no multi-node NVLink domain (IMEX channel, NVLink fabric) was found, and traffic between nodes went over {}",
+            log.observed().unwrap_or_else(|| "the network NCCL chose".into())
+        ));
+    }
 }
 
 /// The findings `which` picks become notes: their problem, why, and the line.

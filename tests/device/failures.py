@@ -66,7 +66,15 @@ if case == "fillmem" and rank == 1:
     leave = int(os.environ.get("IBWIRE_LEAVE_MB", "64")) << 20
     hold = torch.empty(max(free - leave, 0), dtype=torch.uint8, device="cuda")
 backend = "gloo" if case == "gloo" else "nccl"
-dist.init_process_group(backend, timeout=datetime.timedelta(seconds=int(os.environ.get("PG_TIMEOUT", "40"))))
+pg_timeout = datetime.timedelta(seconds=int(os.environ.get("PG_TIMEOUT", "40")))
+if case == "eager":
+    # eager init (device_id): NCCL's communicator at init_process_group, subgroups by ncclCommSplit
+    dist.init_process_group(backend, timeout=pg_timeout, device_id=torch.device("cuda", 0))
+else:
+    dist.init_process_group(backend, timeout=pg_timeout)
+if case == "barrier":
+    # a barrier before any collective, devices unknown: PyTorch's warning in healthy runs
+    dist.barrier()
 if case == "gloo":
     t = torch.ones(1 << 10)
     dist.all_reduce(t)
@@ -90,6 +98,14 @@ dist.all_reduce(x)
 torch.cuda.synchronize()
 if case == "die" and rank == 1:
     os._exit(3)
+if case == "die0" and rank == 0:
+    # the rank that hosts torchrun's store (and NCCL's bootstrap root) leaves
+    time.sleep(1)
+    os._exit(3)
+if case == "eager":
+    g = dist.new_group(list(range(dist.get_world_size())))
+    dist.all_reduce(x, group=g)
+    torch.cuda.synchronize()
 if rank == 1 and (case == "failalways" or (case == "failfirst" and os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") == "0")):
     sys.exit(5)
 if case == "torchoom" and rank == 1:
@@ -178,4 +194,6 @@ for i in range(3):
     dist.all_reduce(x)
 torch.cuda.synchronize()
 print(f"rank={rank} sum={x[0].item()}", flush=True)
-dist.destroy_process_group()
+if case != "nodestroy":
+    # nodestroy: PyTorch warns at exit that the process group was not destroyed
+    dist.destroy_process_group()

@@ -177,6 +177,14 @@ for c in ${CASES:-$all}; do case $c in
   # Cases added for issue 38, set 12 (2026-12-06): PyTorch's store between the ranks
   uid-late) run uid-late IBWIRE_CASE=uidlate IBWIRE_LATE_S=45 PG_TIMEOUT=15 ;;
   uid-gone) run uid-gone IBWIRE_CASE=uidgone PG_TIMEOUT=20 ;;
+  # Cases added for issue 38, set 13 (2026-12-06): a forced multi-node NVLink on a node without
+  # it, the store's own rank dying, and healthy single-node runs with PyTorch's harmless noise
+  mnnvl-forced) run mnnvl-forced IBWIRE_CASE=ok NCCL_MNNVL_ENABLE=1 PG_TIMEOUT=25 ;;
+  rank0-died) run rank0-died IBWIRE_CASE=die0 PG_TIMEOUT=25 ;;
+  single-nodestroy) NPROC=1 run single-nodestroy IBWIRE_CASE=nodestroy PYTHONWARNINGS=default ;;
+  single-barrier) NPROC=1 run single-barrier IBWIRE_CASE=barrier PYTHONWARNINGS=default ;;
+  single-deprecated-env) NPROC=1 run single-deprecated-env IBWIRE_CASE=ok PYTHONWARNINGS=default NCCL_ASYNC_ERROR_HANDLING=1 NCCL_BLOCKING_WAIT=1 ;;
+  single-eager-split) NPROC=1 run single-eager-split IBWIRE_CASE=eager PYTHONWARNINGS=default ;;
 esac; done
 mkdir -p "$OUT"; tar -C "$W" -czf "$OUT/failures.tgz" failures; rm -rf "$W"
 ls -la "$OUT"

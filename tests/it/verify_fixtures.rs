@@ -509,3 +509,27 @@ fn review_12_nccl_tests_tables_behind_wrappers_are_read() {
         assert_eq!((code, v.as_str()), (Some(0), plain.as_str()), "behind {w:?}");
     }
 }
+
+#[test]
+fn mnnvl_asked_for_and_not_found_is_said() {
+    // NCCL's "NCCL_MNNVL_ENABLE set by environment to 1." and init.cc's "comm %p rank %d nRanks
+    // %d nNodes %d localRanks %d localRank %d MNNVL %d": asked for, not used (device set 13)
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("job.log");
+    std::fs::write(
+        &f,
+        "a:1:1 [0] NCCL INFO NCCL_MNNVL_ENABLE set by environment to 1.\n\
+         a:1:1 [0] NCCL INFO Using network IB\n\
+         a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0\n\
+         a:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\n\
+         a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n",
+    )
+    .unwrap();
+    let o = ibwire(&["verify", "--from-log", f.to_str().unwrap(), "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        v["notes"].to_string().contains("NCCL_MNNVL_ENABLE=1 was set, but NCCL's communicators say MNNVL 0"),
+        "{v}"
+    );
+    assert!(v["notes"].to_string().contains("went over IB"), "{v}");
+}
