@@ -453,11 +453,18 @@ fn review_12_wrappers_no_rule_names_keep_the_verdict() {
     }
     let (code, v) = verdict_of(&format!("\u{feff}{body}"));
     assert_eq!((code, v.as_str()), (Some(0), plain.as_str()), "after a byte-order mark");
-    // two processes' writes run together behind journalctl: `… cudaDev 0ljm:11:12 …` is ljm's
-    let glued = wrap("Dec 06 19:05:01 ljm python3[1234]: ")
-        + "Dec 06 19:05:01 ljm python3[1234]: ljm:10:13 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0ljm:11:12 [1] NCCL INFO Connected all rings\n";
+    // two processes' writes run together, then cut by a terminal: the continuation line's
+    // `… cudaDev 0ljm:11:12 …` is ljm's (the same pid as ljm's own lines)
+    let glued = format!("{body}s 2 cudaDev 0ljm:11:12 [1] NCCL INFO Connected all rings\n");
     let (code, v) = verdict_of(&glued);
     assert_eq!(code, Some(0), "{v}");
+    // behind a wrapper every host is weak evidence and none is merged into another: two
+    // containers `node1` and `gpunode1` with the same pid stay two nodes (review 8)
+    let two = "Dec 06 19:05:01 n python3[9]: node1:7:7 [0] NCCL INFO Using network Socket\n\
+        Dec 06 19:05:01 n python3[9]: gpunode1:7:7 [0] NCCL INFO Using network Socket\n\
+        Dec 06 19:05:01 n python3[9]: node1:7:7 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/Socket/0\n";
+    let (code, v) = verdict_of(two);
+    assert_eq!(code, Some(1), "{v}");
 }
 
 #[test]
