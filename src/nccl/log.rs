@@ -2551,21 +2551,17 @@ impl Analyser {
             }
         }
         let same_pid = |h: &str, pid: &str| pids.get(h).is_some_and(|p| p.contains(&pid));
-        let weak_hosts = std::mem::take(&mut self.weak_hosts);
-        // a weak host glued onto another weak one (every line behind a wrapper no rule names,
-        // two writes run together: `0ljm` beside `ljm`, the same pid)
-        let weak_same = |h: &str, pid: &str| weak_hosts.contains(&(h.to_string(), pid.to_string()));
         let mut weak = Vec::new();
-        for (w, pid) in weak_hosts.iter().cloned() {
+        // (a weak host is never merged into another weak one: behind a wrapper every host is
+        // weak, and `gpunode1` beside `node1` with the same pid are two containers, review 8 —
+        // a host too many is a false "not ok", a host too few can be a false "ok")
+        for (w, pid) in std::mem::take(&mut self.weak_hosts) {
             // no host name is this long (HOST_NAME_MAX is 64): text of a paste, not a host,
             // and its suffixes are not looked up (review 9: quadratic)
             if w.len() > 160 {
                 continue;
             }
-            let glued = w
-                .char_indices()
-                .skip(1)
-                .any(|(i, _)| (self.hosts.contains(&w[i..]) && same_pid(&w[i..], &pid)) || weak_same(&w[i..], &pid));
+            let glued = w.char_indices().skip(1).any(|(i, _)| self.hosts.contains(&w[i..]) && same_pid(&w[i..], &pid));
             if !glued {
                 weak.push(w);
             }

@@ -462,7 +462,8 @@ fn review_12_wrappers_no_rule_names_keep_the_verdict() {
     // containers `node1` and `gpunode1` with the same pid stay two nodes (review 8)
     let two = "Dec 06 19:05:01 n python3[9]: node1:7:7 [0] NCCL INFO Using network Socket\n\
         Dec 06 19:05:01 n python3[9]: gpunode1:7:7 [0] NCCL INFO Using network Socket\n\
-        Dec 06 19:05:01 n python3[9]: node1:7:7 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/Socket/0\n";
+        Dec 06 19:05:01 n python3[9]: node1:7:7 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n\
+        Dec 06 19:05:01 n python3[9]: gpunode1:7:7 [0] NCCL INFO comm 0x2 rank 1 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n";
     let (code, v) = verdict_of(two);
     assert_eq!(code, Some(1), "{v}");
 }
