@@ -296,6 +296,12 @@ pub struct LogFacts {
     /// Some(true) when inter-node channels carry `/GDRDMA`, Some(false) when they do not (or
     /// NCCL said "GPU Direct RDMA Disabled" for an HCA), None when no network channel was logged.
     pub gdr: Option<bool>,
+    /// NCCL's `Connected all rings, use ring PXN %d GDR %d` (transport/generic.cc, 2.24+): its
+    /// GDR is every rank's ring connections over the network ANDed by an allgather (where local
+    /// or graph registration is on, the default): Some(false) if any such line says 0,
+    /// Some(true) if every one says 1 and one came after an RDMA channel line, else None.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ring_gdr: Option<bool>,
     /// Inter-node receive channels with `/GDRDMA` and without it: both non-zero means GPUDirect
     /// on some ranks only (a receive uses GPUDirect whenever the node can).
     #[serde(default)]
@@ -777,6 +783,18 @@ fn transport(v: &str) -> &str {
     } else {
         v.split_whitespace().next().unwrap_or("")
     }
+}
+
+/// `/GDRDMA` cut by a terminal that wrapped the line (review 12: 120 columns) after
+/// `NET/<name>/<dev>` (`via NET/G` is a plugin's name cut, review 13): the only suffix NCCL's
+/// channel format ("via NET/%s/%d%s%s") starts with `/G` is `/GDRDMA`.
+fn gdrdma_cut(t: &str) -> bool {
+    let te = t.trim_end();
+    let dev = |r: &str| r.rsplit('/').next().is_some_and(|d| !d.is_empty() && d.bytes().all(|c| c.is_ascii_digit()));
+    matches!(te.as_bytes().last(), Some(b'G' | b'D' | b'R' | b'M'))
+        && ["/G", "/GD", "/GDR", "/GDRD", "/GDRDM"]
+            .iter()
+            .any(|p| te.strip_suffix(p).is_some_and(|r| r.matches('/').count() >= 2 && dev(r)))
 }
 
 /// The short paths of NCCL's INFO lines: the bulk of a large log, each with one thing to read.
@@ -1677,10 +1695,12 @@ pub struct Analyser {
     warn_proc: Option<String>,
     /// The failure c10d's store-wait warning opened, and the line the last init completed on.
     store_wait: Option<usize>,
-    /// A line that says a collective timed out (the watchdog's `caught collective operation
-    /// timeout`, a dump signal due to a timeout, checkTimeout's frame), not only that the
-    /// watchdog found a failure (which NCCL's own async error also makes).
-    timeout_worded: bool,
+    /// A ring-connected line said `GDR 0`; one said `GDR 1` after an RDMA channel line.
+    ring_gdr_zero: bool,
+    ring_gdr_one: bool,
+    /// The watchdog's `failure detected by watchdog` lines, which NCCL's own async error makes
+    /// as well as a timeout: a collective-timeout failure seen on these alone is no timeout.
+    watchdog_failure_lines: usize,
     /// The processes (`host:pid`) that printed a warning no rule knows.
     unknown_procs: Vec<String>,
     last_done_at: usize,
@@ -2357,6 +2377,18 @@ impl Analyser {
 
     /// A process (`host:pid`) completed its init: the source-table warnings it printed before
     /// did not stop it.
+    /// `Connected all rings, use ring PXN %d GDR %d`: see [`LogFacts::ring_gdr`].
+    fn ring_gdr_line(&mut self, l: &str) {
+        if !has!(l, "use ring PXN ") {
+            return;
+        }
+        match after!(l, " GDR ").and_then(first_int) {
+            Some(0) => self.ring_gdr_zero = true,
+            Some(1) => self.ring_gdr_one |= self.f.channels.net_ib + self.f.channels.net_other > 0,
+            _ => {}
+        }
+    }
+
     fn completed(&mut self, l: &str) {
         self.last_done_at = self.f.lines;
         let Some(p) = proc_of(l) else { return };
@@ -2678,6 +2710,7 @@ impl Analyser {
             Some(Short::Connected) => {
                 // The process got past its warnings to connect every ring or tree: they did not
                 // stop its set-up (held-out vllm#18731's benign CUDA warnings).
+                self.ring_gdr_line(msg);
                 self.f.init_complete += 1;
                 self.completed(l);
                 true
@@ -2967,13 +3000,7 @@ impl Analyser {
             // A pasted channel line without its prefix is NCCL's all the same.
             self.f.nccl_lines += 1;
         }
-        // `/GDRDMA` cut by a terminal that wrapped the line (review 12: 120 columns): the only
-        // suffix NCCL's channel format ("via NET/%s/%d%s%s") starts with `/G` is `/GDRDMA`
-        let gdr = has!(t, "/GDRDMA") || {
-            let te = t.trim_end();
-            matches!(te.as_bytes().last(), Some(b'G' | b'D' | b'R' | b'M'))
-                && ["/G", "/GD", "/GDR", "/GDRD", "/GDRDM"].iter().any(|p| te.ends_with(p))
-        };
+        let gdr = has!(t, "/GDRDMA") || gdrdma_cut(t);
         let c = &mut self.f.channels;
         let net = if t.starts_with("NET/IB") {
             c.net_ib += 1;
@@ -3102,6 +3129,7 @@ impl Analyser {
             || has!(l, "Connected all rings")
             || has!(l, "Connected all trees")
         {
+            self.ring_gdr_line(l);
             self.f.init_complete += 1;
             self.f.init_done += usize::from(has!(l, "Init COMPLETE") || timings || destroyed);
             // a destroy is per communicator and may follow a failed collective (a blocking
@@ -3400,7 +3428,6 @@ impl Analyser {
     /// PyTorch's watchdog on a collective, and its store's client timing out.
     fn watchdog_and_store(&mut self, l: &str, is_nccl: bool, m: u64) {
         if m & gbit!("atchdog") != 0 && has!(l, "Watchdog caught collective operation timeout") {
-            self.timeout_worded = true;
             self.fail(Failure::CollectiveTimeout, None, None, l);
         }
         // ProcessGroupNCCL's watchdog (2.3+): `%s failure detected by watchdog at work sequence
@@ -3420,7 +3447,7 @@ impl Analyser {
                     && has!(l, "ProcessGroupNCCL::WorkNCCL::checkTimeout(")))
         {
             self.f.nccl_lines += 1;
-            self.timeout_worded |= !has!(l, " failure detected by watchdog at work sequence id");
+            self.watchdog_failure_lines += usize::from(has!(l, " failure detected by watchdog at work sequence id"));
             self.fail(Failure::CollectiveTimeout, None, None, l);
         }
         // c10d's socket.cpp (2.2+): `waitForInput: socket %s timed out after %dms`, then the
@@ -3576,6 +3603,7 @@ impl Analyser {
         let net_channels = f.channels.net_ib + f.channels.net_other;
         // Channels with /GDRDMA are GPUDirect in use (where some ranks lack it, `gdr_partial`
         // says so); none, with network channels or an HCA's "Disabled", is no GPUDirect.
+        f.ring_gdr = if self.ring_gdr_zero { Some(false) } else { self.ring_gdr_one.then_some(true) };
         f.gdr = if f.channels.net_ib_gdr > 0 {
             Some(true)
         } else if net_channels > 0 || self.gdr_disabled {
@@ -3648,8 +3676,9 @@ impl Analyser {
         // out, beside NCCL's own error (a peer that left, ncclRemoteError): the watchdog relaying
         // that error, not a timeout (device set 13: rank 0 exited, rank 1's watchdog reported)
         let nccl_err = f.failures.iter().any(|x| matches!(x.kind, Failure::RemoteExit | Failure::NcclError));
-        if !self.timeout_worded && nccl_err {
-            f.failures.retain(|x| x.kind != Failure::CollectiveTimeout);
+        let wd = self.watchdog_failure_lines;
+        if nccl_err {
+            f.failures.retain(|x| !(x.kind == Failure::CollectiveTimeout && x.count <= wd));
         }
         // Slurm stopped the job (a time limit, scancel: SIGTERM, then SIGKILL after KillWait):
         // a SIGKILL reported after the stop is the stop's (review 8: bash's `Killed` after
@@ -3884,6 +3913,20 @@ mod tests {
     }
 
     #[test]
+    fn nccls_ring_gdr_flag_is_read_after_rdma_channels() {
+        // transport/generic.cc (2.24+): "Connected all rings, use ring PXN %d GDR %d"
+        let ch = "h:1:2 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\n";
+        let one = "h:1:2 [0] NCCL INFO Connected all rings, use ring PXN 0 GDR 1\n";
+        let zero = "h:1:2 [0] NCCL INFO Connected all rings, use ring PXN 0 GDR 0\n";
+        assert_eq!(analyse(&format!("{ch}{one}")).ring_gdr, Some(true));
+        // before any network channel (a one-node communicator: nothing clears the flag) it
+        // says nothing
+        assert_eq!(analyse(&format!("{one}{ch}")).ring_gdr, None);
+        assert_eq!(analyse(&format!("{ch}{one}{zero}")).ring_gdr, Some(false));
+        assert_eq!(analyse(&format!("{ch}h:1:2 [0] NCCL INFO Connected all rings\n")).ring_gdr, None);
+    }
+
+    #[test]
     fn the_watchdogs_failure_line_alone_is_no_timeout_beside_nccls_error() {
         // ProcessGroupNCCL.cpp: "%s failure detected by watchdog at work sequence id: %d PG
         // status: …" follows any work's exception, NCCL's async error as well as a timeout
@@ -3898,6 +3941,9 @@ mod tests {
         // a line that says a collective timed out keeps the timeout beside the close
         let timeout = "[rank1]:[E1206 20:04:59.2 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=25000) ran for 25001 milliseconds before timing out.\n";
         assert!(analyse(&format!("{close}{timeout}{relay}")).failed(Failure::CollectiveTimeout).is_some());
+        // so does any other timeout rule's line (review 13: `ran for … before timing out` alone)
+        let ran_for = "[rank0]:[E1206 20:04:59.2 ProcessGroupNCCL.cpp:632] [Rank 0] Collective WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600001 milliseconds before timing out.\n";
+        assert!(analyse(&format!("{ran_for}{close}")).failed(Failure::CollectiveTimeout).is_some());
     }
 
     #[test]
@@ -4457,6 +4503,8 @@ mod tests {
         // the network names of `is_rdma_name`, which reads no line.
         let secondary = [
             " MNNVL ",
+            "use ring PXN ",
+            " GDR ",
             "Channel",
             "Ring",
             "Tree",

@@ -161,9 +161,8 @@ pub fn unwrap_line(l: &str) -> &str {
     unwrap_line_weak(l).0
 }
 
-/// As [`unwrap_line`], and whether the line's start was found only by NCCL's own prefix after
-/// text no rule names ([`nccl_prefixed`]): its host is weaker evidence, as a flattened line's
-/// later segments' are (the text before may be another process's write glued onto it).
+/// As [`unwrap_line`], and whether the line's host is weaker evidence than one at a line's
+/// start (none is, since review 13: see [`unwrap_line_full`]).
 pub fn unwrap_line_weak(l: &str) -> (&str, bool) {
     let (s, weak, _) = unwrap_line_full(l);
     (s, weak)
@@ -176,8 +175,11 @@ pub fn unwrap_line_full(l: &str) -> (&str, bool, bool) {
     if fast {
         return (s, false, true);
     }
-    let t = nccl_prefixed(s);
-    (t, t.len() != s.len(), false)
+    // (a host the cut finds is no weaker than one at a line's start: weak hosts may be merged
+    // into a known one with the same pid, and two real containers `node1`, `gpunode1` with the
+    // same pid, one behind a wrapper, must stay two — review 13; a host that two writes run
+    // together invent stays too: a false "not ok", never a false "ok")
+    (nccl_prefixed(s), false, false)
 }
 
 /// `:pid:tid [` at the start of `b`: the rest of NCCL's `host:pid:tid [dev]` prefix.
@@ -242,6 +244,12 @@ fn nccl_prefixed(s: &str) -> &str {
         return s;
     }
     let start = line_start(b, t);
+    // (not after an nccl-tests row, `  8589934592  2147483648  float  sum  -1mew0:…`: another
+    // process's line glued onto it, whose host the cut would take with the row's last digits)
+    let before = s[..start].trim_start();
+    if before.split_whitespace().next().is_some_and(|w| w.bytes().all(|c| c.is_ascii_digit())) {
+        return s;
+    }
     // a host name's characters only (RFC 1123, and '_'): `2.7.8+cuda10.2workergpu22:…` is
     // NCCL's banner with another process's line glued on, no host
     let host_chars = |w: &str| {

@@ -307,7 +307,9 @@ impl Parser {
                 return &l[i..];
             }
         }
-        if self.wrapped {
+        // rows only inside a table (after its column header, before its summary): a table-shaped
+        // line of another program's after a run that hung is no row (review 13)
+        if self.wrapped && self.rows_since_summary {
             return row_in(l).unwrap_or(l);
         }
         l

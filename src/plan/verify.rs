@@ -1850,8 +1850,12 @@ fn notes_not_failures(s: &Scope, log: &LogFacts, findings: &mut Vec<Finding>, no
     // 0`: NCCL 2.28 went on without it (device set 13, an H200 with no NVLink fabric)
     if log.env("NCCL_MNNVL_ENABLE") == Some("1") && log.mnnvl == Some(false) {
         notes.push(format!(
-            "NCCL_MNNVL_ENABLE=1 was set, but NCCL's communicators say MNNVL 0: no multi-node NVLink domain (IMEX channel, NVLink fabric) was found, and traffic between nodes went over {}",
-            log.observed().unwrap_or_else(|| "the network NCCL chose".into())
+            "NCCL_MNNVL_ENABLE=1 was set, but NCCL's communicators say MNNVL 0: no multi-node NVLink domain (IMEX channel, NVLink fabric) was found{}",
+            if s.multi {
+                format!(", and traffic between nodes went over {}", log.observed().unwrap_or_else(|| "the network NCCL chose".into()))
+            } else {
+                String::new()
+            }
         ));
     }
 }
@@ -2122,6 +2126,7 @@ fn multi_outcome(log: &LogFacts, s: &Scope, bw: &str, partial: &str) -> (Outcome
                 if g { "with" } else { "without" },
                 hcas_over(log)
             )),
+            Some(true) if some_hosts_only(log, s) && every_rank_gdr(log) => gdr_by_nccls_word(log, s, bw),
             Some(true) if some_hosts_only(log, s) => gdr_on_some_hosts(log, s, bw),
             Some(true) => (
                 Outcome::Ok,
@@ -2270,13 +2275,43 @@ fn some_hosts_only(log: &LogFacts, s: &Scope) -> bool {
     !s.one_node && s.nodes.is_some_and(|n| !log.hosts.is_empty() && log.hosts.len() < n)
 }
 
+/// NCCL 2.24+ said every rank's ring connections over the network use GPUDirect: its `GDR 1`
+/// is each rank's flag ANDed by an allgather, done unless both NCCL_LOCAL_REGISTER=0 and
+/// NCCL_GRAPH_REGISTER=0 (transport/generic.cc; net.cc clears a rank's flag for a ring
+/// connection without GPUDirect).
+fn every_rank_gdr(log: &LogFacts) -> bool {
+    log.ring_gdr == Some(true)
+        && !(log.env("NCCL_LOCAL_REGISTER") == Some("0") && log.env("NCCL_GRAPH_REGISTER") == Some("0"))
+}
+
+/// The nodes whose lines the log holds show GPUDirect, and NCCL's `GDR 1` vouches for the rest.
+fn gdr_by_nccls_word(log: &LogFacts, s: &Scope, bw: &str) -> (Outcome, String) {
+    (
+        Outcome::Ok,
+        format!(
+            "OK: {} with GPUDirect RDMA{} on every rank by NCCL's own word (`Connected all rings, use ring PXN _ GDR 1`: each rank's ring connections over the network, ANDed), though the log holds the lines of {} of {} nodes{bw}",
+            s.observed.as_deref().unwrap_or("IB"),
+            hcas_over(log),
+            log.hosts.len(),
+            s.nodes.unwrap_or(0)
+        ),
+    )
+}
+
 /// GPUDirect on the nodes whose lines the log holds says nothing of the others (nccl-tests#350:
 /// the excerpt's node had it, the other staged through host memory): inconclusive.
 fn gdr_on_some_hosts(log: &LogFacts, s: &Scope, bw: &str) -> (Outcome, String) {
+    // NCCL's `GDR 0`: some rank's ring connection over the network is not GPUDirect (often the
+    // send side where NCCL does not read GPU memory over the NIC, pre-Ampere)
+    let zero = if log.ring_gdr == Some(false) {
+        "; NCCL's `Connected all rings, use ring PXN _ GDR 0` says at least one rank's ring connection over the network is not GPUDirect"
+    } else {
+        ""
+    };
     (
         Outcome::Inconclusive,
         format!(
-            "INCONCLUSIVE: {} with GPUDirect RDMA{} on the {} node(s) whose NCCL lines the log holds ({}), of {}: the others' are not in it, so GPUDirect there is not shown (NCCL_DEBUG=INFO on every rank, or pass each node's log){bw}",
+            "INCONCLUSIVE: {} with GPUDirect RDMA{} on the {} node(s) whose NCCL lines the log holds ({}), of {}: the others' are not in it, so GPUDirect there is not shown (NCCL_DEBUG=INFO on every rank, or pass each node's log){zero}{bw}",
             s.observed.as_deref().unwrap_or("IB"),
             hcas_over(log),
             log.hosts.len(),

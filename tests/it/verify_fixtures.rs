@@ -453,11 +453,9 @@ fn review_12_wrappers_no_rule_names_keep_the_verdict() {
     }
     let (code, v) = verdict_of(&format!("\u{feff}{body}"));
     assert_eq!((code, v.as_str()), (Some(0), plain.as_str()), "after a byte-order mark");
-    // two processes' writes run together, then cut by a terminal: the continuation line's
-    // `… cudaDev 0ljm:11:12 …` is ljm's (the same pid as ljm's own lines)
-    let glued = format!("{body}s 2 cudaDev 0ljm:11:12 [1] NCCL INFO Connected all rings\n");
-    let (code, v) = verdict_of(&glued);
-    assert_eq!(code, Some(0), "{v}");
+    // (two processes' writes run together, then cut by a terminal — `s 2 cudaDev 0ljm:11:12
+    // [1] NCCL INFO …` — make a host `0ljm`: a false "not ok", recorded; merging such hosts
+    // into known ones merged real containers too, a false "ok", review 13)
     // behind a wrapper every host is weak evidence and none is merged into another: two
     // containers `node1` and `gpunode1` with the same pid stay two nodes (review 8)
     let two = "Dec 06 19:05:01 n python3[9]: node1:7:7 [0] NCCL INFO Using network Socket\n\
@@ -540,4 +538,53 @@ fn mnnvl_asked_for_and_not_found_is_said() {
         "{v}"
     );
     assert!(v["notes"].to_string().contains("went over IB"), "{v}");
+}
+
+#[test]
+fn nccls_own_gdr_flag_vouches_for_the_nodes_whose_lines_are_missing() {
+    // One node's lines of a two-node job (init.cc's "comm %p rank %d nRanks %d nNodes %d …"),
+    // its receive channels with GPUDirect, and transport/generic.cc's "Connected all rings, use
+    // ring PXN %d GDR %d" (2.24+): GDR is every rank's ring connections ANDed by an allgather.
+    let head = "a:1:1 [0] NCCL INFO Using network IB\n\
+        a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0\n\
+        a:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\n\
+        a:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0/GDRDMA\n";
+    let done = "a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n";
+    let one = "a:1:1 [0] NCCL INFO Connected all rings, use ring PXN 0 GDR 1\n";
+    let (code, v) = verdict_of(&format!("{head}{one}{done}"));
+    assert_eq!(code, Some(0), "{v}");
+    assert!(flat(&v).contains("on every rank by NCCL's own word"), "{v}");
+    // without the line, the other node's GPUDirect is not shown (nccl-tests#350)
+    let (code, v) = verdict_of(&format!("{head}{done}"));
+    assert_eq!(code, Some(3), "{v}");
+    // GDR 0: some rank's ring connection is not GPUDirect
+    let zero = one.replace("GDR 1", "GDR 0");
+    let (code, v) = verdict_of(&format!("{head}{zero}{done}"));
+    assert_eq!(code, Some(3), "{v}");
+    assert!(flat(&v).contains("GDR 0` says at least one rank's ring connection"), "{v}");
+    // both registrations off: no allgather, the flag is this rank's own
+    let off = "a:1:1 [0] NCCL INFO NCCL_LOCAL_REGISTER set by environment to 0.\n\
+        a:1:1 [0] NCCL INFO NCCL_GRAPH_REGISTER set by environment to 0.\n";
+    let (code, v) = verdict_of(&format!("{off}{head}{one}{done}"));
+    assert_eq!(code, Some(3), "{v}");
+}
+
+#[test]
+fn review_13_hosts_behind_a_wrapper_and_cut_plugin_names() {
+    // a node's plain lines and another's behind journalctl, the same pid (containers): two
+    // nodes, never merged into one
+    let two = "node1:45:45 [0] NCCL INFO Using network Socket\n\
+        node1:45:45 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n\
+        Dec 06 19:05:01 gpunode1 python3[45]: gpunode1:45:45 [0] NCCL INFO Using network Socket\n\
+        Dec 06 19:05:01 gpunode1 python3[45]: gpunode1:45:45 [0] NCCL INFO comm 0x2 rank 1 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n";
+    let (code, v) = verdict_of(two);
+    assert_eq!(code, Some(1), "{v}");
+    // `via NET/G` is a plugin's name (GPUDirectTCPX) a terminal cut, not `/GDRDMA` cut
+    let tcpx = "a:1:1 [0] NCCL INFO Using network GPUDirectTCPX\n\
+        a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0\n\
+        a:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/G\n\
+        PUDirectTCPX/0\n\
+        a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n";
+    let (code, v) = verdict_of(tcpx);
+    assert_ne!(code, Some(0), "{v}");
 }
