@@ -98,8 +98,8 @@ fn feed(st: &mut Readers, raw: &str) {
     if st.3.skip(&cleaned) {
         return;
     }
-    let (l, weak) = crate::nccl::unwrap_line_weak(&cleaned);
-    st.0.line_segment(l, log::Pre::NONE, weak);
+    let l = crate::nccl::unwrap_line(&cleaned);
+    st.0.line_unwrapped(l);
     st.1.line_unwrapped(l);
     if let Some(r) = allreduce_line(l) {
         st.2 = Some(r);
@@ -217,7 +217,7 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
             let mut pointed: Vec<PathBuf> = Vec::new();
             let read = crate::nccl::for_each_line(std::io::BufReader::with_capacity(1 << 20, r), MAX_LINE, |raw| {
                 let cleaned = crate::nccl::clean(raw);
-                let (unwrapped, weak, fast) = crate::nccl::unwrap_line_full(&cleaned);
+                let (unwrapped, fast) = crate::nccl::unwrap_line_fast(&cleaned);
                 if let Some(d) = unwrapped.strip_prefix(super::watch::KEPT) {
                     if pointed.len() < 64 {
                         pointed.push(PathBuf::from(d.trim()));
@@ -227,9 +227,7 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
                 if own.skip(&cleaned) {
                     return;
                 }
-                feed.nccl = fast;
-                feed.cleaned(&cleaned, unwrapped, weak);
-                feed.nccl = false;
+                feed.cleaned(&cleaned, unwrapped, fast);
             });
             if let Err(e) = read {
                 res = Err(anyhow::Error::new(e).context(format!("cannot read {}", f.display())));
@@ -263,41 +261,34 @@ struct Feed<'a> {
     pending: Option<(usize, std::ops::Range<usize>)>,
     /// The line being fed is a segment of a flattened line after its first.
     segment: bool,
-    /// The line began with NCCL's `host:pid:tid [` as it came: no wrapper to look for.
-    nccl: bool,
     bar: Option<&'a indicatif::ProgressBar>,
     spare: &'a std::sync::mpsc::Receiver<Vec<u8>>,
     tx: &'a std::sync::mpsc::SyncSender<Vec<u8>>,
 }
 
 impl Feed<'_> {
-    /// One line cleaned (and unwrapped, `weak` where only NCCL's own prefix found its start), or
-    /// a flattened line's segments: those after the first begin mid-line, so their hosts are
+    /// One line cleaned and unwrapped (`nccl`: it began with NCCL's prefix as it came), or a
+    /// flattened line's segments: those after the first begin mid-line, so their hosts are
     /// weaker evidence (two processes' writes glued together make false ones).
-    fn cleaned(&mut self, cleaned: &str, unwrapped: &str, weak: bool) {
+    fn cleaned(&mut self, cleaned: &str, unwrapped: &str, nccl: bool) {
         match crate::nccl::flattened(cleaned) {
-            None => {
-                self.segment = weak;
-                self.line(unwrapped);
-            }
+            None => self.line(unwrapped, nccl),
             Some(lines) => {
-                self.nccl = false;
                 for (k, l) in lines.into_iter().enumerate() {
-                    let (l, weak) = crate::nccl::unwrap_line_weak(l);
-                    self.segment = k > 0 || weak;
-                    self.line(l);
+                    self.segment = k > 0;
+                    self.line(crate::nccl::unwrap_line(l), false);
                 }
+                self.segment = false;
             }
         }
-        self.segment = false;
     }
 
     #[inline]
-    fn line(&mut self, l: &str) {
+    fn line(&mut self, l: &str, nccl: bool) {
         if l.is_empty() {
             return;
         }
-        if self.nccl {
+        if nccl {
             self.tests.line_nccl(l);
         } else {
             self.tests.line_unwrapped(l);
@@ -353,7 +344,6 @@ impl<'a> Feed<'a> {
             share: 4,
             pending: None,
             segment: false,
-            nccl: false,
             queued,
             bar,
             spare,

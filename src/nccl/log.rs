@@ -1695,9 +1695,6 @@ pub struct Analyser {
     warn_proc: Option<String>,
     /// The failure c10d's store-wait warning opened, and the line the last init completed on.
     store_wait: Option<usize>,
-    /// A ring-connected line said `GDR 0`; one said `GDR 1` after an RDMA channel line.
-    ring_gdr_zero: bool,
-    ring_gdr_one: bool,
     /// The watchdog's `failure detected by watchdog` lines, which NCCL's own async error makes
     /// as well as a timeout: a collective-timeout failure seen on these alone is no timeout.
     watchdog_failure_lines: usize,
@@ -2383,8 +2380,10 @@ impl Analyser {
             return;
         }
         match after!(l, " GDR ").and_then(first_int) {
-            Some(0) => self.ring_gdr_zero = true,
-            Some(1) => self.ring_gdr_one |= self.f.channels.net_ib + self.f.channels.net_other > 0,
+            Some(0) => self.f.ring_gdr = Some(false),
+            Some(1) if self.f.channels.net_ib + self.f.channels.net_other > 0 => {
+                self.f.ring_gdr.get_or_insert(true);
+            }
             _ => {}
         }
     }
@@ -2478,14 +2477,10 @@ impl Analyser {
             return;
         }
         match super::flattened(&cleaned) {
-            None => {
-                let (l, weak) = super::unwrap_line_weak(&cleaned);
-                self.line_segment(l, Pre::NONE, weak);
-            }
+            None => self.line_unwrapped(super::unwrap_line(&cleaned)),
             Some(lines) => {
                 for (k, l) in lines.into_iter().enumerate() {
-                    let (l, weak) = super::unwrap_line_weak(l);
-                    self.line_segment(l, Pre::NONE, k > 0 || weak);
+                    self.line_segment(super::unwrap_line(l), Pre::NONE, k > 0);
                 }
             }
         }
@@ -3580,11 +3575,12 @@ impl Analyser {
         // No `Using network` line, and channels over both NET/IB and NET/Socket: processes that
         // took different networks (NCCL's net is one per process), or two jobs in one file (an
         // `sbatch --open-mode=append` output, review 12) — either way not one job on RDMA
-        let both = f.channels.net_ib > 0 && f.channels.net_socket > 0;
-        if both && self.networks.is_empty() {
+        f.network = if f.channels.net_ib > 0 && f.channels.net_socket > 0 && self.networks.is_empty() {
             f.networks_seen = vec!["IB".into(), "Socket".into()];
-        }
-        f.network = if both && self.networks.is_empty() { Some("mixed".into()) } else { self.chosen_network(&f) };
+            Some("mixed".into())
+        } else {
+            self.chosen_network(&f)
+        };
         ib_open_kept(&mut f);
         self.drop_superseded_failures(&mut f);
         self.abort_announced_anywhere(&mut f);
@@ -3603,7 +3599,6 @@ impl Analyser {
         let net_channels = f.channels.net_ib + f.channels.net_other;
         // Channels with /GDRDMA are GPUDirect in use (where some ranks lack it, `gdr_partial`
         // says so); none, with network channels or an HCA's "Disabled", is no GPUDirect.
-        f.ring_gdr = if self.ring_gdr_zero { Some(false) } else { self.ring_gdr_one.then_some(true) };
         f.gdr = if f.channels.net_ib_gdr > 0 {
             Some(true)
         } else if net_channels > 0 || self.gdr_disabled {

@@ -158,28 +158,19 @@ fn looks_like_nccl_prefix(tok: &str) -> bool {
 /// 11:22:27 [file.py:743] `), a leftover colour code (`[0m `), indentation, and e-mail
 /// quoting (`> `).
 pub fn unwrap_line(l: &str) -> &str {
-    unwrap_line_weak(l).0
+    unwrap_line_fast(l).0
 }
 
-/// As [`unwrap_line`], and whether the line's host is weaker evidence than one at a line's
-/// start (none is, since review 13: see [`unwrap_line_full`]).
-pub fn unwrap_line_weak(l: &str) -> (&str, bool) {
-    let (s, weak, _) = unwrap_line_full(l);
-    (s, weak)
-}
-
-/// As [`unwrap_line_weak`], and whether the line began with NCCL's `host:pid:tid [` as it came
-/// (the bulk of a log: no other reader need look for a wrapper in it).
-pub fn unwrap_line_full(l: &str) -> (&str, bool, bool) {
-    let (s, fast) = unwrap_known(l);
-    if fast {
-        return (s, false, true);
+/// As [`unwrap_line`], and whether the line began with NCCL's `host:pid:tid [` as it came (the
+/// bulk of a log: no other reader need look for a wrapper in it). A host the cut at NCCL's
+/// prefix finds counts as one at a line's start: never merged into a known one with the same
+/// pid (two containers `node1`, `gpunode1`, one behind a wrapper, stay two — review 13), so a
+/// host two writes run together invent stays too: a false "not ok", never a false "ok".
+pub fn unwrap_line_fast(l: &str) -> (&str, bool) {
+    match unwrap_known(l) {
+        (s, true) => (s, true),
+        (s, false) => (nccl_prefixed(s), false),
     }
-    // (a host the cut finds is no weaker than one at a line's start: weak hosts may be merged
-    // into a known one with the same pid, and two real containers `node1`, `gpunode1` with the
-    // same pid, one behind a wrapper, must stay two — review 13; a host that two writes run
-    // together invent stays too: a false "not ok", never a false "ok")
-    (nccl_prefixed(s), false, false)
 }
 
 /// `:pid:tid [` at the start of `b`: the rest of NCCL's `host:pid:tid [dev]` prefix.

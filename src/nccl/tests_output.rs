@@ -228,16 +228,12 @@ impl Parser {
     /// One line already cleaned and unwrapped.
     pub fn line_unwrapped(&mut self, l: &str) {
         let l = self.table_text(l);
-        self.line_known(l);
+        self.line_nccl(l);
     }
 
-    /// One of NCCL's own lines (`host:pid:tid [dev] …` as it came, [`super::unwrap_line_full`]):
-    /// no wrapper to look for in it.
+    /// A line with no wrapper to look for in it: NCCL's own (`host:pid:tid [dev] …` as it came,
+    /// [`super::unwrap_line_fast`]), or one [`Parser::table_text`] took it from.
     pub fn line_nccl(&mut self, l: &str) {
-        self.line_known(l);
-    }
-
-    fn line_known(&mut self, l: &str) {
         // `#  Rank  0 Group  0 Pid 4766 on host device  0 [0x21] …`; before 2.x's groups,
         // `#   Rank  0 Pid 131398 on    host device  0 [0xaf] …`
         // Pasted into an issue outside a code block, Markdown takes a line starting with `#`

@@ -2126,7 +2126,6 @@ fn multi_outcome(log: &LogFacts, s: &Scope, bw: &str, partial: &str) -> (Outcome
                 if g { "with" } else { "without" },
                 hcas_over(log)
             )),
-            Some(true) if some_hosts_only(log, s) && every_rank_gdr(log) => gdr_by_nccls_word(log, s, bw),
             Some(true) if some_hosts_only(log, s) => gdr_on_some_hosts(log, s, bw),
             Some(true) => (
                 Outcome::Ok,
@@ -2284,23 +2283,18 @@ fn every_rank_gdr(log: &LogFacts) -> bool {
         && !(log.env("NCCL_LOCAL_REGISTER") == Some("0") && log.env("NCCL_GRAPH_REGISTER") == Some("0"))
 }
 
-/// The nodes whose lines the log holds show GPUDirect, and NCCL's `GDR 1` vouches for the rest.
-fn gdr_by_nccls_word(log: &LogFacts, s: &Scope, bw: &str) -> (Outcome, String) {
-    (
-        Outcome::Ok,
-        format!(
-            "OK: {} with GPUDirect RDMA{} on every rank by NCCL's own word (`Connected all rings, use ring PXN _ GDR 1`: each rank's ring connections over the network, ANDed), though the log holds the lines of {} of {} nodes{bw}",
-            s.observed.as_deref().unwrap_or("IB"),
-            hcas_over(log),
-            log.hosts.len(),
-            s.nodes.unwrap_or(0)
-        ),
-    )
-}
-
 /// GPUDirect on the nodes whose lines the log holds says nothing of the others (nccl-tests#350:
-/// the excerpt's node had it, the other staged through host memory): inconclusive.
+/// the excerpt's node had it, the other staged through host memory): inconclusive, unless
+/// NCCL's own `GDR 1` vouches for every rank ([`every_rank_gdr`]).
 fn gdr_on_some_hosts(log: &LogFacts, s: &Scope, bw: &str) -> (Outcome, String) {
+    let (net, hcas, shown, nodes) =
+        (s.observed.as_deref().unwrap_or("IB"), hcas_over(log), log.hosts.len(), s.nodes.unwrap_or(0));
+    if every_rank_gdr(log) {
+        return (
+            Outcome::Ok,
+            format!("OK: {net} with GPUDirect RDMA{hcas} on every rank by NCCL's own word (`Connected all rings, use ring PXN _ GDR 1`: each rank's ring connections over the network, ANDed), though the log holds the lines of {shown} of {nodes} nodes{bw}"),
+        );
+    }
     // NCCL's `GDR 0`: some rank's ring connection over the network is not GPUDirect (often the
     // send side where NCCL does not read GPU memory over the NIC, pre-Ampere)
     let zero = if log.ring_gdr == Some(false) {
@@ -2308,16 +2302,10 @@ fn gdr_on_some_hosts(log: &LogFacts, s: &Scope, bw: &str) -> (Outcome, String) {
     } else {
         ""
     };
+    let hosts = crate::slurm::compress_hostlist(&log.hosts);
     (
         Outcome::Inconclusive,
-        format!(
-            "INCONCLUSIVE: {} with GPUDirect RDMA{} on the {} node(s) whose NCCL lines the log holds ({}), of {}: the others' are not in it, so GPUDirect there is not shown (NCCL_DEBUG=INFO on every rank, or pass each node's log){zero}{bw}",
-            s.observed.as_deref().unwrap_or("IB"),
-            hcas_over(log),
-            log.hosts.len(),
-            crate::slurm::compress_hostlist(&log.hosts),
-            s.nodes.unwrap_or(0)
-        ),
+        format!("INCONCLUSIVE: {net} with GPUDirect RDMA{hcas} on the {shown} node(s) whose NCCL lines the log holds ({hosts}), of {nodes}: the others' are not in it, so GPUDirect there is not shown (NCCL_DEBUG=INFO on every rank, or pass each node's log){zero}{bw}"),
     )
 }
 
