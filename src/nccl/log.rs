@@ -1077,6 +1077,21 @@ fn is_trace(msg: &str) -> bool {
 /// and the result.
 /// A plugin's NCCLCHECK trace behind its own prefix (`NCCL/NET (shim)
 /// /build/nccl-shim/src/guest_config_checker.cc:132 -> 4`): the last word before ` -> `.
+/// `ncclInvalidUsage`, `ncclInvalidArgument` or `ncclSocketInit:` in `l` (the names of
+/// nccl_error's patterns without `rror`), looked for only where the gate saw `nccl`.
+fn names_result(l: &str, m: u64) -> bool {
+    m & gbit!("nccl") != 0
+        && memchr::memmem::find_iter(l.as_bytes(), b"nccl")
+            .any(|i| l[i + 4..].starts_with("Invalid") || l[i + 4..].starts_with("SocketInit:"))
+}
+
+/// ` -> ` somewhere in `l` (an error trace's arrow): one byte search, no substring searcher.
+#[inline]
+fn has_arrow(l: &str) -> bool {
+    let b = l.as_bytes();
+    memchr::memchr_iter(b'>', b).any(|i| i >= 2 && b[i - 1] == b'-' && b[i - 2] == b' ' && b.get(i + 1) == Some(&b' '))
+}
+
 fn prefixed_trace(msg: &str) -> Option<(&str, i64)> {
     let i = msg.rfind(" -> ")?;
     let loc = msg[..i].rsplit(' ').next()?;
@@ -2723,16 +2738,17 @@ impl Analyser {
     #[inline]
     fn gated_readers(&mut self, l: &str, m: u64, is_nccl: bool, host: Option<&str>) {
         let any = |lits: &[u64]| lits.iter().any(|b| m & b != 0);
+        // (`nccl` only for vLLM's `is using nccl==`: it is on every line naming a library path)
         if any(&[
             gbit!("NCCL version"),
             gbit!("Using network"),
             gbit!("ternal Network "),
-            gbit!("nccl"),
             gbit!("Selected "),
             gbit!("Bootstrap"),
             gbit!("evice found"),
             gbit!(": Using "),
-        ]) {
+        ]) || (m & gbit!("nccl") != 0 && has!(l, "is using nccl=="))
+        {
             self.network_choice(l, m, host);
         }
         if any(&[gbit!("set by environment"), gbit!("NCCL_")]) {
@@ -2763,16 +2779,14 @@ impl Analyser {
         if any(&[gbit!("ocket")]) {
             self.connect_retries(l);
         }
-        let warnish = [
-            gbit!("WARN"),
-            gbit!("rror"),
-            gbit!("Test NCCL"),
-            gbit!("nccl"),
-            gbit!("atchdog"),
-            gbit!("userspace device"),
-        ];
-        if !is_nccl || any(&warnish) || (self.ungated && has!(l, " -> ")) {
+        let warnish = [gbit!("WARN"), gbit!("rror"), gbit!("Test NCCL"), gbit!("atchdog"), gbit!("userspace device")];
+        if !is_nccl || any(&warnish) || names_result(l, m) || (self.ungated && has!(l, " -> ")) {
             self.warnings_and_errors(l, is_nccl, m);
+        }
+        // NCCL's error traces behind a plugin's words (`NCCL/NET (shim) …/x.cc:132 -> 4`), the
+        // plain ones being short lines: any NCCL line with ` -> `
+        if is_nccl && has_arrow(l) {
+            self.error_trace(l);
         }
     }
 
@@ -3236,9 +3250,19 @@ impl Analyser {
                 }
             }
         }
+        self.nccl_error_line(l, is_nccl, m);
+        self.framework_failures(l, is_nccl, m);
+        self.verbs_lines(l, is_nccl, m);
+    }
+
+    /// ncclGetErrorString's words and the results' names (`ncclSystemError`, `NCCL error`, …).
+    fn nccl_error_line(&mut self, l: &str, is_nccl: bool, m: u64) {
         // nccl_error's patterns: `ncclXxxError`, `ncclSocketInit:`, `… error`, `Test NCCL failure`
-        let error_bits = gbit!("nccl") | gbit!("rror") | gbit!("Test NCCL");
-        if let Some(e) = if m & error_bits != 0 { nccl_error(l) } else { None } {
+        // (all but `ncclInvalidUsage`, `ncclInvalidArgument` and `ncclSocketInit:` hold `rror`
+        // or `Test NCCL`; `nccl` alone is on every line that names a library path or an NCCL
+        // function)
+        let error_bits = gbit!("rror") | gbit!("Test NCCL");
+        if let Some(e) = if m & error_bits != 0 || names_result(l, m) { nccl_error(l) } else { None } {
             if !is_nccl {
                 self.f.nccl_lines += 1;
             }
@@ -3250,11 +3274,6 @@ impl Analyser {
                 self.fail(Failure::NoSocketInterface, None, None, &e);
             }
         }
-        self.framework_failures(l, is_nccl, m);
-        if is_nccl {
-            self.error_trace(l);
-        }
-        self.verbs_lines(l, is_nccl, m);
     }
 
     /// PyTorch's NCCL process group: its lines, its check for GPUs, its watchdog's end.
@@ -4415,6 +4434,28 @@ mod tests {
         assert_eq!(gate_mask("Cuda failure reset by peer"), gbit!("Cuda failure") | gbit!("reset by peer"));
         assert_eq!(gate_mask("Duplicate GPU Direct"), gbit!("Duplicate GPU") | gbit!("GPU Direct"));
         assert_eq!(gate_mask("x Using network IB via NET/IB/0"), gbit!("Using network") | gbit!(" via "));
+    }
+
+    #[test]
+    fn results_without_rror_in_their_name_and_traces_behind_a_plugin_are_read_on_nccl_lines() {
+        // the gate's `nccl` no longer sends every line naming a library path to the warning
+        // readers: the three result names without `rror`, and NCCL's traces after a plugin's
+        // words, are looked for on their own
+        for l in [
+            "h:1:2 [0] NCCL INFO x failed: ncclInvalidUsage: This usually reflects invalid usage of NCCL library.",
+            "h:1:2 [0] NCCL INFO x ncclInvalidArgument: Invalid value for an argument.",
+            "h:1:2 [0] NCCL INFO ncclSocketInit: connecting to address with family 0",
+        ] {
+            assert!(!analyse(&format!("{l}\n")).errors.is_empty(), "{l}");
+        }
+        // set 43's TCPXO shim: its warning, then NCCL's error on its way up behind the shim's words
+        let f = analyse(
+            "h:1:2 [0] g.cc:101 NCCL WARN NCCL/NET (shim) mismatch enforced: NCCL_MIN_NCHANNELS=8 (expected 4)\n\
+             h:1:2 [0] NCCL INFO NCCL/NET (shim) /build/nccl-shim/src/guest_config_checker.cc:132 -> 4\n",
+        );
+        assert!(f.error_after_unknown_warning, "{f:?}");
+        assert_eq!(analyse("h:1:2 [0] NCCL INFO libnccl-net.so: No plugin found\n").errors, Vec::<String>::new());
+        assert!(has_arrow("a.cc:1 -> 3") && !has_arrow("a->b") && !has_arrow("x > y"));
     }
 
     #[test]
