@@ -332,6 +332,11 @@ pub struct LogFacts {
     /// NVLink (any that did makes it true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mnnvl: Option<bool>,
+    /// PyTorch's TCPStore lost its server: `recvValueWithTimeout failed on SocketImpl(…):
+    /// Failed to recv, got 0 bytes. Connection was likely closed. Did the remote server
+    /// shutdown or crash?` (c10d TCPStore.cpp, 2.8+): the line, clipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_closed: Option<String>,
     /// The largest `nranks` of a communicator made by `ncclCommInitAll`: one process holds all
     /// of its ranks, so they are on one node.
     #[serde(default)]
@@ -1077,12 +1082,16 @@ fn is_trace(msg: &str) -> bool {
 /// and the result.
 /// A plugin's NCCLCHECK trace behind its own prefix (`NCCL/NET (shim)
 /// /build/nccl-shim/src/guest_config_checker.cc:132 -> 4`): the last word before ` -> `.
-/// `ncclInvalidUsage`, `ncclInvalidArgument` or `ncclSocketInit:` in `l` (the names of
-/// nccl_error's patterns without `rror`), looked for only where the gate saw `nccl`.
+/// nccl_error's patterns without `rror` in them: `ncclInvalidUsage`, `ncclInvalidArgument`,
+/// `ncclSocketInit:` (looked for where the gate saw `nccl`) and ncclGetErrorString's `invalid
+/// usage (run with NCCL_DEBUG=…` and `invalid argument (run with NCCL_DEBUG=…` (where it saw
+/// `NCCL_`; review 14: `ncclAllReduce failed: invalid argument (run with …)` was read through
+/// the `nccl` of the function's name alone).
 fn names_result(l: &str, m: u64) -> bool {
-    m & gbit!("nccl") != 0
+    (m & gbit!("nccl") != 0
         && memchr::memmem::find_iter(l.as_bytes(), b"nccl")
-            .any(|i| l[i + 4..].starts_with("Invalid") || l[i + 4..].starts_with("SocketInit:"))
+            .any(|i| l[i + 4..].starts_with("Invalid") || l[i + 4..].starts_with("SocketInit:")))
+        || (m & gbit!("NCCL_") != 0 && has!(l, " (run with NCCL_DEBUG="))
 }
 
 /// ` -> ` somewhere in `l` (an error trace's arrow): one byte search, no substring searcher.
@@ -2334,8 +2343,14 @@ impl Analyser {
             Some(None) => {}
             Some(Some(k)) => self.fail(k, None, None, msg),
             None if row.class == "unclassified" => {
+                let by = match row.source {
+                    "rccl" => "RCCL",
+                    "ofi" => "aws-ofi-nccl",
+                    "sharp" => "the SHARP plugin",
+                    _ => "NCCL",
+                };
                 let note = format!(
-                    "NCCL prints it in {} (unclassified)",
+                    "{by} prints it in {} (unclassified)",
                     if row.releases.is_empty() { row.source } else { row.releases }
                 );
                 self.fail_class(Failure::UnknownWarning, msg, Some(note));
@@ -3464,6 +3479,17 @@ impl Analyser {
             self.watchdog_failure_lines += usize::from(has!(l, " failure detected by watchdog at work sequence id"));
             self.fail(Failure::CollectiveTimeout, None, None, l);
         }
+        // c10d's TCPStore (2.8+, pytorch#153586): a client whose server went away while it waited
+        // on a key — the store's host exited or crashed (a crash, or rank 0 ending first): a
+        // note, not a failure (the same line follows a healthy rank 0 that finished first)
+        if !is_nccl
+            && self.f.store_closed.is_none()
+            && m & gbit!("ailed") != 0
+            && has!(l, "Connection was likely closed. Did the remote server shutdown or crash?")
+        {
+            self.f.nccl_lines += 1;
+            self.f.store_closed = Some(clip(l.trim(), 300));
+        }
         // c10d's socket.cpp (2.2+): `waitForInput: socket %s timed out after %dms`, then the
         // store client raises `Socket Timeout`: a store peer that never answered
         if !is_nccl
@@ -4437,6 +4463,15 @@ mod tests {
     }
 
     #[test]
+    fn a_store_whose_server_closed_is_a_fact_not_a_failure() {
+        // set 65, nccl#1762: c10d TCPStore.cpp's warning (pytorch#153586's wording)
+        let l = "[rank101]:[W703 01:01:05.364835151 TCPStore.cpp:138] [c10d] recvValueWithTimeout failed on SocketImpl(fd=90, addr=[a]:43518, remote=[b]:56789): Failed to recv, got 0 bytes. Connection was likely closed. Did the remote server shutdown or crash?\n";
+        let f = analyse(l);
+        assert!(f.store_closed.as_deref().is_some_and(|s| s.contains("recvValueWithTimeout")), "{f:?}");
+        assert!(f.failures.is_empty(), "{:?}", f.failures);
+    }
+
+    #[test]
     fn results_without_rror_in_their_name_and_traces_behind_a_plugin_are_read_on_nccl_lines() {
         // the gate's `nccl` no longer sends every line naming a library path to the warning
         // readers: the three result names without `rror`, and NCCL's traces after a plugin's
@@ -4445,6 +4480,10 @@ mod tests {
             "h:1:2 [0] NCCL INFO x failed: ncclInvalidUsage: This usually reflects invalid usage of NCCL library.",
             "h:1:2 [0] NCCL INFO x ncclInvalidArgument: Invalid value for an argument.",
             "h:1:2 [0] NCCL INFO ncclSocketInit: connecting to address with family 0",
+            // review 14: ncclGetErrorString's words without a result name
+            "nodeA:100:100 [0] NCCL INFO ncclAllReduce failed: invalid argument (run with NCCL_DEBUG=INFO for details)",
+            "W0101 12:00:00.123 nccl_utils.cc:297] NCCL operation ncclAllReduce(...) failed: invalid argument (run with NCCL_DEBUG=WARN for details)",
+            "h:1:2 [0] NCCL INFO x failed: invalid usage (run with NCCL_DEBUG=WARN for details)",
         ] {
             assert!(!analyse(&format!("{l}\n")).errors.is_empty(), "{l}");
         }
@@ -4538,6 +4577,8 @@ mod tests {
         // "corrupted"; the NCCL tag on NCCL's own lines; and
         // the network names of `is_rdma_name`, which reads no line.
         let secondary = [
+            // after `ailed` (`recvValueWithTimeout failed`)
+            "Connection was likely closed. Did the remote server shutdown or crash?",
             " MNNVL ",
             "use ring PXN ",
             " GDR ",

@@ -1846,6 +1846,13 @@ fn notes_not_failures(s: &Scope, log: &LogFacts, findings: &mut Vec<Finding>, no
         let why = ": a job on one node sends nothing over a network, and its init completed: not what failed";
         demote(findings, notes, |f| UNUSED.contains(&f.id), why);
     }
+    // PyTorch's store client saw its server close (set 65, nccl#1762: a 128-GPU job's crash)
+    if log.store_closed.is_some() {
+        notes.push(
+            "PyTorch lost its rendezvous store (TCPStore: 'Connection was likely closed. Did the remote server shutdown or crash?'): the store's host (MASTER_ADDR, rank 0's node) exited or crashed while a rank waited on it; that host's log says why (after a healthy run, rank 0 finishing first does the same)"
+                .into(),
+        );
+    }
     // NCCL_MNNVL_ENABLE=1 asked for multi-node NVLink and NCCL's communicator line says `MNNVL
     // 0`: NCCL 2.28 went on without it (device set 13, an H200 with no NVLink fabric)
     if log.env("NCCL_MNNVL_ENABLE") == Some("1") && log.mnnvl == Some(false) {
