@@ -293,7 +293,8 @@ impl Feed<'_> {
         } else {
             self.tests.line_unwrapped(l);
         }
-        if let Some(x) = allreduce_line(l) {
+        // (a line that began with NCCL's `host:pid:tid [` is not examples/allreduce.py's)
+        if let Some(x) = if nccl { None } else { allreduce_line(l) } {
             self.allreduce = Some(x);
         }
         // The tag and the gate's pass run here for `share` lines in eight and in the log
