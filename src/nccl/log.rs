@@ -1078,10 +1078,6 @@ fn is_trace(msg: &str) -> bool {
     trace_parts(msg).is_some()
 }
 
-/// `file:line -> result`, and since 2.30 `file:line (function) -> result`: the file's base name
-/// and the result.
-/// A plugin's NCCLCHECK trace behind its own prefix (`NCCL/NET (shim)
-/// /build/nccl-shim/src/guest_config_checker.cc:132 -> 4`): the last word before ` -> `.
 /// nccl_error's patterns without `rror` in them: `ncclInvalidUsage`, `ncclInvalidArgument`,
 /// `ncclSocketInit:` (looked for where the gate saw `nccl`) and ncclGetErrorString's `invalid
 /// usage (run with NCCL_DEBUG=…` and `invalid argument (run with NCCL_DEBUG=…` (where it saw
@@ -1101,6 +1097,8 @@ fn has_arrow(l: &str) -> bool {
     memchr::memchr_iter(b'>', b).any(|i| i >= 2 && b[i - 1] == b'-' && b[i - 2] == b' ' && b.get(i + 1) == Some(&b' '))
 }
 
+/// A plugin's NCCLCHECK trace behind its own prefix (`NCCL/NET (shim)
+/// /build/nccl-shim/src/guest_config_checker.cc:132 -> 4`): the last word before ` -> `.
 fn prefixed_trace(msg: &str) -> Option<(&str, i64)> {
     let i = msg.rfind(" -> ")?;
     let loc = msg[..i].rsplit(' ').next()?;
@@ -1108,6 +1106,8 @@ fn prefixed_trace(msg: &str) -> Option<(&str, i64)> {
     trace_parts(&msg[i - loc.len()..])
 }
 
+/// `file:line -> result`, and since 2.30 `file:line (function) -> result`: the file's base name
+/// and the result.
 fn trace_parts(msg: &str) -> Option<(&str, i64)> {
     let sp = memchr::memchr(b' ', msg.as_bytes())?;
     let (loc, mut rest) = (&msg[..sp], &msg[sp..]);
