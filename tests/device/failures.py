@@ -98,6 +98,11 @@ dist.all_reduce(x)
 torch.cuda.synchronize()
 if case == "die" and rank == 1:
     os._exit(3)
+if case == "abortpg" and rank == 1:
+    # the rank aborts its communicators (ncclCommAbort) and leaves cleanly: its peer's next
+    # collective has no partner
+    dist.distributed_c10d._abort_process_group()
+    os._exit(0)
 if case == "die0" and rank == 0:
     # the rank that hosts torchrun's store (and NCCL's bootstrap root) leaves
     time.sleep(1)

@@ -185,6 +185,15 @@ for c in ${CASES:-$all}; do case $c in
   single-barrier) NPROC=1 run single-barrier IBWIRE_CASE=barrier PYTHONWARNINGS=default ;;
   single-deprecated-env) NPROC=1 run single-deprecated-env IBWIRE_CASE=ok PYTHONWARNINGS=default NCCL_ASYNC_ERROR_HANDLING=1 NCCL_BLOCKING_WAIT=1 ;;
   single-eager-split) NPROC=1 run single-eager-split IBWIRE_CASE=eager PYTHONWARNINGS=default ;;
+  # Cases added for issue 38, set 14 (2026-12-06): an IPv6-only bootstrap on a node without it,
+  # NVLS forced where there is none, a peer that aborts its communicator, harmless settings
+  socket-family-v6) run socket-family-v6 IBWIRE_CASE=ok NCCL_SOCKET_FAMILY=AF_INET6 PG_TIMEOUT=25 ;;
+  nvls-forced) run nvls-forced IBWIRE_CASE=ok NCCL_NVLS_ENABLE=1 NCCL_ALGO=NVLS PG_TIMEOUT=25 ;;
+  abort-pg) run abort-pg IBWIRE_CASE=abortpg PG_TIMEOUT=20 ;;
+  single-fifo-bogus) NPROC=1 run single-fifo-bogus IBWIRE_CASE=ok NCCL_WORK_FIFO_BYTES=3 ;;
+  single-ll128) NPROC=1 run single-ll128 IBWIRE_CASE=ok NCCL_PROTO=LL128 NCCL_DEBUG_SUBSYS=INIT,NET,ENV,TUNING ;;
+  single-channels-conflict) NPROC=1 run single-channels-conflict IBWIRE_CASE=ok NCCL_MIN_NCHANNELS=64 NCCL_MAX_NCHANNELS=1 ;;
+  ib-settings-no-ib) run ib-settings-no-ib IBWIRE_CASE=ok NCCL_IB_SL=99 NCCL_IB_TC=999 NCCL_IB_GID_INDEX=7 NCCL_IB_HCA==mlx5_0:1 ;;
 esac; done
 mkdir -p "$OUT"; tar -C "$W" -czf "$OUT/failures.tgz" failures; rm -rf "$W"
 ls -la "$OUT"
