@@ -66,6 +66,21 @@ fn allreduce_line(l: &str) -> Option<(f64, usize)> {
     Some((get("busbw_gbps=")?.parse().ok()?, get("world=")?.parse().ok()?))
 }
 
+/// examples/allreduce.py's result run onto the end of another line (`… Connected all tree#
+/// ibwire-allreduce … world=2`): looked for only where the line ends ` world=N`.
+fn allreduce_glued(l: &str) -> Option<(f64, usize)> {
+    let b = l.as_bytes();
+    let mut j = b.len();
+    while j > 0 && b[j - 1].is_ascii_digit() {
+        j -= 1;
+    }
+    if j == b.len() || !b[..j].ends_with(b" world=") {
+        return None;
+    }
+    let i = l.rfind("# ibwire-allreduce ")?;
+    allreduce_line(&l[i..])
+}
+
 /// Everything read from the inputs, one line at a time.
 pub struct Read {
     pub facts: log::LogFacts,
@@ -293,8 +308,9 @@ impl Feed<'_> {
         } else {
             self.tests.line_unwrapped(l);
         }
-        // (a line that began with NCCL's `host:pid:tid [` is not examples/allreduce.py's)
-        if let Some(x) = if nccl { None } else { allreduce_line(l) } {
+        // (on an NCCL line only where another process's result line was run onto its end —
+        // review 15: its own line break ends it, so it ends the line)
+        if let Some(x) = if nccl { allreduce_glued(l) } else { allreduce_line(l) } {
             self.allreduce = Some(x);
         }
         // The tag and the gate's pass run here for `share` lines in eight and in the log

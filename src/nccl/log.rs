@@ -881,12 +881,19 @@ fn short(msg: &str) -> Option<Short> {
         // a proxy connection per peer and channel (2.12+): with channels, the bulk of an INFO log
         b'N' if msg.starts_with("New proxy ") => Some(Short::Nothing),
         b'C' if msg.starts_with("Connected to proxy ") => Some(Short::Nothing),
-        b'c' | b'n' if (msg.starts_with("comm 0x") || msg.starts_with("ncclCommInit")) && !has!(msg, "rror") => {
-            Some(Short::Comm)
-        }
+        // (`ncclCommInit… comm 0x…` only: `ncclCommInitRank failed: invalid argument (run with
+        // …)` is a failure for the readers — review 15)
+        b'c' | b'n' if comm_line(msg) && !has!(msg, "rror") => Some(Short::Comm),
         _ if is_trace(msg) => Some(Short::Trace),
         _ => None,
     }
+}
+
+/// NCCL's communicator lines: `comm 0x… rank …`, `ncclCommInitRank comm 0x… … - Init COMPLETE`
+/// (and `…Config`, `…All`, `…Scalable`).
+fn comm_line(msg: &str) -> bool {
+    msg.starts_with("comm 0x")
+        || (msg.starts_with("ncclCommInit") && msg.split_once(' ').is_some_and(|(_, r)| r.starts_with("comm 0x")))
 }
 
 /// A line ibwire itself wrote into the job's output (`ibwire launch: …`, the hook's, an error):
@@ -1605,7 +1612,7 @@ fn nccl_error(l: &str) -> Option<&str> {
     // ncclGetErrorString's words (init.cc) as XLA, JAX and others relay them without the
     // result's name: `internal error - please report this issue to the NCCL developers`,
     // `unhandled cuda error (run with NCCL_DEBUG=INFO for details)`.
-    const PATS: [&str; 14] = [
+    const PATS: [&str; 15] = [
         "ncclInternalError",
         "ncclSystemError",
         "ncclRemoteError",
@@ -1618,6 +1625,7 @@ fn nccl_error(l: &str) -> Option<&str> {
         "Test NCCL failure",
         "internal error - please report this issue to the NCCL developers",
         "unhandled cuda error",
+        "remote process exited or there was a network error",
         "invalid usage (run with NCCL_DEBUG=",
         "invalid argument (run with NCCL_DEBUG=",
     ];

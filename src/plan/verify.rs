@@ -1849,7 +1849,7 @@ fn notes_not_failures(s: &Scope, log: &LogFacts, findings: &mut Vec<Finding>, no
     // PyTorch's store client saw its server close (set 65, nccl#1762: a 128-GPU job's crash)
     if log.store_closed.is_some() {
         notes.push(
-            "PyTorch lost its rendezvous store (TCPStore: 'Connection was likely closed. Did the remote server shutdown or crash?'): the store's host (MASTER_ADDR, rank 0's node) exited or crashed while a rank waited on it; that host's log says why (after a healthy run, rank 0 finishing first does the same)"
+            "PyTorch's store client lost its server (TCPStore: 'Connection was likely closed. Did the remote server shutdown or crash?'): the store's host (MASTER_ADDR, rank 0's node) went away while a rank still waited on it — at a job's end that is rank 0 finishing first; otherwise that host crashed, and its log says why"
                 .into(),
         );
     }

@@ -588,3 +588,34 @@ fn review_13_hosts_behind_a_wrapper_and_cut_plugin_names() {
     let (code, v) = verdict_of(tcpx);
     assert_ne!(code, Some(0), "{v}");
 }
+
+#[test]
+fn review_15_glued_results_and_failed_init_calls() {
+    // examples/allreduce.py's result run onto the end of an NCCL line (another process's
+    // write) is still read: with the ceiling given, 1 GB/s is SLOW, not OK
+    let healthy = "nodeA:100:100 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ib0:10.0.0.1<0>\n\
+        nodeA:100:100 [0] NCCL INFO Using network IB\n\
+        nodeB:200:200 [0] NCCL INFO Using network IB\n\
+        nodeA:100:100 [0] NCCL INFO comm 0x5555 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0\n\
+        nodeA:100:100 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\n\
+        nodeB:200:200 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/IB/0/GDRDMA\n\
+        nodeA:100:100 [0] NCCL INFO comm 0x5555 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0x1234 - Init COMPLETE\n\
+        nodeB:200:200 [0] NCCL INFO comm 0x6666 rank 1 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0x1234 - Init COMPLETE\n";
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("job.log");
+    let glued = format!("{healthy}nodeA:100:100 [0] NCCL INFO Connected all tree# ibwire-allreduce size=268435456 time_us=1 algbw_gbps=1 busbw_gbps=1.0 world=2\n");
+    std::fs::write(&f, glued).unwrap();
+    let o = ibwire(&["verify", "--from-log", f.to_str().unwrap(), "--hcas", "2", "--hca-gbit", "400"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).starts_with("NOT OK: SLOW"), "{}", stdout(&o));
+    // a failed init call on an NCCL line is not the communicator line it starts like
+    for bad in [
+        "nodeA:100:100 [0] NCCL INFO ncclCommInitRank failed: invalid argument (run with NCCL_DEBUG=INFO for details)\n",
+        "nodeA:100:100 [0] NCCL INFO ncclCommInitRank returned ncclInvalidUsage\n",
+        "nodeA:100:100 [0] NCCL INFO x: remote process exited or there was a network error\n",
+    ] {
+        let (code, v) = verdict_of(&format!("{healthy}{bad}"));
+        assert_eq!(code, Some(1), "{bad}: {v}");
+    }
+    assert_eq!(verdict_of(healthy).0, Some(0));
+}
