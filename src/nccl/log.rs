@@ -334,7 +334,8 @@ pub struct LogFacts {
     pub mnnvl: Option<bool>,
     /// PyTorch's TCPStore lost its server: `recvValueWithTimeout failed on SocketImpl(…):
     /// Failed to recv, got 0 bytes. Connection was likely closed. Did the remote server
-    /// shutdown or crash?` (c10d TCPStore.cpp, 2.8+): the line, clipped.
+    /// shutdown or crash?` (c10d TCPStore.cpp, 2.8+): the store's `host:port` as its `remote=[…]`
+    /// gives it, else the line, clipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store_closed: Option<String>,
     /// The largest `nranks` of a communicator made by `ncclCommInitAll`: one process holds all
@@ -2351,14 +2352,9 @@ impl Analyser {
             Some(None) => {}
             Some(Some(k)) => self.fail(k, None, None, msg),
             None if row.class == "unclassified" => {
-                let by = match row.source {
-                    "rccl" => "RCCL",
-                    "ofi" => "aws-ofi-nccl",
-                    "sharp" => "the SHARP plugin",
-                    _ => "NCCL",
-                };
                 let note = format!(
-                    "{by} prints it in {} (unclassified)",
+                    "{} prints it in {} (unclassified)",
+                    row.producer(),
                     if row.releases.is_empty() { row.source } else { row.releases }
                 );
                 self.fail_class(Failure::UnknownWarning, msg, Some(note));
@@ -2410,8 +2406,6 @@ impl Analyser {
         self.f.ring_max = Some(self.f.ring_max.map_or(n, |m| m.max(n)));
     }
 
-    /// A process (`host:pid`) completed its init: the source-table warnings it printed before
-    /// did not stop it.
     /// `Connected all rings, use ring PXN %d GDR %d`: see [`LogFacts::ring_gdr`].
     fn ring_gdr_line(&mut self, l: &str) {
         if !has!(l, "use ring PXN ") {
@@ -2426,6 +2420,8 @@ impl Analyser {
         }
     }
 
+    /// A process (`host:pid`) completed its init: the source-table warnings it printed before
+    /// did not stop it.
     fn completed(&mut self, l: &str) {
         self.last_done_at = self.f.lines;
         let Some(p) = proc_of(l) else { return };
@@ -3280,10 +3276,8 @@ impl Analyser {
 
     /// ncclGetErrorString's words and the results' names (`ncclSystemError`, `NCCL error`, …).
     fn nccl_error_line(&mut self, l: &str, is_nccl: bool, m: u64) {
-        // nccl_error's patterns: `ncclXxxError`, `ncclSocketInit:`, `… error`, `Test NCCL failure`
-        // (all but `ncclInvalidUsage`, `ncclInvalidArgument` and `ncclSocketInit:` hold `rror`
-        // or `Test NCCL`; `nccl` alone is on every line that names a library path or an NCCL
-        // function)
+        // nccl_error's patterns hold `rror` or `Test NCCL`, or are [`names_result`]'s (the gate's
+        // `nccl` alone is on every line that names a library path or an NCCL function)
         let error_bits = gbit!("rror") | gbit!("Test NCCL");
         if let Some(e) = if m & error_bits != 0 || names_result(l, m) { nccl_error(l) } else { None } {
             if !is_nccl {
@@ -3496,7 +3490,12 @@ impl Analyser {
             && has!(l, "Connection was likely closed. Did the remote server shutdown or crash?")
         {
             self.f.nccl_lines += 1;
-            self.f.store_closed = Some(clip(l.trim(), 300));
+            // the store's address, `remote=[host]:port` (2.8+), else the line
+            let remote = after!(l, "remote=[").and_then(|r| r.split_once(']')).map(|(h, p)| {
+                let port: String = p.trim_start_matches(':').chars().take_while(char::is_ascii_digit).collect();
+                format!("{h}:{port}")
+            });
+            self.f.store_closed = Some(remote.unwrap_or_else(|| clip(l.trim(), 300)));
         }
         // c10d's socket.cpp (2.2+): `waitForInput: socket %s timed out after %dms`, then the
         // store client raises `Socket Timeout`: a store peer that never answered
@@ -3624,16 +3623,14 @@ impl Analyser {
         f.net_plugin_split = plugin_split(&f.per_host);
         f.modify_qp_errnos.sort_unstable();
         f.modify_qp_errnos.dedup();
-        f.networks_seen = self.networks.iter().cloned().collect();
         // No `Using network` line, and channels over both NET/IB and NET/Socket: processes that
         // took different networks (NCCL's net is one per process), or two jobs in one file (an
-        // `sbatch --open-mode=append` output, review 12) — either way not one job on RDMA
-        f.network = if f.channels.net_ib > 0 && f.channels.net_socket > 0 && self.networks.is_empty() {
-            f.networks_seen = vec!["IB".into(), "Socket".into()];
-            Some("mixed".into())
-        } else {
-            self.chosen_network(&f)
-        };
+        // `sbatch --open-mode=append` output, review 12) — both networks seen, so "mixed"
+        if self.networks.is_empty() && f.channels.net_ib > 0 && f.channels.net_socket > 0 {
+            self.networks.extend(["IB".to_string(), "Socket".to_string()]);
+        }
+        f.networks_seen = self.networks.iter().cloned().collect();
+        f.network = self.chosen_network(&f);
         ib_open_kept(&mut f);
         self.drop_superseded_failures(&mut f);
         self.abort_announced_anywhere(&mut f);
@@ -4475,7 +4472,7 @@ mod tests {
         // set 65, nccl#1762: c10d TCPStore.cpp's warning (pytorch#153586's wording)
         let l = "[rank101]:[W703 01:01:05.364835151 TCPStore.cpp:138] [c10d] recvValueWithTimeout failed on SocketImpl(fd=90, addr=[a]:43518, remote=[b]:56789): Failed to recv, got 0 bytes. Connection was likely closed. Did the remote server shutdown or crash?\n";
         let f = analyse(l);
-        assert!(f.store_closed.as_deref().is_some_and(|s| s.contains("recvValueWithTimeout")), "{f:?}");
+        assert_eq!(f.store_closed.as_deref(), Some("b:56789"), "{f:?}");
         assert!(f.failures.is_empty(), "{:?}", f.failures);
     }
 
@@ -4585,8 +4582,9 @@ mod tests {
         // "corrupted"; the NCCL tag on NCCL's own lines; and
         // the network names of `is_rdma_name`, which reads no line.
         let secondary = [
-            // after `ailed` (`recvValueWithTimeout failed`)
+            // after `ailed` (`recvValueWithTimeout failed`) and that line's own words
             "Connection was likely closed. Did the remote server shutdown or crash?",
+            "remote=[",
             " MNNVL ",
             "use ring PXN ",
             " GDR ",

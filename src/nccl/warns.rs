@@ -94,6 +94,18 @@ pub fn rows() -> &'static [Row] {
     })
 }
 
+impl Row {
+    /// Who prints the row's message, in words.
+    pub fn producer(&self) -> &'static str {
+        match self.source {
+            "rccl" => "RCCL",
+            "ofi" => "aws-ofi-nccl",
+            "sharp" => "the SHARP plugin",
+            _ => "NCCL",
+        }
+    }
+}
+
 /// A class's cause and fix.
 pub fn class(name: &str) -> Option<(&'static str, &'static str)> {
     CLASSES.lines().filter(|l| !l.starts_with('#')).find_map(|l| {

@@ -1847,11 +1847,10 @@ fn notes_not_failures(s: &Scope, log: &LogFacts, findings: &mut Vec<Finding>, no
         demote(findings, notes, |f| UNUSED.contains(&f.id), why);
     }
     // PyTorch's store client saw its server close (set 65, nccl#1762: a 128-GPU job's crash)
-    if log.store_closed.is_some() {
-        notes.push(
-            "PyTorch's store client lost its server (TCPStore: 'Connection was likely closed. Did the remote server shutdown or crash?'): the store's host (MASTER_ADDR, rank 0's node) went away while a rank still waited on it — at a job's end that is rank 0 finishing first; otherwise that host crashed, and its log says why"
-                .into(),
-        );
+    if let Some(l) = &log.store_closed {
+        notes.push(format!(
+            "PyTorch's store client lost its server ('Connection was likely closed. Did the remote server shutdown or crash?', store {l}): the store's host (MASTER_ADDR, rank 0's node) went away while a rank still waited on it — at a job's end that is rank 0 finishing first; otherwise that host crashed, and its log says why"
+        ));
     }
     // NCCL_MNNVL_ENABLE=1 asked for multi-node NVLink and NCCL's communicator line says `MNNVL
     // 0`: NCCL 2.28 went on without it (device set 13, an H200 with no NVLink fabric)
