@@ -228,21 +228,24 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
         let mut feed = Feed::new(&queued, bar.as_ref(), &spare, &tx);
         let mut own = log::OwnLines::default();
         let mut res = Ok(());
+        // a line that needs cleaning is written here, the buffer kept from line to line
+        let mut scratch = String::new();
         while let Some((f, r)) = inputs.pop_front() {
             let mut pointed: Vec<PathBuf> = Vec::new();
-            let read = crate::nccl::for_each_line(std::io::BufReader::with_capacity(1 << 20, r), MAX_LINE, |raw| {
-                let cleaned = crate::nccl::clean(raw);
-                let (unwrapped, fast) = crate::nccl::unwrap_line_fast(&cleaned);
+            let input = std::io::BufReader::with_capacity(1 << 20, r);
+            let read = crate::nccl::for_each_line_marked(input, MAX_LINE, |raw, clean| {
+                let cleaned = if clean { raw } else { crate::nccl::clean_in(raw, &mut scratch) };
+                let (unwrapped, fast) = crate::nccl::unwrap_line_fast(cleaned);
                 if let Some(d) = unwrapped.strip_prefix(super::watch::KEPT) {
                     if pointed.len() < 64 {
                         pointed.push(PathBuf::from(d.trim()));
                     }
                 }
                 // ibwire's own reports (launch's verdicts and stop messages) are no evidence
-                if own.skip(&cleaned) {
+                if own.skip(cleaned) {
                     return;
                 }
-                feed.cleaned(&cleaned, unwrapped, fast);
+                feed.cleaned(cleaned, unwrapped, fast);
             });
             if let Err(e) = read {
                 res = Err(anyhow::Error::new(e).context(format!("cannot read {}", f.display())));

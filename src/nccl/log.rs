@@ -10,7 +10,7 @@
 
 use super::clean;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A prebuilt searcher per literal, made once per call site (a `static`): the search itself is
 /// all that a call costs.
@@ -804,6 +804,7 @@ fn gdrdma_cut(t: &str) -> bool {
 }
 
 /// The short paths of NCCL's INFO lines: the bulk of a large log, each with one thing to read.
+#[derive(Debug, PartialEq)]
 enum Short {
     /// `Channel 00/0 : 0[0] -> 8[0] [receive] via NET/IB/0/GDRDMA`: ` via ` at the index.
     Channel(usize),
@@ -820,6 +821,41 @@ enum Short {
     /// NVLink SHARP in use: `NVLS multicast support is available on dev %d`, `Connected NVLS`,
     /// `%d coll channels, %d collnet channels, %d nvls channels, …` with nvls channels.
     Nvls,
+}
+
+impl Short {
+    /// [`Pre`]'s word for a short path worked out: 1 none, 2–6 a kind without a number, bit 31
+    /// a channel (the index of its ` via `), bit 30 a ring (its length); 0 (not worked out)
+    /// where the number does not fit.
+    fn to_code(s: Option<&Short>) -> u32 {
+        let fits = |n: usize| u32::try_from(n).ok().filter(|n| *n < 1 << 30);
+        match s {
+            None => 1,
+            Some(Short::Trace) => 2,
+            Some(Short::Nothing) => 3,
+            Some(Short::Connected) => 4,
+            Some(Short::Comm) => 5,
+            Some(Short::Nvls) => 6,
+            Some(Short::Channel(i)) => fits(*i).map_or(0, |i| 1 << 31 | i),
+            Some(Short::Ring(n)) => fits(*n).map_or(0, |n| 1 << 30 | n),
+        }
+    }
+
+    /// The short path a [`Short::to_code`] word holds; `None` where it was not worked out.
+    fn from_code(c: u32) -> Option<Option<Short>> {
+        Some(match c {
+            0 => return None,
+            1 => None,
+            2 => Some(Short::Trace),
+            3 => Some(Short::Nothing),
+            4 => Some(Short::Connected),
+            5 => Some(Short::Comm),
+            6 => Some(Short::Nvls),
+            c if c >> 31 == 1 => Some(Short::Channel((c & !(1 << 31)) as usize)),
+            c if c >> 30 == 1 => Some(Short::Ring((c & !(1 << 30)) as usize)),
+            _ => return None,
+        })
+    }
 }
 
 /// A line that shows NCCL set up NVLink SHARP (init.cc's and connect.cc's INFO lines).
@@ -931,22 +967,26 @@ pub struct Pre {
     tag: u32,
     /// `u64::MAX`: not worked out, or a line read whole anyway (a WARN, a short path's).
     mask: u64,
+    /// The INFO message's short path ([`Short::to_code`]); 0: not worked out.
+    short: u32,
 }
 
 impl Pre {
-    pub const NONE: Pre = Pre { tag: 0, mask: u64::MAX };
-    pub const BYTES: usize = 12;
+    pub const NONE: Pre = Pre { tag: 0, mask: u64::MAX, short: 0 };
+    pub const BYTES: usize = 16;
 
-    pub fn to_bytes(self) -> [u8; 12] {
-        let mut b = [0u8; 12];
+    pub fn to_bytes(self) -> [u8; Pre::BYTES] {
+        let mut b = [0u8; Pre::BYTES];
         b[..8].copy_from_slice(&self.mask.to_le_bytes());
-        b[8..].copy_from_slice(&self.tag.to_le_bytes());
+        b[8..12].copy_from_slice(&self.tag.to_le_bytes());
+        b[12..].copy_from_slice(&self.short.to_le_bytes());
         b
     }
 
     pub fn from_bytes(b: &[u8]) -> Pre {
-        match (b.get(..8).and_then(|m| m.try_into().ok()), b.get(8..12).and_then(|t| t.try_into().ok())) {
-            (Some(m), Some(t)) => Pre { mask: u64::from_le_bytes(m), tag: u32::from_le_bytes(t) },
+        let word = |r: std::ops::Range<usize>| b.get(r).and_then(|t| t.try_into().ok()).map(u32::from_le_bytes);
+        match (b.get(..8).and_then(|m| m.try_into().ok()), word(8..12), word(12..16)) {
+            (Some(m), Some(tag), Some(short)) => Pre { mask: u64::from_le_bytes(m), tag, short },
             _ => Pre::NONE,
         }
     }
@@ -969,37 +1009,39 @@ impl Pre {
 
 /// [`Pre`] of a line.
 pub fn pre(l: &str) -> Pre {
-    let (tag, gated) = pre_tag(l);
-    Pre { tag, mask: gated.map_or(u64::MAX, gate_mask) }
+    let (tag, short, gated) = pre_tag(l);
+    Pre { tag, mask: gated.map_or(u64::MAX, gate_mask), short }
 }
 
 /// [`Pre`] of two lines, their gate's passes run side by side (each byte's state waits on the
 /// one before it: two lines are two chains of lookups the processor overlaps).
 pub fn pre2(a: &str, b: &str) -> (Pre, Pre) {
-    let ((ta, ga), (tb, gb)) = (pre_tag(a), pre_tag(b));
+    let ((ta, sa, ga), (tb, sb, gb)) = (pre_tag(a), pre_tag(b));
     let (ma, mb) = match (ga, gb) {
         (Some(x), Some(y)) => gate_mask2(x.as_bytes(), y.as_bytes()),
         (x, y) => (x.map_or(u64::MAX, gate_mask), y.map_or(u64::MAX, gate_mask)),
     };
-    (Pre { tag: ta, mask: ma }, Pre { tag: tb, mask: mb })
+    (Pre { tag: ta, mask: ma, short: sa }, Pre { tag: tb, mask: mb, short: sb })
 }
 
-/// A line's tag as [`Pre`] keeps it, and the text the gate must read (none for a WARN or a
-/// short path's line, which are read whole anyway).
-fn pre_tag(l: &str) -> (u32, Option<&str>) {
+/// A line's tag as [`Pre`] keeps it, its INFO message's short path ([`Short::to_code`]: 0 where
+/// there is no INFO message), and the text the gate must read (none for a WARN or a short
+/// path's line, which are read whole anyway).
+fn pre_tag(l: &str) -> (u32, u32, Option<&str>) {
     let t = nccl_tag(l);
     let tag = match t {
         None => 1,
         Some((warn, msg)) if l.len() < 1 << 30 => ((l.len() - msg.len()) as u32 + 2) | (u32::from(warn) << 31),
         Some(_) => 0,
     };
-    let gated = match t {
-        Some((true, _)) => None,
-        Some((false, msg)) if short(msg).is_some() => None,
-        Some((false, msg)) => Some(msg),
-        None => Some(l),
-    };
-    (tag, gated)
+    match t {
+        Some((true, _)) => (tag, 0, None),
+        Some((false, msg)) => {
+            let s = short(msg);
+            (tag, Short::to_code(s.as_ref()), if s.is_some() { None } else { Some(msg) })
+        }
+        None => (tag, 0, Some(l)),
+    }
 }
 
 /// Bit `i` set when GATE's `i`-th literal occurs in `l` (GATE has at most 64).
@@ -1687,13 +1729,17 @@ pub struct Analyser {
     weak_hosts: BTreeSet<(String, String)>,
     /// `host:pid` ([`proc_of`]) of whole lines (bounded): a weak host glued to one of these
     /// names, of the same process, is that host.
-    strong_procs: BTreeSet<String>,
-    /// The last view's host was recorded from a whole line.
-    last_strong: bool,
+    strong_procs: rustc_hash::FxHashSet<String>,
+    /// `host:pid` of the last whole NCCL line (a process's lines come in runs: the next line of
+    /// the same process looks nothing up).
+    last_proc: String,
     /// The line being read is such a segment.
     segment: bool,
-    seen: HashSet<(u8, String)>,
-    seen_dev: HashSet<(String, u32)>,
+    seen: rustc_hash::FxHashSet<(u8, String)>,
+    seen_dev: rustc_hash::FxHashSet<(String, u32)>,
+    /// The device list of the last `NET/IB : Using` line read, and how many ports it names:
+    /// every rank prints the same list, read once.
+    last_ib: Option<(String, usize)>,
     gdr_disabled: bool,
     /// The previous line was a framework's `Last error:`: the next one is NCCL's warning.
     own: OwnLines,
@@ -1701,13 +1747,13 @@ pub struct Analyser {
     /// What stood before `Last error:` on its line (a logger's or relay's prefix, bounded):
     /// the next line carries it too.
     last_error_prefix: String,
-    /// Every reader on every line, no gate and no short paths (the reference the gated
-    /// reading is tested against).
     /// nccl-tests' header was seen (`# nThread …`, `#  Rank …`): the job's output began, with
     /// NCCL's lines or without them (NCCL_DEBUG unset).
     tests_began: bool,
     /// The processes of the current nccl-tests run (its rank lines).
     tests_procs: BTreeSet<String>,
+    /// Every reader on every line, no gate and no short paths (the reference the gated
+    /// reading is tested against).
     ungated: bool,
     /// WARN texts looked up in `warns.tsv`, and what they matched (bounded).
     table_seen: rustc_hash::FxHashMap<String, Option<&'static super::warns::Row>>,
@@ -2284,6 +2330,9 @@ impl Analyser {
     /// net_ib's init listed the HCAs it kept after the ones it could not open: the process that
     /// warned went on past them (set 46: ImageReward#65).
     fn kept_hcas(&mut self, l: &str) {
+        if self.warned.is_empty() {
+            return;
+        }
         let Some(p) = proc_of(l) else { return };
         let kinds = &self.f.failures;
         for w in self.warned.iter_mut().filter(|w| w.0 == p) {
@@ -2573,7 +2622,7 @@ impl Analyser {
         };
         self.ras_line = matches!(tag, Some((true, _))) && l.contains(" ras/client_support.cc:");
         if let Some((false, msg)) = tag.filter(|_| !self.ungated) {
-            if self.short_line(l, msg, host) {
+            if self.short_line(l, msg, host, Short::from_code(pre.short)) {
                 return;
             }
         }
@@ -2710,8 +2759,8 @@ impl Analyser {
     /// The most frequent lines (channels, traces, rings, connected, comm), known by their
     /// shape alone: read here, nothing else to do with them.
     #[inline]
-    fn short_line(&mut self, l: &str, msg: &str, host: Option<&str>) -> bool {
-        match short(msg) {
+    fn short_line(&mut self, l: &str, msg: &str, host: Option<&str>, known: Option<Option<Short>>) -> bool {
+        match known.unwrap_or_else(|| short(msg)) {
             Some(Short::Channel(i)) => {
                 let t = transport(&msg[i + 5..]);
                 let recv = msg[..i].ends_with("[receive]");
@@ -2820,24 +2869,29 @@ impl Analyser {
         if is_nccl {
             self.f.nccl_lines += 1;
             if let Some(h) = host {
-                let same = self.last_view.is_some_and(|i| self.views[i].0 == h);
+                // `host:pid`, the prefix up to its tid (host_head found both ':' there)
+                let b = bracket.unwrap_or(0);
+                let proc = memchr::memrchr(b':', &l.as_bytes()[..b]).map_or(h, |c| &l[..c]);
                 if self.segment {
                     if self.weak_hosts.len() < MAX_HOSTS && !self.hosts.contains(h) {
-                        let pid = proc_of(l).and_then(|p| p.rsplit_once(':')).map_or("", |(_, pid)| pid);
+                        let pid = proc.rsplit_once(':').map_or("", |(_, pid)| pid);
                         self.weak_hosts.insert((h.to_string(), pid.to_string()));
                     }
-                    self.last_strong = false;
-                } else {
-                    if (!same || !self.last_strong) && self.hosts.len() < MAX_HOSTS && !self.hosts.contains(h) {
-                        self.hosts.insert(h.to_string());
-                    }
-                    // (worked out only where the host changed: one search per line costs)
-                    if (!same || !self.last_strong) && self.strong_procs.len() < 4096 {
-                        if let Some(p) = proc_of(l) {
-                            self.strong_procs.insert(p.to_string());
+                } else if proc != self.last_proc {
+                    // (looked up only where the process changed — its lines come in runs — and
+                    // recorded only where it is new: an allocation per line cost; a process
+                    // recorded before had its host recorded then)
+                    let full = self.strong_procs.len() >= 4096;
+                    if full || !self.strong_procs.contains(proc) {
+                        if self.hosts.len() < MAX_HOSTS && !self.hosts.contains(h) {
+                            self.hosts.insert(h.to_string());
+                        }
+                        if !full {
+                            self.strong_procs.insert(proc.to_string());
                         }
                     }
-                    self.last_strong = true;
+                    self.last_proc.clear();
+                    self.last_proc.push_str(proc);
                 }
                 let rest = &l[bracket.unwrap_or(0) + 2..];
                 if let Some(d) = memchr::memchr(b']', rest.as_bytes()).and_then(|e| rest[..e].parse::<usize>().ok()) {
@@ -2969,6 +3023,13 @@ impl Analyser {
         if let Some(o) = oob {
             self.f.oob_if = Some(if_name(o));
         }
+        // the list the last line named: its devices are recorded, only the host's count is new
+        if let Some(n) = self.last_ib.as_ref().filter(|(d, _)| d == devs).map(|(_, n)| *n) {
+            if let Some(h) = self.view(host) {
+                h.ib_ports = h.ib_ports.max(n);
+            }
+            return;
+        }
         let mut n = 0;
         for tok in devs.split_whitespace() {
             let Some(rest) = tok.strip_prefix('[') else { continue };
@@ -2985,6 +3046,10 @@ impl Analyser {
                 self.f.ib_devices.push(IbDev { index, name, port, link });
             }
         }
+        // (a list the bound cut may have more to record: read again)
+        if self.seen_dev.len() < MAX_SMALL && devs.len() <= 4096 {
+            self.last_ib = Some((devs.to_string(), n));
+        }
         if let Some(h) = self.view(host) {
             h.ib_ports = h.ib_ports.max(n);
         }
@@ -2995,13 +3060,10 @@ impl Analyser {
         if let Some(v) = after!(l, " set by environment to ") {
             // `v` is the rest of `l` after the literal: the name ends where the literal starts
             let at = l.len() - v.len() - " set by environment to ".len();
-            let name = l[..at].rsplit(' ').next().unwrap_or("").to_string();
-            let val = v.trim().trim_end_matches('.').to_string();
-            if name.starts_with("NCCL_")
-                && self.f.env_set.len() < 256
-                && !self.f.env_set.iter().any(|(n, _)| n == &name)
+            let name = l[..at].rsplit(' ').next().unwrap_or("");
+            if name.starts_with("NCCL_") && self.f.env_set.len() < 256 && !self.f.env_set.iter().any(|(n, _)| n == name)
             {
-                self.f.env_set.push((name, val));
+                self.f.env_set.push((name.to_string(), v.trim().trim_end_matches('.').to_string()));
             }
         } else if let Some(v) = after!(l, "NCCL_IB_HCA set to ") {
             if self.f.env("NCCL_IB_HCA").is_none() {
@@ -3818,6 +3880,37 @@ pub fn analyse(text: &str) -> LogFacts {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_short_path_survives_the_trip_between_threads() {
+        let all = [
+            None,
+            Some(Short::Trace),
+            Some(Short::Nothing),
+            Some(Short::Connected),
+            Some(Short::Comm),
+            Some(Short::Nvls),
+            Some(Short::Channel(0)),
+            Some(Short::Channel(65535)),
+            Some(Short::Ring(1)),
+            Some(Short::Ring((1 << 30) - 1)),
+        ];
+        for s in all {
+            let code = Short::to_code(s.as_ref());
+            assert_ne!(code, 0);
+            assert_eq!(Short::from_code(code), Some(s));
+        }
+        // a number too large for the word: not worked out, the analyser works it out itself
+        assert_eq!(Short::to_code(Some(&Short::Channel(1 << 30))), 0);
+        assert!(Short::from_code(0).is_none());
+        // through the bytes of a batch, with a line's tag and mask
+        let l = "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC";
+        let p = pre(l);
+        assert_eq!(Pre::from_bytes(&p.to_bytes()), p);
+        let msg = &l[20..];
+        assert!(msg.starts_with("Channel "));
+        assert_eq!(Short::from_code(p.short), Some(Some(Short::Channel(msg.find(" via ").unwrap()))));
+    }
 
     #[test]
     fn the_gate_reads_a_line_in_halves_as_it_reads_it_whole() {

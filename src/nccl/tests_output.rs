@@ -239,6 +239,12 @@ impl Parser {
         // Pasted into an issue outside a code block, Markdown takes a line starting with `#`
         // for a heading and the copy loses the `#`: a line of the rank table's exact shape
         // (`Rank N [Group G] Pid P on HOST device D [`) is taken without it too.
+        // (what follows reads only lines that start with '#', `Rank ` or a digit: NCCL's own
+        // lines, the bulk of a log, start with their host)
+        if !matches!(l.as_bytes().first(), Some(b'#' | b'R' | b'0'..=b'9')) {
+            self.t.ranks_closed |= self.t.ranks > 0;
+            return;
+        }
         let rank_line = l
             .strip_prefix('#')
             .map(str::trim_start)
