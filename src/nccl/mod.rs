@@ -360,11 +360,16 @@ fn head(s: &str) -> usize {
     s.len().min(WINDOW)
 }
 
+/// The first `] ` in `b` (a byte search: a substring searcher's set-up per line cost more).
+fn close_space(b: &[u8]) -> Option<usize> {
+    memchr::memchr_iter(b']', b).find(|&i| b.get(i + 1) == Some(&b' '))
+}
+
 /// One pass of the bracketed wrappers: `[2024-05-01 10:00:00,123] `, `[0m `, `[rank0]:`,
 /// `[1,0]<stdout>:`, mpirun's `[3] host:pid:tid …`.
 fn bracketed(mut s: &str) -> &str {
     if let Some(rest) = s.strip_prefix('[') {
-        if let Some(end) = memchr::memmem::find(&rest.as_bytes()[..head(rest)], b"] ") {
+        if let Some(end) = close_space(&rest.as_bytes()[..head(rest)]) {
             let inner = &rest[..end];
             if inner.len() >= 19 && inner.as_bytes()[4] == b'-' && inner.as_bytes()[13] == b':' {
                 s = rest[end + 2..].trim_start();
@@ -417,7 +422,7 @@ fn engine_logged(s: &str) -> &str {
         return s;
     }
     // (its end looked for in WINDOW bytes; "] " is ASCII, so the slices fall on characters)
-    let Some(end) = memchr::memmem::find(&r.as_bytes()[..head(r)], b"] ") else { return s };
+    let Some(end) = close_space(&r.as_bytes()[..head(r)]) else { return s };
     let (head, rest) = (&r[..end], &r[end + 2..]);
     let b = head.as_bytes();
     let dated =
