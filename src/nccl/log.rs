@@ -543,6 +543,48 @@ fn host_head(head: &str) -> Option<&str> {
     (!host.is_empty() && memchr::memchr(b' ', host.as_bytes()).is_none()).then_some(host)
 }
 
+/// NCCL's own prefix as debug.cc prints it, `host:pid:tid [dev] `, at the start of a line, each
+/// part in its place (a host without ' ' or ':', digits): the bulk of a log, read in one pass
+/// where [`space_bracket`], [`host_head`], `host:pid`'s and the device's searches each scanned
+/// the line. (The tag's own search, one byte search for 'N', costs less than this pass.)
+struct Head {
+    /// The host's end (its ':'), the pid's end, the ` [` (its space), past the `] `.
+    host: usize,
+    pid: usize,
+    bracket: usize,
+    after: usize,
+}
+
+fn nccl_head(l: &str) -> Option<Head> {
+    let b = l.as_bytes();
+    // the first ':' or ' ' (a host is short: 256 bytes at most looked at)
+    let mut host = 0;
+    while host < b.len().min(256) && b[host] != b':' && b[host] != b' ' {
+        host += 1;
+    }
+    if host == 0 || b.get(host) != Some(&b':') {
+        return None;
+    }
+    // each field's end: digits from `at` on
+    let digits_end = |mut at: usize| {
+        let start = at;
+        while at < b.len() && b[at].is_ascii_digit() {
+            at += 1;
+        }
+        (at > start).then_some(at)
+    };
+    let pid = digits_end(host + 1)?;
+    if b.get(pid) != Some(&b':') {
+        return None;
+    }
+    let bracket = digits_end(pid + 1)?;
+    if b.get(bracket..bracket + 2) != Some(b" [") {
+        return None;
+    }
+    let close = digits_end(bracket + 2)?;
+    (b.get(close..close + 2) == Some(b"] ")).then_some(Head { host, pid, bracket, after: close + 2 })
+}
+
 /// `NCCL INFO`/`NCCL WARN` in the line: is it a WARN, and the message after the tag.
 fn nccl_tag(l: &str) -> Option<(bool, &str)> {
     // Each 'N' is tried in place: the tag sits a few bytes in (`host:pid:tid [d] NCCL INFO`),
@@ -2874,15 +2916,27 @@ impl Analyser {
     /// counted in the totals only).
     fn prefix<'a>(&mut self, l: &'a str, is_nccl: bool) -> Option<&'a str> {
         // The tag is there (is_nccl), but only a ` NCCL` after the prefix makes a host.
-        // `host:pid:tid [dev] …`: one search for ` [` gives both.
-        let bracket = if is_nccl { space_bracket(l) } else { None };
-        let host = bracket.and_then(|i| host_head(&l[..i]));
+        // `host:pid:tid [dev] …`: NCCL's own prefix read in one pass, or else one search for
+        // ` [` gives both.
+        let head = if is_nccl { nccl_head(l) } else { None };
+        let bracket = match &head {
+            Some(h) => Some(h.bracket),
+            None if is_nccl => space_bracket(l),
+            None => None,
+        };
+        let host = match &head {
+            Some(h) => Some(&l[..h.host]),
+            None => bracket.and_then(|i| host_head(&l[..i])),
+        };
         if is_nccl {
             self.f.nccl_lines += 1;
             if let Some(h) = host {
                 // `host:pid`, the prefix up to its tid (host_head found both ':' there)
                 let b = bracket.unwrap_or(0);
-                let proc = memchr::memrchr(b':', &l.as_bytes()[..b]).map_or(h, |c| &l[..c]);
+                let proc = match &head {
+                    Some(x) => &l[..x.pid],
+                    None => memchr::memrchr(b':', &l.as_bytes()[..b]).map_or(h, |c| &l[..c]),
+                };
                 if self.segment {
                     if self.weak_hosts.len() < MAX_HOSTS && !self.hosts.contains(h) {
                         let pid = proc.rsplit_once(':').map_or("", |(_, pid)| pid);
@@ -2905,7 +2959,11 @@ impl Analyser {
                     self.last_proc.push_str(proc);
                 }
                 let rest = &l[bracket.unwrap_or(0) + 2..];
-                if let Some(d) = memchr::memchr(b']', rest.as_bytes()).and_then(|e| rest[..e].parse::<usize>().ok()) {
+                let close = match &head {
+                    Some(x) => Some(x.after - 2 - (x.bracket + 2)),
+                    None => memchr::memchr(b']', rest.as_bytes()),
+                };
+                if let Some(d) = close.and_then(|e| rest[..e].parse::<usize>().ok()) {
                     if d < 4096 {
                         self.f.cuda_devs = self.f.cuda_devs.max(d + 1);
                     }
@@ -3898,6 +3956,52 @@ pub fn analyse(text: &str) -> LogFacts {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn nccl_own_prefix_read_in_one_pass_is_what_the_searches_find() {
+        // The one-pass reading of `host:pid:tid [dev] ` against the searches it stands in for:
+        // the tag's message, the ` [`, the host and its `host:pid`, on prefixes that are NCCL's
+        // and on ones that only look like it.
+        fn general_tag(l: &str) -> Option<(bool, &str)> {
+            let b = l.as_bytes();
+            memchr::memchr_iter(b'N', b).find_map(move |at| {
+                let rest = &b[at..];
+                (rest.starts_with(b"NCCL ")
+                    && (at == 0 || b[at - 1] == b' ')
+                    && (rest[5..].starts_with(b"INFO") || rest[5..].starts_with(b"WARN")))
+                .then(|| (rest[5..].starts_with(b"WARN"), l[at + 9..].trim_start()))
+            })
+        }
+        let mut fast = 0;
+        for l in [
+            "gpu-000:207008:207008 [1] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC",
+            "h:1:2 [0] NCCL WARN Call to ibv_modify_qp failed",
+            "NODE1:1:2 [12] NCCL INFOx",
+            "a[1]:1:2 [0] NCCL INFO x",
+            "h:1:2 [0]  NCCL INFO x",
+            "h:1:2 [x] NCCL INFO x",
+            "h:1:2 [0] misc/ibvwrap.cc:187 NCCL WARN x",
+            "h:1: [0] NCCL INFO x",
+            "h::2 [0] NCCL INFO x",
+            ":1:2 [0] NCCL INFO x",
+            "a b:1:2 [0] NCCL INFO x",
+            "a:b:1:2 [0] NCCL INFO x",
+            "h:1:2 [0] NCCL",
+            "h:1:2 [0]",
+            "h:1:2 [",
+            "h:99999999999999999999999:2 [99999999999999999999999] NCCL INFO x",
+        ] {
+            let head = nccl_head(l);
+            fast += usize::from(head.is_some());
+            assert_eq!(nccl_tag(l), general_tag(l).or_else(|| old_tag(l)).or_else(|| ofi_test_tag(l)), "{l}");
+            if let Some(h) = head {
+                assert_eq!(Some(h.bracket), space_bracket(l), "{l}");
+                assert_eq!(Some(&l[..h.host]), host_head(&l[..h.bracket]), "{l}");
+                assert_eq!(Some(&l[..h.pid]), proc_of(l), "{l}");
+            }
+        }
+        assert_eq!(fast, 8);
+    }
 
     #[test]
     fn a_short_path_survives_the_trip_between_threads() {
