@@ -950,18 +950,25 @@ fn ring_len(msg: &str) -> Option<usize> {
     (n > 0).then_some(n)
 }
 
+/// The first ` via ` of a channel line: a byte search for its 'v' (a channel line's first
+/// 'v' is nearly always its ` via `), where a substring search's set-up cost more.
+fn via(msg: &str) -> Option<usize> {
+    let b = msg.as_bytes();
+    memchr::memchr_iter(b'v', b).find(|&i| i > 0 && b[i - 1] == b' ' && b[i..].starts_with(b"via ")).map(|i| i - 1)
+}
+
 fn short(msg: &str) -> Option<Short> {
     let b = msg.as_bytes();
     if matches!(b.first()?, b'N' | b'C' | b'0'..=b'9') && nvls_evidence(msg) {
         return Some(Short::Nvls);
     }
     match b.first()? {
-        b'C' if msg.starts_with("Channel ") => Some(match find!(msg, " via ") {
+        b'C' if msg.starts_with("Channel ") => Some(match via(msg) {
             Some(i) => Short::Channel(i),
             None => ring_len(msg).map_or(Short::Nothing, Short::Ring),
         }),
-        b'R' if msg.starts_with("Ring ") => Some(find!(msg, " via ").map_or(Short::Nothing, Short::Channel)),
-        b'T' if msg.starts_with("Tree ") => Some(find!(msg, " via ").map_or(Short::Nothing, Short::Channel)),
+        b'R' if msg.starts_with("Ring ") => Some(via(msg).map_or(Short::Nothing, Short::Channel)),
+        b'T' if msg.starts_with("Tree ") => Some(via(msg).map_or(Short::Nothing, Short::Channel)),
         b'T' if msg.starts_with("Trees ") => Some(Short::Nothing),
         b'C' if msg.starts_with("Connected all rings") || msg.starts_with("Connected all trees") => {
             Some(Short::Connected)
@@ -2818,8 +2825,11 @@ impl Analyser {
                 let t = transport(&msg[i + 5..]);
                 let recv = msg[..i].ends_with("[receive]");
                 self.channel(t, recv, true, true, host);
-                // 2.2x's P2P channel lines end `comm 0x… nRanks %d`: the job's rank count
-                if let Some(n) = after!(&msg[i..], " nRanks ").and_then(first_int) {
+                // 2.2x's P2P channel lines end `comm 0x… nRanks %d`: the job's rank count (a
+                // line that ends in a letter holds none after its ` via `)
+                let tail = &msg[i..];
+                let digit_end = tail.trim_end().as_bytes().last().is_some_and(u8::is_ascii_digit);
+                if let Some(n) = if digit_end { after!(tail, " nRanks ") } else { None }.and_then(first_int) {
                     self.f.nranks = Some(self.f.nranks.map_or(n as usize, |m| m.max(n as usize)));
                 }
                 true
@@ -4001,6 +4011,18 @@ mod tests {
             }
         }
         assert_eq!(fast, 8);
+        // a channel's ` via ` found by its 'v' as by a substring search
+        for m in [
+            "Channel 00/0 : 0[0] -> 1[1] via P2P/IPC",
+            "Channel 00/0 : vm0[0] -> v1[1] [receive] via NET/IB/0/GDRDMA",
+            "Ring 00 : 0 -> 1 -> 2 vvia via",
+            "Tree 0 : no way",
+            "via x",
+            " via",
+            "a  via b via c",
+        ] {
+            assert_eq!(via(m), find!(m, " via "), "{m}");
+        }
     }
 
     #[test]
