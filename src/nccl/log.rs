@@ -1011,6 +1011,7 @@ pub struct OwnLines {
 
 impl OwnLines {
     /// Is this (cleaned, not yet unwrapped) line ibwire's own?
+    #[inline]
     pub fn skip(&mut self, l: &str) -> bool {
         let own = ibwires_own(l) || (self.block && l.starts_with("  "));
         self.block = own;

@@ -277,10 +277,16 @@ fn nccl_prefixed(s: &str) -> &str {
 /// INFO b`, `h:1:2 [0] NCCL INFO a h:1:2 [0] NCCL INFO b`): its lines, each from the prefix of
 /// its tag on. `None` for a line with one tag (every line NCCL writes): nothing is allocated.
 /// Only lines longer than NCCL's usual (256 bytes) are searched for a second tag.
+#[inline]
 pub fn flattened(l: &str) -> Option<Vec<&str>> {
     if l.len() < 256 {
         return None;
     }
+    flattened_long(l)
+}
+
+/// [`flattened`] of a line of 256 bytes or more.
+fn flattened_long(l: &str) -> Option<Vec<&str>> {
     static F: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
     let f = F.get_or_init(|| memchr::memmem::Finder::new(" NCCL "));
     let b = l.as_bytes();
@@ -346,7 +352,13 @@ fn relayed(l: &str) -> &str {
     };
     match l.strip_prefix('(') {
         Some(r) => match memchr::memchr_iter(b')', r.as_bytes()).find(|&e| r.as_bytes().get(e + 1) == Some(&b' ')) {
-            Some(e) if r.as_bytes()[..e].windows(5).any(|w| w == b" pid=") => r[e + 2..].trim_start(),
+            // (` pid=` by its '=': a label holds one or two)
+            Some(e)
+                if memchr::memchr_iter(b'=', &r.as_bytes()[..e])
+                    .any(|q| q >= 4 && &r.as_bytes()[q - 4..q] == b" pid") =>
+            {
+                r[e + 2..].trim_start()
+            }
             _ => l,
         },
         None => l,
