@@ -388,7 +388,7 @@ const LINE_HEAD: usize = log::Pre::BYTES + 4;
 /// The files still to read, each with its (decompressing) reader.
 type Inputs = std::collections::VecDeque<(PathBuf, Box<dyn std::io::Read + Send>)>;
 
-/// One line into the batch for the reader thread: [pre: 12 bytes][length: 4 bytes][line].
+/// One line into the batch for the reader thread: [pre: 16 bytes][length: 4 bytes][line].
 #[inline]
 fn push_line(out: &mut Vec<u8>, pre: log::Pre, l: &str, segment: bool) {
     out.extend_from_slice(&pre.to_bytes());
@@ -450,7 +450,7 @@ fn analyse_batches(
         let _ = queued.fetch_update(std::sync::atomic::Ordering::Relaxed, std::sync::atomic::Ordering::Relaxed, |q| {
             q.checked_sub(1)
         });
-        // [pre: 12 bytes][length: 4 bytes][line], each line whole `&str` (below)
+        // [pre: 16 bytes][length: 4 bytes][line], each line whole `&str` (below)
         let mut at = 0;
         while at + LINE_HEAD <= batch.len() {
             let pre = log::Pre::from_bytes(&batch[at..at + log::Pre::BYTES]);

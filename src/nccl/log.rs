@@ -1020,8 +1020,8 @@ impl OwnLines {
 }
 
 /// What the thread that reads the log works out for a line, so that it runs beside the
-/// analyser rather than in it: the NCCL tag and the gate's mask. [`Pre::NONE`]: nothing
-/// (the analyser works both out itself).
+/// analyser rather than in it: the NCCL tag, the gate's mask and the INFO message's short path.
+/// [`Pre::NONE`]: nothing (the analyser works them out itself).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pre {
     /// 0: not worked out; 1: no tag; else the message's offset + 2, bit 31 set for a WARN.
