@@ -529,6 +529,33 @@ fn find_unclean(b: &[u8]) -> Option<usize> {
     b[i..].iter().position(|&c| unclean(c)).map(|j| i + j)
 }
 
+/// A line read whole or put together from pieces (line breaks at its end dropped), decoded
+/// lossily, to `f`: not known to be clean.
+fn emit(line: &[u8], f: &mut dyn FnMut(&str, bool)) {
+    let mut end = line.len();
+    while end > 0 && (line[end - 1] == b'\n' || line[end - 1] == b'\r') {
+        end -= 1;
+    }
+    let line = &line[..end];
+    match std::str::from_utf8(line) {
+        Ok(l) => f(l, false),
+        Err(_) => f(&String::from_utf8_lossy(line), false),
+    }
+}
+
+/// Does `chunk[at..end]` hold nothing [`clean`] acts on? `unclean` keeps where the next such
+/// byte is from where it was last looked for (`chunk.len()`: none), so that one scan serves
+/// every line before it.
+#[inline]
+fn clean_to(chunk: &[u8], at: usize, end: usize, unclean: &mut Option<usize>) -> bool {
+    let u = match *unclean {
+        Some(u) if u >= at => u,
+        _ => find_unclean(&chunk[at..]).map_or(chunk.len(), |j| at + j),
+    };
+    *unclean = Some(u);
+    u >= end
+}
+
 /// As [`for_each_line`], and with each line whether it is known to hold nothing [`clean`]
 /// removes (`true`: `clean` would hand it back as it is). One scan of the buffer finds the next
 /// such byte for every line before it, where a check per line cost a call and its set-up.
@@ -541,17 +568,6 @@ pub fn for_each_line_marked<R: std::io::BufRead>(
     let mut cut = false;
     let mut total = 0u64;
     total += skip_bom(&mut r)?;
-    let emit = |line: &[u8], f: &mut dyn FnMut(&str, bool)| {
-        let mut end = line.len();
-        while end > 0 && (line[end - 1] == b'\n' || line[end - 1] == b'\r') {
-            end -= 1;
-        }
-        let line = &line[..end];
-        match std::str::from_utf8(line) {
-            Ok(l) => f(l, false),
-            Err(_) => f(&String::from_utf8_lossy(line), false),
-        }
-    };
     loop {
         let chunk = r.fill_buf()?;
         if chunk.is_empty() {
@@ -575,12 +591,7 @@ pub fn for_each_line_marked<R: std::io::BufRead>(
                         // SAFETY: inside `chunk[..whole]`, checked above, and cut at a line
                         // break (an ASCII byte), so a character boundary.
                         let l = unsafe { std::str::from_utf8_unchecked(line) }.trim_end_matches(['\n', '\r']);
-                        let u = match unclean {
-                            Some(u) if u >= at => u,
-                            _ => find_unclean(&chunk[at..]).map_or(n, |j| at + j),
-                        };
-                        unclean = Some(u);
-                        f(l, u >= at + l.len());
+                        f(l, clean_to(chunk, at, at + l.len(), &mut unclean));
                     } else if buf.is_empty() && !cut {
                         emit(&line[..line.len().min(max_line)], &mut f);
                     } else {

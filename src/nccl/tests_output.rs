@@ -234,17 +234,22 @@ impl Parser {
     /// A line with no wrapper to look for in it: NCCL's own (`host:pid:tid [dev] …` as it came,
     /// [`super::unwrap_line_fast`]), or one [`Parser::table_text`] took it from.
     pub fn line_nccl(&mut self, l: &str) {
-        // `#  Rank  0 Group  0 Pid 4766 on host device  0 [0x21] …`; before 2.x's groups,
-        // `#   Rank  0 Pid 131398 on    host device  0 [0xaf] …`
-        // Pasted into an issue outside a code block, Markdown takes a line starting with `#`
-        // for a heading and the copy loses the `#`: a line of the rank table's exact shape
-        // (`Rank N [Group G] Pid P on HOST device D [`) is taken without it too.
         // (what follows reads only lines that start with '#', `Rank ` or a digit: NCCL's own
         // lines, the bulk of a log, start with their host)
         if !matches!(l.as_bytes().first(), Some(b'#' | b'R' | b'0'..=b'9')) {
             self.t.ranks_closed |= self.t.ranks > 0;
             return;
         }
+        self.table_line(l);
+    }
+
+    /// [`Parser::line_nccl`] of a line that may be nccl-tests' own.
+    fn table_line(&mut self, l: &str) {
+        // `#  Rank  0 Group  0 Pid 4766 on host device  0 [0x21] …`; before 2.x's groups,
+        // `#   Rank  0 Pid 131398 on    host device  0 [0xaf] …`
+        // Pasted into an issue outside a code block, Markdown takes a line starting with `#`
+        // for a heading and the copy loses the `#`: a line of the rank table's exact shape
+        // (`Rank N [Group G] Pid P on HOST device D [`) is taken without it too.
         let rank_line = l
             .strip_prefix('#')
             .map(str::trim_start)
