@@ -2708,7 +2708,8 @@ impl Analyser {
         if m == 0 {
             return;
         }
-        self.gated_readers(l, m, is_nccl, host);
+        let msg_at = tag.map_or(0, |(_, msg)| l.len() - msg.len());
+        self.gated_readers(l, m, msg_at, host);
     }
 
     /// The hosts of the log, glued names left out: a segment's host (a flattened paste) whose
@@ -2826,11 +2827,8 @@ impl Analyser {
                 let t = transport(&msg[i + 5..]);
                 let recv = msg[..i].ends_with("[receive]");
                 self.channel(t, recv, true, true, host);
-                // 2.2x's P2P channel lines end `comm 0x… nRanks %d`: the job's rank count (a
-                // line that ends in a letter holds none after its ` via `)
-                let tail = &msg[i..];
-                let digit_end = tail.trim_end().as_bytes().last().is_some_and(u8::is_ascii_digit);
-                if let Some(n) = if digit_end { after!(tail, " nRanks ") } else { None }.and_then(first_int) {
+                // 2.2x's P2P channel lines end `comm 0x… nRanks %d`: the job's rank count
+                if let Some(n) = after!(&msg[i..], " nRanks ").and_then(first_int) {
                     self.f.nranks = Some(self.f.nranks.map_or(n as usize, |m| m.max(n as usize)));
                 }
                 true
@@ -2868,7 +2866,9 @@ impl Analyser {
 
     /// Each reader runs where one of its own literals is on the line (`m`, the gate's mask).
     #[inline]
-    fn gated_readers(&mut self, l: &str, m: u64, is_nccl: bool, host: Option<&str>) {
+    /// `msg_at`: where an NCCL line's message starts (its tag before it; 0: not NCCL's line).
+    fn gated_readers(&mut self, l: &str, m: u64, msg_at: usize, host: Option<&str>) {
+        let is_nccl = msg_at > 0;
         let any = |lits: &[u64]| lits.iter().any(|b| m & b != 0);
         // (`nccl` only for vLLM's `is using nccl==`: it is on every line naming a library path)
         if any(&[
@@ -2906,6 +2906,9 @@ impl Analyser {
             gbit!("evice found"),
             gbit!(": Using "),
         ]) {
+            // (the gate read an NCCL line's message only: its literals before the tag — another
+            // write run onto the line — are looked for too, review 16)
+            let m = if is_nccl { m | gate_mask(&l[..msg_at]) } else { m };
             self.verbs_and_plugin(l, m, is_nccl, host);
         }
         if any(&[gbit!("ocket")]) {
@@ -4024,6 +4027,31 @@ mod tests {
         ] {
             assert_eq!(via(m), find!(m, " via "), "{m}");
         }
+    }
+
+    #[test]
+    fn review_16_what_the_speed_work_must_still_read() {
+        // A library's words run onto an NCCL line before its tag: the gate read the message
+        // only, so these readers look at the text before the tag too.
+        let f = analyse("Failed to open libibverbs.so.1 NCCL INFO NET/IB : No device found.\n");
+        assert!(f.ibverbs_missing);
+        let f = analyse(
+            "libibverbs: Warning: couldn't load driver 'libmlx5-rdmav34': cannot open NCCL INFO NET/IB : No device found.\n",
+        );
+        assert_eq!(f.provider_missing, ["libmlx5-rdmav34"]);
+        // 2.2x's rank count after a channel's transport, whatever follows it
+        let f = analyse("a:1:1 [0] NCCL INFO Channel 00/1 : 0[0] -> 1[1] via P2P/CUMEM/read comm 0x55d0 nRanks 16.\n");
+        assert_eq!(f.nranks, Some(16));
+        // A host's second process is recorded as it comes, not only where the host changes:
+        // `stonstone` (`ston` run onto `stone:2984738:…`) is that process's glued head, no host.
+        // (a04b29f skipped recording a process whose host was the last view's: two hosts here.)
+        let f = analyse(concat!(
+            "stone:111:111 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n",
+            "stone:111:111 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>\n",
+            "stone:2984738:2984738 [1] NCCL INFO cudaDriverVersion 12040\n",
+            "stonstone:2984738:2984738 [1] NCCL INFO cudaDriverVersion 12040\n",
+        ));
+        assert_eq!(f.hosts, ["stone"]);
     }
 
     #[test]
