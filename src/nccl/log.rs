@@ -1087,7 +1087,9 @@ pub fn pre2(a: &str, b: &str) -> (Pre, Pre) {
 
 /// A line's tag as [`Pre`] keeps it, its INFO message's short path ([`Short::to_code`]: 0 where
 /// there is no INFO message), and the text the gate must read (none for a WARN or a short
-/// path's line, which are read whole anyway).
+/// path's line, which are read whole anyway). The gate reads the whole line, the text before
+/// the tag too: the readers search the whole line (a library's words run onto an NCCL line
+/// before its tag, review 16), and a mask of the message alone let them skip what was there.
 fn pre_tag(l: &str) -> (u32, u32, Option<&str>) {
     let t = nccl_tag(l);
     let tag = match t {
@@ -1099,7 +1101,7 @@ fn pre_tag(l: &str) -> (u32, u32, Option<&str>) {
         Some((true, _)) => (tag, 0, None),
         Some((false, msg)) => {
             let s = short(msg);
-            (tag, Short::to_code(s.as_ref()), if s.is_some() { None } else { Some(msg) })
+            (tag, Short::to_code(s.as_ref()), if s.is_some() { None } else { Some(l) })
         }
         None => (tag, 0, Some(l)),
     }
@@ -2702,14 +2704,13 @@ impl Analyser {
             _ if self.ungated => u64::MAX,
             _ if mask.is_some() => mask.unwrap_or(u64::MAX),
             Some((true, _)) => u64::MAX,
-            Some((false, msg)) => gate_mask(msg),
-            None => gate_mask(l),
+            // (the whole line, as `pre_tag` gates it)
+            Some((false, _)) | None => gate_mask(l),
         };
         if m == 0 {
             return;
         }
-        let msg_at = tag.map_or(0, |(_, msg)| l.len() - msg.len());
-        self.gated_readers(l, m, msg_at, host);
+        self.gated_readers(l, m, is_nccl, host);
     }
 
     /// The hosts of the log, glued names left out: a segment's host (a flattened paste) whose
@@ -2866,9 +2867,7 @@ impl Analyser {
 
     /// Each reader runs where one of its own literals is on the line (`m`, the gate's mask).
     #[inline]
-    /// `msg_at`: where an NCCL line's message starts (its tag before it; 0: not NCCL's line).
-    fn gated_readers(&mut self, l: &str, m: u64, msg_at: usize, host: Option<&str>) {
-        let is_nccl = msg_at > 0;
+    fn gated_readers(&mut self, l: &str, m: u64, is_nccl: bool, host: Option<&str>) {
         let any = |lits: &[u64]| lits.iter().any(|b| m & b != 0);
         // (`nccl` only for vLLM's `is using nccl==`: it is on every line naming a library path)
         if any(&[
@@ -2906,9 +2905,6 @@ impl Analyser {
             gbit!("evice found"),
             gbit!(": Using "),
         ]) {
-            // (the gate read an NCCL line's message only: its literals before the tag — another
-            // write run onto the line — are looked for too, review 16)
-            let m = if is_nccl { m | gate_mask(&l[..msg_at]) } else { m };
             self.verbs_and_plugin(l, m, is_nccl, host);
         }
         if any(&[gbit!("ocket")]) {
@@ -4039,6 +4035,8 @@ mod tests {
             "libibverbs: Warning: couldn't load driver 'libmlx5-rdmav34': cannot open NCCL INFO NET/IB : No device found.\n",
         );
         assert_eq!(f.provider_missing, ["libmlx5-rdmav34"]);
+        // (and where the message holds none of the gate's words: the gate reads the whole line)
+        assert!(analyse("Failed to open libibverbs.so.1 NCCL INFO cudaDriverVersion 12040\n").ibverbs_missing);
         // 2.2x's rank count after a channel's transport, whatever follows it
         let f = analyse("a:1:1 [0] NCCL INFO Channel 00/1 : 0[0] -> 1[1] via P2P/CUMEM/read comm 0x55d0 nRanks 16.\n");
         assert_eq!(f.nranks, Some(16));
