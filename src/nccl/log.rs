@@ -546,7 +546,8 @@ fn host_head(head: &str) -> Option<&str> {
 /// NCCL's own prefix as debug.cc prints it, `host:pid:tid [dev] `, at the start of a line, each
 /// part in its place (a host without ' ' or ':', digits): the bulk of a log, read in one pass
 /// where [`space_bracket`], [`host_head`], `host:pid`'s and the device's searches each scanned
-/// the line. (The tag's own search, one byte search for 'N', costs less than this pass.)
+/// the line: [`super::host_pid_tid`] (what `unwrap_line_fast` asks of a line as it comes), then
+/// the device. (The tag's own search, one byte search for 'N', costs less than this pass.)
 struct Head {
     /// The host's end (its ':'), the pid's end, the ` [` (its space), past the `] `.
     host: usize,
@@ -557,32 +558,10 @@ struct Head {
 
 fn nccl_head(l: &str) -> Option<Head> {
     let b = l.as_bytes();
-    // the first ':' or ' ' (a host is short: 256 bytes at most looked at)
-    let mut host = 0;
-    while host < b.len().min(256) && b[host] != b':' && b[host] != b' ' {
-        host += 1;
-    }
-    if host == 0 || b.get(host) != Some(&b':') {
-        return None;
-    }
-    // each field's end: digits from `at` on
-    let digits_end = |mut at: usize| {
-        let start = at;
-        while at < b.len() && b[at].is_ascii_digit() {
-            at += 1;
-        }
-        (at > start).then_some(at)
-    };
-    let pid = digits_end(host + 1)?;
-    if b.get(pid) != Some(&b':') {
-        return None;
-    }
-    let bracket = digits_end(pid + 1)?;
-    if b.get(bracket..bracket + 2) != Some(b" [") {
-        return None;
-    }
-    let close = digits_end(bracket + 2)?;
-    (b.get(close..close + 2) == Some(b"] ")).then_some(Head { host, pid, bracket, after: close + 2 })
+    let (host, pid, bracket) = super::host_pid_tid(b)?;
+    let dev = b[bracket + 2..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let close = bracket + 2 + dev;
+    (dev > 0 && b.get(close..close + 2) == Some(b"] ")).then_some(Head { host, pid, bracket, after: close + 2 })
 }
 
 /// `NCCL INFO`/`NCCL WARN` in the line: is it a WARN, and the message after the tag.

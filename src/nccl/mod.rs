@@ -190,16 +190,24 @@ pub fn unwrap_line_fast(l: &str) -> (&str, bool) {
     }
 }
 
-/// `:pid:tid [` at the start of `b`: the rest of NCCL's `host:pid:tid [dev]` prefix.
+/// NCCL's `host:pid:tid [` at the start of `b` (a host holding no ' ' and no ':', digits):
+/// where the host ends (its ':'), where the pid ends, and the ` [`'s space.
 #[inline]
-fn pid_tid_bracket(b: &[u8]) -> bool {
-    let digits = |at: usize| b.get(at..).map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count());
-    let pid = digits(1);
-    if pid == 0 || b.get(1 + pid) != Some(&b':') {
-        return false;
+pub(crate) fn host_pid_tid(b: &[u8]) -> Option<(usize, usize, usize)> {
+    let host = memchr::memchr(b':', b)?;
+    // (a host name holds no space: `Thu Jul 18 15:41:05 2024<stdout>:` is a wrapper; nor is a
+    // time one: `kubectl logs --timestamps`' `2026-12-06T19:05:01.1Z host:…`, review 12)
+    if host == 0 || b[..host].contains(&b' ') {
+        return None;
     }
-    let tid = digits(2 + pid);
-    tid > 0 && b.get(2 + pid + tid..4 + pid + tid) == Some(b" [")
+    let digits = |at: usize| b.get(at..).map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count());
+    let pid = digits(host + 1);
+    if pid == 0 || b.get(host + 1 + pid) != Some(&b':') {
+        return None;
+    }
+    let tid = digits(host + 2 + pid);
+    let bracket = host + 2 + pid + tid;
+    (tid > 0 && b.get(bracket..bracket + 2) == Some(b" [")).then_some((host, host + 1 + pid, bracket))
 }
 
 /// The wrappers named below; `true` where the line needed none (the common case).
@@ -208,15 +216,8 @@ fn unwrap_known(l: &str) -> (&str, bool) {
     // The common case first: `host:pid:tid …` (a letter or digit, then ':' and a digit) has
     // none of the wrappers below (they start with space, '>', '[', `N: ` or `host: `).
     let b = l.as_bytes();
-    if b.first().is_some_and(u8::is_ascii_alphanumeric) {
-        if let Some(i) = memchr::memchr(b':', b) {
-            // (a host name holds no space: `Thu Jul 18 15:41:05 2024<stdout>:` is a wrapper)
-            // (nor is a time one: `kubectl logs --timestamps`' `2026-12-06T19:05:01.1Z host:…`,
-            // review 12 — `host:pid:tid [`, its digits looked at once)
-            if !b[..i].contains(&b' ') && pid_tid_bracket(&b[i..]) {
-                return (l, true);
-            }
-        }
+    if b.first().is_some_and(u8::is_ascii_alphanumeric) && host_pid_tid(b).is_some() {
+        return (l, true);
     }
     // Each wrapper is short: its end is looked for in the next WINDOW bytes only, and at most
     // MAX_WRAPPERS are taken off, so a line of repeated prefixes costs linear time.
