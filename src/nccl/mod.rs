@@ -20,6 +20,14 @@ fn special(c: u8) -> bool {
 /// Where the first [`special`] byte of `b` is: sixteen bytes at a time with SSE2 on x86_64 (part
 /// of every x86_64 CPU), byte by byte elsewhere and for the tail.
 fn find_special(b: &[u8]) -> Option<usize> {
+    find_special_but::<false>(b)
+}
+
+/// [`find_special`], LF and TAB passed over where `LF_TAB` (a buffer of lines, for
+/// [`find_unclean`]).
+#[inline]
+fn find_special_but<const LF_TAB: bool>(b: &[u8]) -> Option<usize> {
+    let wanted = |c: u8| special(c) && !(LF_TAB && (c == b'\n' || c == b'\t'));
     let mut i = 0;
     #[cfg(target_arch = "x86_64")]
     {
@@ -28,10 +36,14 @@ fn find_special(b: &[u8]) -> Option<usize> {
         unsafe {
             let (space, minus1) = (_mm_set1_epi8(0x20), _mm_set1_epi8(-1));
             let (del, c2) = (_mm_set1_epi8(0x7f), _mm_set1_epi8(0xc2u8 as i8));
+            let (lf, tab) = (_mm_set1_epi8(b'\n' as i8), _mm_set1_epi8(b'\t' as i8));
             while i + 16 <= b.len() {
                 let v = _mm_loadu_si128(b.as_ptr().add(i).cast());
                 // signed: 0x00..=0x1f is below 0x20 and above -1
-                let ctl = _mm_and_si128(_mm_cmplt_epi8(v, space), _mm_cmpgt_epi8(v, minus1));
+                let mut ctl = _mm_and_si128(_mm_cmplt_epi8(v, space), _mm_cmpgt_epi8(v, minus1));
+                if LF_TAB {
+                    ctl = _mm_andnot_si128(_mm_or_si128(_mm_cmpeq_epi8(v, lf), _mm_cmpeq_epi8(v, tab)), ctl);
+                }
                 let m = _mm_or_si128(ctl, _mm_or_si128(_mm_cmpeq_epi8(v, del), _mm_cmpeq_epi8(v, c2)));
                 let bits = _mm_movemask_epi8(m);
                 if bits != 0 {
@@ -41,7 +53,7 @@ fn find_special(b: &[u8]) -> Option<usize> {
             }
         }
     }
-    b[i..].iter().position(|&c| special(c)).map(|j| i + j)
+    b[i..].iter().position(|&c| wanted(c)).map(|j| i + j)
 }
 
 /// Does `b` hold a byte [`clean`] removes or reads (a [`special`] one but TAB)?
@@ -68,7 +80,7 @@ pub fn clean(l: &str) -> Cow<'_, str> {
     }
     let mut out = Vec::with_capacity(l.len());
     clean_bytes(l.as_bytes(), &mut out);
-    Cow::Owned(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    Cow::Owned(text_of(out))
 }
 
 /// As [`clean`], a line that needs cleaning written into `scratch` (its buffer kept from line
@@ -80,8 +92,13 @@ pub fn clean_in<'a>(l: &'a str, scratch: &'a mut String) -> &'a str {
     let mut out = std::mem::take(scratch).into_bytes();
     out.clear();
     clean_bytes(l.as_bytes(), &mut out);
-    *scratch = String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    *scratch = text_of(out);
     scratch
+}
+
+/// [`clean_bytes`]' output as text (it keeps UTF-8 whole; lossily should it not).
+fn text_of(out: Vec<u8>) -> String {
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// [`clean`]'s work: `b` without what it removes, appended to `out`.
@@ -499,35 +516,9 @@ pub fn for_each_line<R: std::io::BufRead>(r: R, max_line: usize, mut f: impl FnM
 }
 
 /// Where the first byte [`clean`] would act on is in `b`, line breaks aside: a [`special`]
-/// byte but LF and TAB. Sixteen bytes at a time with SSE2 on x86_64, byte by byte elsewhere.
+/// byte but LF and TAB.
 fn find_unclean(b: &[u8]) -> Option<usize> {
-    let unclean = |c: u8| special(c) && c != b'\n' && c != b'\t';
-    let mut i = 0;
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::*;
-        // SAFETY: SSE2 is baseline on x86_64; each unaligned load reads 16 bytes inside `b`.
-        unsafe {
-            let (space, minus1) = (_mm_set1_epi8(0x20), _mm_set1_epi8(-1));
-            let (del, c2) = (_mm_set1_epi8(0x7f), _mm_set1_epi8(0xc2u8 as i8));
-            let (lf, tab) = (_mm_set1_epi8(b'\n' as i8), _mm_set1_epi8(b'\t' as i8));
-            while i + 16 <= b.len() {
-                let v = _mm_loadu_si128(b.as_ptr().add(i).cast());
-                let ctl = _mm_and_si128(_mm_cmplt_epi8(v, space), _mm_cmpgt_epi8(v, minus1));
-                let kept = _mm_or_si128(_mm_cmpeq_epi8(v, lf), _mm_cmpeq_epi8(v, tab));
-                let m = _mm_or_si128(
-                    _mm_andnot_si128(kept, ctl),
-                    _mm_or_si128(_mm_cmpeq_epi8(v, del), _mm_cmpeq_epi8(v, c2)),
-                );
-                let bits = _mm_movemask_epi8(m);
-                if bits != 0 {
-                    return Some(i + bits.trailing_zeros() as usize);
-                }
-                i += 16;
-            }
-        }
-    }
-    b[i..].iter().position(|&c| unclean(c)).map(|j| i + j)
+    find_special_but::<true>(b)
 }
 
 /// A line read whole or put together from pieces (line breaks at its end dropped), decoded
