@@ -194,6 +194,17 @@ for c in ${CASES:-$all}; do case $c in
   single-ll128) NPROC=1 run single-ll128 IBWIRE_CASE=ok NCCL_PROTO=LL128 NCCL_DEBUG_SUBSYS=INIT,NET,ENV,TUNING ;;
   single-channels-conflict) NPROC=1 run single-channels-conflict IBWIRE_CASE=ok NCCL_MIN_NCHANNELS=64 NCCL_MAX_NCHANNELS=1 ;;
   ib-settings-no-ib) run ib-settings-no-ib IBWIRE_CASE=ok NCCL_IB_SL=99 NCCL_IB_TC=999 NCCL_IB_GID_INDEX=7 NCCL_IB_HCA==mlx5_0:1 ;;
+  # Cases added for issue 38, set 15 (2026-12-07): settings that starve or forbid the transport,
+  # CollNet asked for without a plugin, and a healthy job of eight one-rank "nodes"
+  buffsize-tiny) run buffsize-tiny IBWIRE_CASE=ok NCCL_BUFFSIZE=1024 PG_TIMEOUT=25 ;;
+  nchannels-zero) run nchannels-zero IBWIRE_CASE=ok NCCL_MAX_NCHANNELS=0 PG_TIMEOUT=25 ;;
+  socket-family-unix) run socket-family-unix IBWIRE_CASE=ok NCCL_SOCKET_FAMILY=AF_UNIX PG_TIMEOUT=25 ;;
+  proto-none) run proto-none IBWIRE_CASE=ok 'NCCL_PROTO=^LL,LL128,Simple' PG_TIMEOUT=25 ;;
+  collnet-forced) run collnet-forced IBWIRE_CASE=ok NCCL_COLLNET_ENABLE=1 PG_TIMEOUT=25 ;;
+  eight-nodes) NPROC=8 run eight-nodes IBWIRE_CASE=ok ;;
+  env-plugin-missing) NPROC=1 run env-plugin-missing IBWIRE_CASE=ok NCCL_ENV_PLUGIN=nonexistent-env ;;
+  net-gdr-sys) run net-gdr-sys IBWIRE_CASE=ok NCCL_NET_GDR_LEVEL=SYS NCCL_NET_GDR_READ=1 NCCL_CROSS_NIC=2 ;;
+  eight-nodes-die) NPROC=8 run eight-nodes-die IBWIRE_CASE=die PG_TIMEOUT=25 ;;
 esac; done
 mkdir -p "$OUT"; tar -C "$W" -czf "$OUT/failures.tgz" failures; rm -rf "$W"
 ls -la "$OUT"
