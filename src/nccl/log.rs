@@ -286,7 +286,8 @@ pub struct LogFacts {
     #[serde(default)]
     pub bootstrap_addrs: Vec<String>,
     pub socket_ifs: Vec<String>,
-    /// `NCCL_*` variables NCCL reported as set by the environment.
+    /// `NCCL_*` variables NCCL reported as set by the environment: each value a variable had, once
+    /// (ranks that set one differently show each value), in the order first seen.
     pub env_set: Vec<(String, String)>,
     pub channels: Channels,
     /// The transport of NET channels that are neither IB nor Socket (`NET/AWS Libfabric/0` →
@@ -3119,9 +3120,14 @@ impl Analyser {
             // `v` is the rest of `l` after the literal: the name ends where the literal starts
             let at = l.len() - v.len() - " set by environment to ".len();
             let name = l[..at].rsplit(' ').next().unwrap_or("");
-            if name.starts_with("NCCL_") && self.f.env_set.len() < 256 && !self.f.env_set.iter().any(|(n, _)| n == name)
+            // Each value once per name: ranks that set a variable differently each show theirs
+            // (env() answers the first).
+            let v = v.trim().trim_end_matches('.');
+            if name.starts_with("NCCL_")
+                && self.f.env_set.len() < 256
+                && !self.f.env_set.iter().any(|(n, x)| n == name && x == v)
             {
-                self.f.env_set.push((name.to_string(), v.trim().trim_end_matches('.').to_string()));
+                self.f.env_set.push((name.to_string(), v.to_string()));
             }
         } else if let Some(v) = after!(l, "NCCL_IB_HCA set to ") {
             if self.f.env("NCCL_IB_HCA").is_none() {

@@ -730,7 +730,6 @@ fn plain_failure(kind: crate::nccl::log::Failure) -> Option<(&'static str, &'sta
         F::IncompatibleDevices => ("incompatible-devices", "incompatible NET/IB devices"),
         F::NoOobInterface => ("no-oob-interface", "no OOB interface for NET/IB"),
         F::RemoteExit => ("remote-exit", "a peer closed its connection"),
-        F::CollectiveTimeout => ("collective-timeout", "a collective timed out"),
         F::DuplicateGpu => ("duplicate-gpu", "two ranks on one GPU"),
         F::NoGpu => ("no-gpu", "the process saw no GPU"),
         F::CollectiveMismatch => ("collective-mismatch", "ranks ran different collectives"),
@@ -745,6 +744,7 @@ fn plain_failure(kind: crate::nccl::log::Failure) -> Option<(&'static str, &'sta
         F::TopologyFile => ("topology-file", "a topology file that does not fit"),
         F::Crash => ("crash", "a process crashed"),
         F::CudaFailure
+        | F::CollectiveTimeout
         | F::Rendezvous
         | F::WorkerExit
         | F::SlurmStopped
@@ -812,6 +812,7 @@ fn failure_detail(
         F::Rendezvous if fs.code == Some(5) => ("nccl-id-not-received", rendezvous_problem(fs.code).into(), None),
         F::Rendezvous if fs.code == Some(6) => ("store-timeout", rendezvous_problem(fs.code).into(), None),
         F::Rendezvous => ("rendezvous-failed", rendezvous_problem(fs.code).into(), rendezvous_where(&fs.line)),
+        F::CollectiveTimeout => ("collective-timeout", "a collective timed out".into(), data_path_settings(log)),
         F::PortError => {
             let times = if fs.count > 1 { format!(" ({} times)", fs.count) } else { String::new() };
             ("port-error", format!("an HCA port went down{times}"), None)
@@ -819,6 +820,53 @@ fn failure_detail(
         // UnknownWarning, and any kind plain_failure would have taken (it matches every kind).
         _ => ("unknown-warning", "an NCCL warning no rule knows".into(), Some(unknown_warning_detail(log, fs))),
     }
+}
+
+/// The variables of NCCL's documented tuning that change how a collective moves its data (buffer
+/// and chunk sizes, protocols, algorithms, threads, channels, CTAs, socket threads): any of them set
+/// by the job is a suspect in a stalled collective (device set 15: NCCL_BUFFSIZE=1024 between two
+/// nodes on sockets stalls the first all_reduces until the watchdog's timeout; without it the same
+/// job completes).
+const DATA_PATH_SETTINGS: &[&str] = &[
+    "NCCL_BUFFSIZE",
+    "NCCL_LL_BUFFSIZE",
+    "NCCL_LL128_BUFFSIZE",
+    "NCCL_PROTO",
+    "NCCL_ALGO",
+    "NCCL_NTHREADS",
+    "NCCL_LL128_NTHREADS",
+    "NCCL_MIN_NCHANNELS",
+    "NCCL_MAX_NCHANNELS",
+    "NCCL_MIN_CTAS",
+    "NCCL_MAX_CTAS",
+    "NCCL_NSOCKS_PERTHREAD",
+    "NCCL_SOCKET_NTHREADS",
+    "NCCL_P2P_NET_CHUNKSIZE",
+    "NCCL_P2P_NVL_CHUNKSIZE",
+    "NCCL_P2P_PCI_CHUNKSIZE",
+];
+
+/// A stalled collective in a job that set any of [`DATA_PATH_SETTINGS`] (NCCL's `%s set by
+/// environment to %s.` lines): which, and what to try.
+fn data_path_settings(log: &LogFacts) -> Option<String> {
+    let set: Vec<String> = DATA_PATH_SETTINGS
+        .iter()
+        .filter_map(|k| {
+            let vs: Vec<&str> = log.env_set.iter().filter(|(n, _)| n == k).map(|(_, v)| v.as_str()).collect();
+            match vs.as_slice() {
+                [] => None,
+                [v] => Some(format!("{k}={v}")),
+                _ => Some(format!("{k}={} (not the same on every rank)", vs.join(" / "))),
+            }
+        })
+        .collect();
+    let it = if set.len() == 1 { "it" } else { "them" };
+    (!set.is_empty()).then(|| {
+        format!(
+            "the job set {}, which changes how NCCL moves data: if no rank names another cause, run once without {it}",
+            set.join(" ")
+        )
+    })
 }
 
 /// A warning no rule knows: its class in NCCL's sources, how often, whether an error followed.
@@ -2354,6 +2402,30 @@ mod tests {
         for id in ids {
             assert!(super::RULES.iter().any(|r| r.id == id), "{id} is pushed but is no rule");
         }
+    }
+
+    /// A stalled collective names the data-path settings the job set (NCCL's `%s set by
+    /// environment to %s.`, misc/param.cc), and only those.
+    #[test]
+    fn a_timeout_names_the_data_path_settings_the_job_set() {
+        let log = |env: &str| {
+            let mut t = String::from("h:1:1 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth0.\n");
+            t += env;
+            t += "[rank1]:[E1207 03:03:34.5 ProcessGroupNCCL.cpp:689] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4, OpType=ALLREDUCE) ran for 25039 milliseconds before timing out.\n";
+            crate::nccl::log::analyse(&t)
+        };
+        let d =
+            super::data_path_settings(&log("h:1:1 [0] NCCL INFO NCCL_BUFFSIZE set by environment to 1024.\n")).unwrap();
+        assert!(d.starts_with("the job set NCCL_BUFFSIZE=1024,") && d.ends_with("without it"), "{d}");
+        let two = log("h:1:1 [0] NCCL INFO NCCL_PROTO set by environment to Simple.\nh:1:1 [0] NCCL INFO NCCL_MAX_NCHANNELS set by environment to 2.\n");
+        let d = super::data_path_settings(&two).unwrap();
+        assert!(d.contains("NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=2") && d.ends_with("without them"), "{d}");
+        // ranks that set one differently: each value
+        let differ = log("h:1:1 [0] NCCL INFO NCCL_PROTO set by environment to LL\nh:2:2 [0] NCCL INFO NCCL_PROTO set by environment to Simple\nh:3:3 [0] NCCL INFO NCCL_PROTO set by environment to LL\n");
+        let d = super::data_path_settings(&differ).unwrap();
+        assert!(d.contains("NCCL_PROTO=LL / Simple (not the same on every rank),"), "{d}");
+        // NCCL_SOCKET_IFNAME chooses an interface, not how data moves: no suspect
+        assert_eq!(super::data_path_settings(&log("")), None);
     }
 
     #[test]

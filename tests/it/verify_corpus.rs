@@ -234,6 +234,28 @@ fn a_multi_node_socket_log_is_judged_by_itself_not_by_the_reader() {
 
 /// Guards held-out set 6's lessons: libibverbs missing without a node count is a question, not
 /// a verdict, unless the job asked for InfiniBand; `Connected all rings` is not the end of init.
+/// Device set 15: NCCL_BUFFSIZE=1024 between two "nodes" stalls the first all_reduces until the
+/// watchdog fires; the same job without it completes. The timeout names the setting as a suspect;
+/// a timeout in a job that set none names none.
+#[test]
+fn a_stalled_collective_names_the_data_path_setting_the_job_changed() {
+    let judge = |name: &str| {
+        let file = corpus().join(name);
+        let o = Command::new(bin())
+            .args(["verify", "--from-log", file.to_str().unwrap(), "--expect", "socket", "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{name}: {}", stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let f = v["findings"].as_array().unwrap().iter().find(|f| f["id"] == "collective-timeout").cloned();
+        f.unwrap_or_else(|| panic!("{name}: no collective-timeout in {v}"))["cause"].as_str().unwrap().to_string()
+    };
+    let cause = judge("device-h100-buffsize-tiny.log");
+    assert!(cause.contains("the job set NCCL_BUFFSIZE=1024,") && cause.contains("run once without it"), "{cause}");
+    let cause = judge("h200-nccl-2.28.9-hang-watchdog.log");
+    assert!(!cause.contains("the job set"), "{cause}");
+}
+
 #[test]
 fn thin_logs_get_the_verdict_their_evidence_supports() {
     let t = tempfile::tempdir().unwrap();
