@@ -286,9 +286,22 @@ pub struct LogFacts {
     #[serde(default)]
     pub bootstrap_addrs: Vec<String>,
     pub socket_ifs: Vec<String>,
-    /// `NCCL_*` variables NCCL reported as set by the environment: each value a variable had, once
-    /// (ranks that set one differently show each value), in the order first seen.
+    /// `NCCL_*` variables NCCL reported as set by the environment (the first value of each).
     pub env_set: Vec<(String, String)>,
+    /// Further values of `env_set`'s variables where processes set one differently (each once,
+    /// compared without case as NCCL's parsers do; at most 3 per variable, 64 in all;
+    /// NCCL_HOSTID, different on every node by design, left out).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env_more: Vec<(String, String)>,
+    /// Variables that fewer processes reported than reported any `set by environment` line (at
+    /// least two did, each with its `host:pid`): the variable, how many reported it, of how many.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env_partial: Vec<(String, usize, usize)>,
+    /// Variables a network plugin put in the environment itself (aws-ofi-nccl's `NET/OFI Adding
+    /// NCCL_PROTO=simple to environment`, older `NET/OFI Setting NCCL_PROTO to "simple"`): NCCL
+    /// then reports them as set by the environment, though the job did not set them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env_by_plugin: Vec<String>,
     pub channels: Channels,
     /// The transport of NET channels that are neither IB nor Socket (`NET/AWS Libfabric/0` →
     /// `AWS Libfabric`, `NET/IBext_v8/1` → `IBext_v8`).
@@ -1776,6 +1789,11 @@ pub struct Analyser {
     /// `host:pid` of the last whole NCCL line (a process's lines come in runs: the next line of
     /// the same process looks nothing up).
     last_proc: String,
+    /// Processes (`host:pid`) that reported a `set by environment` line, and each variable with
+    /// a process that reported it (bounded): what was set on some ranks only.
+    env_procs: rustc_hash::FxHashMap<String, u32>,
+    /// (index of the variable in `env_set`, of the process in `env_procs`)
+    env_name_procs: rustc_hash::FxHashSet<(u32, u32)>,
     /// The line being read is such a segment.
     segment: bool,
     seen: rustc_hash::FxHashSet<(u8, String)>,
@@ -2863,7 +2881,9 @@ impl Analyser {
             self.network_choice(l, m, host);
         }
         if any(&[gbit!("set by environment"), gbit!("NCCL_")]) {
-            self.env_line(l);
+            // the process, where the line's own prefix named it (last_proc is then this line's)
+            let own_proc = host.is_some() && !self.segment && !self.last_proc.is_empty();
+            self.env_line(l, own_proc);
         }
         if m & gbit!("ailed") != 0 && has!(l, "RAS failed to establish a client listening socket") {
             self.ras_client_failed += 1;
@@ -3114,24 +3134,69 @@ impl Analyser {
         }
     }
 
-    /// `NCCL_X set by environment to V` (and the older `NCCL_IB_HCA set to V`).
-    fn env_line(&mut self, l: &str) {
+    /// `NCCL_X set by environment to V` (and the older `NCCL_IB_HCA set to V`); a net plugin's
+    /// own additions to the environment.
+    fn env_line(&mut self, l: &str, own_proc: bool) {
         if let Some(v) = after!(l, " set by environment to ") {
             // `v` is the rest of `l` after the literal: the name ends where the literal starts
             let at = l.len() - v.len() - " set by environment to ".len();
             let name = l[..at].rsplit(' ').next().unwrap_or("");
-            // Each value once per name: ranks that set a variable differently each show theirs
-            // (env() answers the first).
-            let v = v.trim().trim_end_matches('.');
-            if name.starts_with("NCCL_")
-                && self.f.env_set.len() < 256
-                && !self.f.env_set.iter().any(|(n, x)| n == name && x == v)
-            {
-                self.f.env_set.push((name.to_string(), v.to_string()));
+            if !name.starts_with("NCCL_") {
+                return;
+            }
+            let v = v.trim().trim_end_matches(|c: char| c == '.' || c.is_whitespace());
+            self.env_value(name, v);
+            if own_proc {
+                self.env_reported(name);
             }
         } else if let Some(v) = after!(l, "NCCL_IB_HCA set to ") {
             if self.f.env("NCCL_IB_HCA").is_none() {
                 self.f.env_set.push(("NCCL_IB_HCA".into(), v.trim().to_string()));
+            }
+            if own_proc {
+                self.env_reported("NCCL_IB_HCA");
+            }
+        } else if let Some(name) = plugin_env_name(l) {
+            if self.f.env_by_plugin.len() < 64 && !self.f.env_by_plugin.iter().any(|n| n == name) {
+                self.f.env_by_plugin.push(name.to_string());
+            }
+        }
+    }
+
+    /// The process of the line being read (`last_proc`) reported `name` set (bounded; no
+    /// allocation for a process already seen).
+    fn env_reported(&mut self, name: &str) {
+        let Some(v) = self.f.env_set.iter().position(|(n, _)| n == name) else { return };
+        let p = match self.env_procs.get(self.last_proc.as_str()) {
+            Some(&p) => p,
+            None if self.env_procs.len() < 4096 => {
+                let p = self.env_procs.len() as u32;
+                self.env_procs.insert(self.last_proc.clone(), p);
+                p
+            }
+            None => return,
+        };
+        if self.env_name_procs.len() < 65536 {
+            self.env_name_procs.insert((v as u32, p));
+        }
+    }
+
+    /// A variable's value: the first in `env_set`, a different one (bounded) in `env_more`.
+    fn env_value(&mut self, name: &str, v: &str) {
+        let f = &mut self.f;
+        match f.env_set.iter().find(|(n, _)| n == name) {
+            None if f.env_set.len() < 256 => f.env_set.push((name.to_string(), v.to_string())),
+            None => {}
+            Some((_, first)) => {
+                let more = f.env_more.iter().filter(|(n, _)| n == name);
+                if name != "NCCL_HOSTID"
+                    && !first.eq_ignore_ascii_case(v)
+                    && f.env_more.len() < 64
+                    && more.clone().count() < 3
+                    && !more.clone().any(|(_, x)| x.eq_ignore_ascii_case(v))
+                {
+                    f.env_more.push((name.to_string(), v.to_string()));
+                }
             }
         }
     }
@@ -3752,6 +3817,19 @@ impl Analyser {
         if let Some(x) = self.store_wait.and_then(|i| f.failures.get_mut(i)) {
             x.init_completed_after |= x.count == 1 && self.last_done_at > x.at;
         }
+        if self.env_procs.len() >= 2 {
+            let all = self.env_procs.len();
+            let mut by = vec![0usize; f.env_set.len()];
+            for &(v, _) in &self.env_name_procs {
+                by[v as usize] += 1;
+            }
+            for (i, (name, _)) in f.env_set.iter().enumerate() {
+                // (a variable no prefixed line reported says nothing of who set it)
+                if by[i] > 0 && by[i] < all {
+                    f.env_partial.push((name.clone(), by[i], all));
+                }
+            }
+        }
         f.per_host = std::mem::take(&mut self.views).into_iter().collect();
         f.net_plugin_split = plugin_split(&f.per_host);
         f.modify_qp_errnos.sort_unstable();
@@ -3939,6 +4017,16 @@ fn plugin_split(per_host: &BTreeMap<String, HostView>) -> Option<String> {
             if int.len() == 1 { "uses" } else { "use" }
         )
     })
+}
+
+/// The variable a network plugin put in the environment itself: aws-ofi-nccl's `NET/OFI Adding
+/// NCCL_PROTO=simple to environment` (v1.7+) and `NET/OFI Setting NCCL_PROTO to "simple"`.
+fn plugin_env_name(l: &str) -> Option<&str> {
+    let (_, r) = l.split_once("NET/OFI ")?;
+    let r =
+        r.strip_prefix("Adding ").filter(|r| r.ends_with(" to environment")).or_else(|| r.strip_prefix("Setting "))?;
+    let name = r.split(['=', ' ']).next()?;
+    (name.starts_with("NCCL_") && name.len() > 5).then_some(name)
 }
 
 pub fn analyse(text: &str) -> LogFacts {
@@ -5114,6 +5202,26 @@ mod tests {
         // the later wording names the address
         let to = "h:1:2 [0] NCCL INFO socketPollConnect: connect to 10.0.0.2<43117> returned Connection refused, retrying (5/5) after sleep for 500 msec\n";
         assert_eq!(analyse(to).failures.first().map(|x| x.kind), Some(Failure::SocketConnect));
+    }
+
+    /// Review 17: NCCL_HOSTID differs on every node by design; 300 nodes' values must not crowd
+    /// out the variables reported after them, and the values a variable had stay bounded.
+    #[test]
+    fn the_environment_read_stays_bounded_and_keeps_what_matters() {
+        let mut t = String::new();
+        for i in 0..300 {
+            t += &format!("n{i}:{i}:1 [0] NCCL INFO NCCL_HOSTID set by environment to node{i}\n");
+            t += &format!("n{i}:{i}:1 [0] NCCL INFO NCCL_PROTO set by environment to v{i}\n");
+        }
+        t += "n7:7:1 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 1.\n";
+        let f = analyse(&t);
+        assert_eq!(f.env("NCCL_IB_DISABLE"), Some("1"));
+        assert_eq!(f.env("NCCL_HOSTID"), Some("node0"));
+        assert!(!f.env_more.iter().any(|(n, _)| n == "NCCL_HOSTID"));
+        assert_eq!(f.env_more.iter().filter(|(n, _)| n == "NCCL_PROTO").count(), 3);
+        // one process of 300 reported NCCL_IB_DISABLE
+        assert!(f.env_partial.contains(&("NCCL_IB_DISABLE".to_string(), 1, 300)), "{:?}", f.env_partial);
+        assert!(!f.env_partial.iter().any(|(n, ..)| n == "NCCL_PROTO"));
     }
 
     #[test]

@@ -812,7 +812,7 @@ fn failure_detail(
         F::Rendezvous if fs.code == Some(5) => ("nccl-id-not-received", rendezvous_problem(fs.code).into(), None),
         F::Rendezvous if fs.code == Some(6) => ("store-timeout", rendezvous_problem(fs.code).into(), None),
         F::Rendezvous => ("rendezvous-failed", rendezvous_problem(fs.code).into(), rendezvous_where(&fs.line)),
-        F::CollectiveTimeout => ("collective-timeout", "a collective timed out".into(), data_path_settings(log)),
+        F::CollectiveTimeout => ("collective-timeout", "a collective timed out".into(), data_path_settings(log, fs)),
         F::PortError => {
             let times = if fs.count > 1 { format!(" ({} times)", fs.count) } else { String::new() };
             ("port-error", format!("an HCA port went down{times}"), None)
@@ -823,10 +823,11 @@ fn failure_detail(
 }
 
 /// The variables of NCCL's documented tuning that change how a collective moves its data (buffer
-/// and chunk sizes, protocols, algorithms, threads, channels, CTAs, socket threads): any of them set
-/// by the job is a suspect in a stalled collective (device set 15: NCCL_BUFFSIZE=1024 between two
-/// nodes on sockets stalls the first all_reduces until the watchdog's timeout; without it the same
-/// job completes).
+/// sizes, protocols, algorithms, threads, channels, CTAs, socket threads): any of them set by the
+/// job is a suspect in a stalled collective (device set 15: NCCL_BUFFSIZE=1024 between two nodes
+/// on sockets stalls the first all_reduces until the watchdog's timeout; without it the same job
+/// completes), and one the ranks do not share is one more (device sets 5 and 8: NCCL_PROTO and
+/// NCCL_BUFFSIZE set on one rank only).
 const DATA_PATH_SETTINGS: &[&str] = &[
     "NCCL_BUFFSIZE",
     "NCCL_LL_BUFFSIZE",
@@ -841,30 +842,48 @@ const DATA_PATH_SETTINGS: &[&str] = &[
     "NCCL_MAX_CTAS",
     "NCCL_NSOCKS_PERTHREAD",
     "NCCL_SOCKET_NTHREADS",
-    "NCCL_P2P_NET_CHUNKSIZE",
-    "NCCL_P2P_NVL_CHUNKSIZE",
-    "NCCL_P2P_PCI_CHUNKSIZE",
 ];
 
+/// NCCL's default NCCL_BUFFSIZE (4 MiB): set to it, the variable changes nothing.
+const DEFAULT_BUFFSIZE: &str = "4194304";
+
 /// A stalled collective in a job that set any of [`DATA_PATH_SETTINGS`] (NCCL's `%s set by
-/// environment to %s.` lines): which, and what to try.
-fn data_path_settings(log: &LogFacts) -> Option<String> {
-    let set: Vec<String> = DATA_PATH_SETTINGS
-        .iter()
-        .filter_map(|k| {
-            let vs: Vec<&str> = log.env_set.iter().filter(|(n, _)| n == k).map(|(_, v)| v.as_str()).collect();
-            match vs.as_slice() {
-                [] => None,
-                [v] => Some(format!("{k}={v}")),
-                _ => Some(format!("{k}={} (not the same on every rank)", vs.join(" / "))),
-            }
-        })
-        .collect();
-    let it = if set.len() == 1 { "it" } else { "them" };
-    (!set.is_empty()).then(|| {
+/// environment to %s.` lines; not those a net plugin put there itself): a setting the ranks do
+/// not share, always; one they share, where no failure before the timeout explains it.
+fn data_path_settings(log: &LogFacts, timeout: &crate::nccl::log::FailureSeen) -> Option<String> {
+    use crate::nccl::log::Failure as F;
+    let (mut same, mut differ) = (Vec::new(), Vec::new());
+    for k in DATA_PATH_SETTINGS {
+        let Some(v) = log.env(k).filter(|_| !log.env_by_plugin.iter().any(|n| n == k)) else { continue };
+        let more: Vec<String> =
+            log.env_more.iter().filter(|(n, _)| n == k).map(|(_, v)| crate::text::clip_to(v, 40)).collect();
+        let first = crate::text::clip_to(v, 40);
+        if !more.is_empty() {
+            differ.push(format!("{k}={first} / {}", more.join(" / ")));
+        } else if *k == "NCCL_BUFFSIZE" && v == DEFAULT_BUFFSIZE {
+            // NCCL's own size: set or not, on any rank, the same
+        } else if let Some((_, by, of)) = log.env_partial.iter().find(|(n, ..)| n == k) {
+            differ.push(format!("{k}={first} reported by {by} of {of} processes"));
+        } else {
+            same.push(format!("{k}={first}"));
+        }
+    }
+    if !differ.is_empty() {
+        return Some(format!(
+            "not the same on every rank: {}; give every rank the same NCCL settings",
+            differ.join(", ")
+        ));
+    }
+    let explained = log.failures.iter().any(|x| {
+        x.at < timeout.at
+            && !x.init_completed_after
+            && !matches!(x.kind, F::CollectiveTimeout | F::WorkerExit | F::SlurmStopped)
+    });
+    let it = if same.len() == 1 { "it" } else { "them" };
+    (!same.is_empty() && !explained).then(|| {
         format!(
             "the job set {}, which changes how NCCL moves data: if no rank names another cause, run once without {it}",
-            set.join(" ")
+            same.join(" ")
         )
     })
 }
@@ -2405,27 +2424,49 @@ mod tests {
     }
 
     /// A stalled collective names the data-path settings the job set (NCCL's `%s set by
-    /// environment to %s.`, misc/param.cc), and only those.
+    /// environment to %s.`, misc/param.cc), and only those: not a net plugin's own (aws-ofi-nccl's
+    /// `NET/OFI Adding %s=%s to environment`), not NCCL's default, not where a failure before the
+    /// timeout explains it (review 17); settings the ranks do not share always.
     #[test]
     fn a_timeout_names_the_data_path_settings_the_job_set() {
-        let log = |env: &str| {
-            let mut t = String::from("h:1:1 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth0.\n");
+        let watchdog = "[rank1]:[E1207 03:03:34.5 ProcessGroupNCCL.cpp:689] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4, OpType=ALLREDUCE) ran for 25039 milliseconds before timing out.\n";
+        let d = |env: &str| {
+            let mut t = String::from("h:1:1 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth0\n");
+            t += "g:2:2 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth0\n";
             t += env;
-            t += "[rank1]:[E1207 03:03:34.5 ProcessGroupNCCL.cpp:689] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4, OpType=ALLREDUCE) ran for 25039 milliseconds before timing out.\n";
-            crate::nccl::log::analyse(&t)
+            t += watchdog;
+            let log = crate::nccl::log::analyse(&t);
+            super::data_path_settings(&log, log.failed(crate::nccl::log::Failure::CollectiveTimeout).unwrap())
         };
-        let d =
-            super::data_path_settings(&log("h:1:1 [0] NCCL INFO NCCL_BUFFSIZE set by environment to 1024.\n")).unwrap();
-        assert!(d.starts_with("the job set NCCL_BUFFSIZE=1024,") && d.ends_with("without it"), "{d}");
-        let two = log("h:1:1 [0] NCCL INFO NCCL_PROTO set by environment to Simple.\nh:1:1 [0] NCCL INFO NCCL_MAX_NCHANNELS set by environment to 2.\n");
-        let d = super::data_path_settings(&two).unwrap();
-        assert!(d.contains("NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=2") && d.ends_with("without them"), "{d}");
-        // ranks that set one differently: each value
-        let differ = log("h:1:1 [0] NCCL INFO NCCL_PROTO set by environment to LL\nh:2:2 [0] NCCL INFO NCCL_PROTO set by environment to Simple\nh:3:3 [0] NCCL INFO NCCL_PROTO set by environment to LL\n");
-        let d = super::data_path_settings(&differ).unwrap();
-        assert!(d.contains("NCCL_PROTO=LL / Simple (not the same on every rank),"), "{d}");
-        // NCCL_SOCKET_IFNAME chooses an interface, not how data moves: no suspect
-        assert_eq!(super::data_path_settings(&log("")), None);
+        let both = |l: &str| format!("h:1:1 [0] NCCL INFO {l}\ng:2:2 [0] NCCL INFO {l}\n");
+        let s = d(&both("NCCL_BUFFSIZE set by environment to 1024.")).unwrap();
+        assert!(s.starts_with("the job set NCCL_BUFFSIZE=1024,") && s.ends_with("without it"), "{s}");
+        let s =
+            d(&(both("NCCL_PROTO set by environment to Simple")
+                + &both("NCCL_MAX_NCHANNELS set by environment to 2.")))
+            .unwrap();
+        assert!(s.contains("NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=2") && s.ends_with("without them"), "{s}");
+        // NCCL_SOCKET_IFNAME chooses an interface, not how data moves; 4 MiB is NCCL's own size
+        assert_eq!(d(""), None);
+        assert_eq!(d(&both("NCCL_BUFFSIZE set by environment to 4194304.")), None);
+        // the ranks set one differently (NCCL's parsers read `simple` as `Simple`), or one only
+        let differ = "h:1:1 [0] NCCL INFO NCCL_PROTO set by environment to LL\ng:2:2 [0] NCCL INFO NCCL_PROTO set by environment to Simple\n";
+        let s = d(differ).unwrap();
+        assert_eq!(s, "not the same on every rank: NCCL_PROTO=LL / Simple; give every rank the same NCCL settings");
+        let case = "h:1:1 [0] NCCL INFO NCCL_PROTO set by environment to simple\ng:2:2 [0] NCCL INFO NCCL_PROTO set by environment to Simple\n";
+        assert!(d(case).unwrap().starts_with("the job set NCCL_PROTO=simple,"));
+        let s = d("g:2:2 [0] NCCL INFO NCCL_BUFFSIZE set by environment to 65536.\n").unwrap();
+        assert!(s.contains("NCCL_BUFFSIZE=65536 reported by 1 of 2 processes"), "{s}");
+        // a net plugin's own settings are not the job's
+        let ofi =
+            both("NET/OFI Adding NCCL_PROTO=simple to environment") + &both("NCCL_PROTO set by environment to simple");
+        assert_eq!(d(&ofi), None);
+        let ofi = both("NET/OFI Setting NCCL_PROTO to \"simple\"") + &both("NCCL_PROTO set by environment to simple");
+        assert_eq!(d(&ofi), None);
+        // a peer's death before the timeout explains it: a shared setting is no suspect then
+        let died = both("NCCL_ALGO set by environment to Ring")
+            + "g:2:9 [0] misc/socket.cc:72 NCCL WARN socketProgress: Connection closed by remote peer\n";
+        assert_eq!(d(&died), None);
     }
 
     #[test]
