@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Run as root on the `device` machine (one GPU): two "nodes" in two network namespaces joined by a
+# veth pair, one torchrun agent in each (tests/device/failures.py gives every rank its own
+# NCCL_HOSTID), so NCCL's bootstrap and NET/Socket cross a real link that can be cut, firewalled
+# or left without a route — the network failures a job over nodes meets, which two ranks in one
+# namespace cannot show. Logs land in $OUT/netns/. Every step has a time limit; the namespace,
+# the link and the rules are removed at the end.
+# Status (2026-12-07): the wiring was checked as root on a CPU VM with PY= a gloo all-reduce
+# (ns-healthy, ns-lo-rank1, ns-firewall: the store and the all-reduce crossed the veth, rc 0 —
+# gloo's own connections run the other way, so only NCCL's show the failures); no device machine
+# could be started that day, so the NCCL cases have not run yet.
+set -u
+# (logs are written straight under $OUT/netns: a run cut by its time limit keeps what it made)
+OUT=${OUT:-device-out}; D=$OUT/netns; mkdir -p "$D"
+export NCCL_NVLS_ENABLE=0 PYTHONWARNINGS=ignore NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV,BOOTSTRAP PG_TIMEOUT=40
+py=${PY:-$PWD/tests/device/failures.py} # PY: another script, e.g. a gloo all-reduce to check the wiring on a CPU
+NS=ibwnsb A=vetha B=vethb IPA=10.77.0.1 IPB=10.77.0.2
+{ for c in ip iptables nft tc; do printf '%s: %s\n' "$c" "$(command -v $c || echo missing)"; done
+  python3 -c 'import torch;print(torch.__version__, torch.cuda.nccl.version())'; } > "$D/caps.txt" 2>&1
+setup() {
+  ip netns add $NS && ip link add $A type veth peer name $B && ip link set $B netns $NS &&
+    ip addr add $IPA/24 dev $A && ip link set $A up &&
+    ip netns exec $NS ip addr add $IPB/24 dev $B && ip netns exec $NS ip link set $B up &&
+    ip netns exec $NS ip link set lo up
+}
+teardown() { ip netns del $NS 2>/dev/null; ip link del $A 2>/dev/null; true; }
+teardown; setup >> "$D/caps.txt" 2>&1 || { echo "no network namespaces here" >> "$D/caps.txt"; }
+ip -br addr >> "$D/caps.txt" 2>&1; ip netns exec $NS ip -br addr >> "$D/caps.txt" 2>&1
+# Agent 0 in the root namespace hosts torchrun's store at $IPA; agent 1 runs in $NS.
+# A0/A1: env for each agent's side only; COMMON: both.
+pair() { # name
+  local name=$1 port=$((29500 + RANDOM % 1000))
+  { echo "# case: $name; agent 0 (root namespace, $A $IPA): ${A0:-}; agent 1 (namespace $NS, $B $IPB): ${A1:-}; both: ${COMMON:-}"
+    timeout ${TMO:-75} env ${COMMON:-} ${A0:-} torchrun --nnodes=2 --node-rank=0 --nproc-per-node=1 --master-addr=$IPA --master-port=$port "$py" & ap=$!
+    ip netns exec $NS timeout ${TMO:-75} env ${COMMON:-} ${A1:-} torchrun --nnodes=2 --node-rank=1 --nproc-per-node=1 --master-addr=$IPA --master-port=$port "$py"
+    echo "# rc(agent 1)=$?"; wait $ap; echo "# rc(agent 0)=$?"; } > "$D/$name.log" 2>&1
+}
+all="ns-healthy ns-ifname-unreachable ns-lo-rank1 ns-link-down ns-firewall"
+for c in ${CASES:-$all}; do case $c in
+  # the bootstrap and the sockets over the veth link: a healthy job over two nodes on TCP
+  ns-healthy) COMMON=IBWIRE_CASE=ok A0=NCCL_SOCKET_IFNAME=$A A1=NCCL_SOCKET_IFNAME=$B pair ns-healthy ;;
+  # no NCCL_SOCKET_IFNAME: rank 0 picks eth0, whose address the other namespace has no route to
+  ns-ifname-unreachable) COMMON="IBWIRE_CASE=ok PG_TIMEOUT=25" A0= A1= TMO=70 pair ns-ifname-unreachable ;;
+  # rank 1 bootstraps on lo: it tells rank 0 to reach it at 127.0.0.1
+  ns-lo-rank1) COMMON="IBWIRE_CASE=ok PG_TIMEOUT=25" A0=NCCL_SOCKET_IFNAME=$A A1=NCCL_SOCKET_IFNAME=lo TMO=70 pair ns-lo-rank1 ;;
+  # the link goes down in the middle of a stream of all-reduces (and comes back after 30 s)
+  ns-link-down)
+    ( sleep 20; ip link set $A down; echo "# $(date +%T) $A down"; sleep 30; ip link set $A up; echo "# $(date +%T) $A up" ) > "$D/ns-link-down.events" 2>&1 & lp=$!
+    COMMON="IBWIRE_CASE=loop IBWIRE_LOOP_S=45 PG_TIMEOUT=20" A0=NCCL_SOCKET_IFNAME=$A A1=NCCL_SOCKET_IFNAME=$B TMO=90 pair ns-link-down
+    wait $lp; ip link set $A up ;;
+  # the second node's firewall lets the store's connection out but drops every new connection in
+  ns-firewall)
+    if ip netns exec $NS iptables -A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT 2>>"$D/caps.txt" &&
+       ip netns exec $NS iptables -A INPUT -p tcp --syn -j DROP 2>>"$D/caps.txt"; then
+      COMMON="IBWIRE_CASE=ok PG_TIMEOUT=25" A0=NCCL_SOCKET_IFNAME=$A A1=NCCL_SOCKET_IFNAME=$B TMO=90 pair ns-firewall
+      ip netns exec $NS iptables -F INPUT
+    else echo "ns-firewall: no iptables in the namespace" >> "$D/caps.txt"; fi ;;
+esac; done
+teardown
+ls -la "$D"
