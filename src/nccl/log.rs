@@ -293,10 +293,6 @@ pub struct LogFacts {
     /// NCCL_HOSTID, different on every node by design, left out).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env_more: Vec<(String, String)>,
-    /// Variables that fewer processes reported than reported any `set by environment` line (at
-    /// least two did, each with its `host:pid`): the variable, how many reported it, of how many.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub env_partial: Vec<(String, usize, usize)>,
     /// Variables a network plugin put in the environment itself (aws-ofi-nccl's `NET/OFI Adding
     /// NCCL_PROTO=simple to environment`, older `NET/OFI Setting NCCL_PROTO to "simple"`): NCCL
     /// then reports them as set by the environment, though the job did not set them.
@@ -1789,11 +1785,6 @@ pub struct Analyser {
     /// `host:pid` of the last whole NCCL line (a process's lines come in runs: the next line of
     /// the same process looks nothing up).
     last_proc: String,
-    /// Processes (`host:pid`) that reported a `set by environment` line, and each variable with
-    /// a process that reported it (bounded): what was set on some ranks only.
-    env_procs: rustc_hash::FxHashMap<String, u32>,
-    /// (index of the variable in `env_set`, of the process in `env_procs`)
-    env_name_procs: rustc_hash::FxHashSet<(u32, u32)>,
     /// The line being read is such a segment.
     segment: bool,
     seen: rustc_hash::FxHashSet<(u8, String)>,
@@ -2881,9 +2872,7 @@ impl Analyser {
             self.network_choice(l, m, host);
         }
         if any(&[gbit!("set by environment"), gbit!("NCCL_")]) {
-            // the process, where the line's own prefix named it (last_proc is then this line's)
-            let own_proc = host.is_some() && !self.segment && !self.last_proc.is_empty();
-            self.env_line(l, own_proc);
+            self.env_line(l);
         }
         if m & gbit!("ailed") != 0 && has!(l, "RAS failed to establish a client listening socket") {
             self.ras_client_failed += 1;
@@ -3136,7 +3125,7 @@ impl Analyser {
 
     /// `NCCL_X set by environment to V` (and the older `NCCL_IB_HCA set to V`); a net plugin's
     /// own additions to the environment.
-    fn env_line(&mut self, l: &str, own_proc: bool) {
+    fn env_line(&mut self, l: &str) {
         if let Some(v) = after!(l, " set by environment to ") {
             // `v` is the rest of `l` after the literal: the name ends where the literal starts
             let at = l.len() - v.len() - " set by environment to ".len();
@@ -3146,38 +3135,14 @@ impl Analyser {
             }
             let v = v.trim().trim_end_matches(|c: char| c == '.' || c.is_whitespace());
             self.env_value(name, v);
-            if own_proc {
-                self.env_reported(name);
-            }
         } else if let Some(v) = after!(l, "NCCL_IB_HCA set to ") {
             if self.f.env("NCCL_IB_HCA").is_none() {
                 self.f.env_set.push(("NCCL_IB_HCA".into(), v.trim().to_string()));
-            }
-            if own_proc {
-                self.env_reported("NCCL_IB_HCA");
             }
         } else if let Some(name) = plugin_env_name(l) {
             if self.f.env_by_plugin.len() < 64 && !self.f.env_by_plugin.iter().any(|n| n == name) {
                 self.f.env_by_plugin.push(name.to_string());
             }
-        }
-    }
-
-    /// The process of the line being read (`last_proc`) reported `name` set (bounded; no
-    /// allocation for a process already seen).
-    fn env_reported(&mut self, name: &str) {
-        let Some(v) = self.f.env_set.iter().position(|(n, _)| n == name) else { return };
-        let p = match self.env_procs.get(self.last_proc.as_str()) {
-            Some(&p) => p,
-            None if self.env_procs.len() < 4096 => {
-                let p = self.env_procs.len() as u32;
-                self.env_procs.insert(self.last_proc.clone(), p);
-                p
-            }
-            None => return,
-        };
-        if self.env_name_procs.len() < 65536 {
-            self.env_name_procs.insert((v as u32, p));
         }
     }
 
@@ -3816,19 +3781,6 @@ impl Analyser {
         }
         if let Some(x) = self.store_wait.and_then(|i| f.failures.get_mut(i)) {
             x.init_completed_after |= x.count == 1 && self.last_done_at > x.at;
-        }
-        if self.env_procs.len() >= 2 {
-            let all = self.env_procs.len();
-            let mut by = vec![0usize; f.env_set.len()];
-            for &(v, _) in &self.env_name_procs {
-                by[v as usize] += 1;
-            }
-            for (i, (name, _)) in f.env_set.iter().enumerate() {
-                // (a variable no prefixed line reported says nothing of who set it)
-                if by[i] > 0 && by[i] < all {
-                    f.env_partial.push((name.clone(), by[i], all));
-                }
-            }
         }
         f.per_host = std::mem::take(&mut self.views).into_iter().collect();
         f.net_plugin_split = plugin_split(&f.per_host);
@@ -5219,9 +5171,6 @@ mod tests {
         assert_eq!(f.env("NCCL_HOSTID"), Some("node0"));
         assert!(!f.env_more.iter().any(|(n, _)| n == "NCCL_HOSTID"));
         assert_eq!(f.env_more.iter().filter(|(n, _)| n == "NCCL_PROTO").count(), 3);
-        // one process of 300 reported NCCL_IB_DISABLE
-        assert!(f.env_partial.contains(&("NCCL_IB_DISABLE".to_string(), 1, 300)), "{:?}", f.env_partial);
-        assert!(!f.env_partial.iter().any(|(n, ..)| n == "NCCL_PROTO"));
     }
 
     #[test]

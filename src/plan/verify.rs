@@ -848,8 +848,10 @@ const DATA_PATH_SETTINGS: &[&str] = &[
 const DEFAULT_BUFFSIZE: &str = "4194304";
 
 /// A stalled collective in a job that set any of [`DATA_PATH_SETTINGS`] (NCCL's `%s set by
-/// environment to %s.` lines; not those a net plugin put there itself): a setting the ranks do
-/// not share, always; one they share, where no failure before the timeout explains it.
+/// environment to %s.` lines; not those a net plugin put there itself): a setting the ranks
+/// printed different values of, always; one they share, where no hard failure before the timeout
+/// explains it. (Which processes printed a variable says nothing firm of who set it — a log drops
+/// lines of some processes: Ray's deduplication, restarts, interleaving; review 18.)
 fn data_path_settings(log: &LogFacts, timeout: &crate::nccl::log::FailureSeen) -> Option<String> {
     use crate::nccl::log::Failure as F;
     let (mut same, mut differ) = (Vec::new(), Vec::new());
@@ -862,8 +864,6 @@ fn data_path_settings(log: &LogFacts, timeout: &crate::nccl::log::FailureSeen) -
             differ.push(format!("{k}={first} / {}", more.join(" / ")));
         } else if *k == "NCCL_BUFFSIZE" && v == DEFAULT_BUFFSIZE {
             // NCCL's own size: set or not, on any rank, the same
-        } else if let Some((_, by, of)) = log.env_partial.iter().find(|(n, ..)| n == k) {
-            differ.push(format!("{k}={first} reported by {by} of {of} processes"));
         } else {
             same.push(format!("{k}={first}"));
         }
@@ -874,10 +874,36 @@ fn data_path_settings(log: &LogFacts, timeout: &crate::nccl::log::FailureSeen) -
             differ.join(", ")
         ));
     }
+    // (a hard failure of a process or a link before the timeout; not a warning NCCL went past,
+    // nor one whose meaning no rule knows: review 18)
     let explained = log.failures.iter().any(|x| {
         x.at < timeout.at
             && !x.init_completed_after
-            && !matches!(x.kind, F::CollectiveTimeout | F::WorkerExit | F::SlurmStopped)
+            && matches!(
+                x.kind,
+                F::QpInvalid
+                    | F::QpUnreachable
+                    | F::QpTimeout
+                    | F::QpNoDevice
+                    | F::QpOther
+                    | F::RetryExceeded
+                    | F::LocalProtection
+                    | F::CompletionError
+                    | F::IbvResource
+                    | F::IbvFatalEvent
+                    | F::PortError
+                    | F::SocketConnect
+                    | F::RemoteExit
+                    | F::DuplicateGpu
+                    | F::NoGpu
+                    | F::CollectiveMismatch
+                    | F::CudaFailure
+                    | F::OfiPeer
+                    | F::OfiNoMemory
+                    | F::OfiAbort
+                    | F::Crash
+                    | F::NcclError
+            )
     });
     let it = if same.len() == 1 { "it" } else { "them" };
     (!same.is_empty() && !explained).then(|| {
@@ -2455,8 +2481,13 @@ mod tests {
         assert_eq!(s, "not the same on every rank: NCCL_PROTO=LL / Simple; give every rank the same NCCL settings");
         let case = "h:1:1 [0] NCCL INFO NCCL_PROTO set by environment to simple\ng:2:2 [0] NCCL INFO NCCL_PROTO set by environment to Simple\n";
         assert!(d(case).unwrap().starts_with("the job set NCCL_PROTO=simple,"));
+        // one process's line only: no claim of a mismatch (logs drop processes' lines)
         let s = d("g:2:2 [0] NCCL INFO NCCL_BUFFSIZE set by environment to 65536.\n").unwrap();
-        assert!(s.contains("NCCL_BUFFSIZE=65536 reported by 1 of 2 processes"), "{s}");
+        assert!(s.starts_with("the job set NCCL_BUFFSIZE=65536,"), "{s}");
+        // a warning no rule knows before the timeout explains nothing
+        let unknown = both("NCCL_BUFFSIZE set by environment to 1024.")
+            + "g:2:9 [0] foo.cc:1 NCCL WARN something nobody wrote a rule for\n";
+        assert!(d(&unknown).unwrap().starts_with("the job set NCCL_BUFFSIZE=1024,"));
         // a net plugin's own settings are not the job's
         let ofi =
             both("NET/OFI Adding NCCL_PROTO=simple to environment") + &both("NCCL_PROTO set by environment to simple");

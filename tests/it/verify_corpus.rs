@@ -234,8 +234,8 @@ fn a_multi_node_socket_log_is_judged_by_itself_not_by_the_reader() {
 
 /// Device set 15: NCCL_BUFFSIZE=1024 between two "nodes" stalls the first all_reduces until the
 /// watchdog fires; the same job without it completes. The timeout names the setting as a suspect;
-/// a timeout in a job that set none names none; device set 8's NCCL_BUFFSIZE on one rank only is
-/// named as a setting the ranks do not share.
+/// a timeout in a job that set none names none; device set 5's NCCL_PROTO, different on each
+/// rank, is named as a setting the ranks do not share.
 #[test]
 fn a_stalled_collective_names_the_data_path_setting_the_job_changed() {
     let judge = |name: &str| {
@@ -253,8 +253,9 @@ fn a_stalled_collective_names_the_data_path_setting_the_job_changed() {
     assert!(cause.contains("the job set NCCL_BUFFSIZE=1024,") && cause.contains("run once without it"), "{cause}");
     let cause = judge("h200-nccl-2.28.9-hang-watchdog.log");
     assert!(!cause.contains("the job set"), "{cause}");
-    let cause = judge("h100-nccl-2.28.9-rank1-buffsize.log");
-    assert!(cause.contains("not the same on every rank: NCCL_BUFFSIZE=65536 reported by 1 of 2 processes"), "{cause}");
+    // ranks that printed different values of one (device set 5: NCCL_PROTO on rank 1 only)
+    let cause = judge("h100-nccl-2.28.9-proto-mismatch.log");
+    assert!(cause.contains("not the same on every rank: NCCL_PROTO=LL / Simple"), "{cause}");
 }
 
 /// Guards held-out set 6's lessons: libibverbs missing without a node count is a question, not
