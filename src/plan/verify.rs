@@ -812,7 +812,7 @@ fn failure_detail(
         F::Rendezvous if fs.code == Some(5) => ("nccl-id-not-received", rendezvous_problem(fs.code).into(), None),
         F::Rendezvous if fs.code == Some(6) => ("store-timeout", rendezvous_problem(fs.code).into(), None),
         F::Rendezvous => ("rendezvous-failed", rendezvous_problem(fs.code).into(), rendezvous_where(&fs.line)),
-        F::CollectiveTimeout => ("collective-timeout", "a collective timed out".into(), data_path_settings(log, fs)),
+        F::CollectiveTimeout => ("collective-timeout", "a collective timed out".into(), data_path_settings(log)),
         F::PortError => {
             let times = if fs.count > 1 { format!(" ({} times)", fs.count) } else { String::new() };
             ("port-error", format!("an HCA port went down{times}"), None)
@@ -826,8 +826,8 @@ fn failure_detail(
 /// sizes, protocols, algorithms, threads, channels, CTAs, socket threads): any of them set by the
 /// job is a suspect in a stalled collective (device set 15: NCCL_BUFFSIZE=1024 between two nodes
 /// on sockets stalls the first all_reduces until the watchdog's timeout; without it the same job
-/// completes), and one the ranks do not share is one more (device sets 5 and 8: NCCL_PROTO and
-/// NCCL_BUFFSIZE set on one rank only).
+/// completes), and one the ranks printed different values of is one more (device set 5:
+/// NCCL_PROTO=Simple on one rank, LL on the other).
 const DATA_PATH_SETTINGS: &[&str] = &[
     "NCCL_BUFFSIZE",
     "NCCL_LL_BUFFSIZE",
@@ -844,6 +844,35 @@ const DATA_PATH_SETTINGS: &[&str] = &[
     "NCCL_SOCKET_NTHREADS",
 ];
 
+/// Failures of a process or a link that explain a collective timeout after them.
+const HARD_FAILURES: &[crate::nccl::log::Failure] = {
+    use crate::nccl::log::Failure as F;
+    &[
+        F::QpInvalid,
+        F::QpUnreachable,
+        F::QpTimeout,
+        F::QpNoDevice,
+        F::QpOther,
+        F::RetryExceeded,
+        F::LocalProtection,
+        F::CompletionError,
+        F::IbvResource,
+        F::IbvFatalEvent,
+        F::PortError,
+        F::SocketConnect,
+        F::RemoteExit,
+        F::DuplicateGpu,
+        F::NoGpu,
+        F::CollectiveMismatch,
+        F::CudaFailure,
+        F::OfiPeer,
+        F::OfiNoMemory,
+        F::OfiAbort,
+        F::Crash,
+        F::NcclError,
+    ]
+};
+
 /// NCCL's default NCCL_BUFFSIZE (4 MiB): set to it, the variable changes nothing.
 const DEFAULT_BUFFSIZE: &str = "4194304";
 
@@ -852,7 +881,7 @@ const DEFAULT_BUFFSIZE: &str = "4194304";
 /// printed different values of, always; one they share, where no hard failure before the timeout
 /// explains it. (Which processes printed a variable says nothing firm of who set it — a log drops
 /// lines of some processes: Ray's deduplication, restarts, interleaving; review 18.)
-fn data_path_settings(log: &LogFacts, timeout: &crate::nccl::log::FailureSeen) -> Option<String> {
+fn data_path_settings(log: &LogFacts) -> Option<String> {
     use crate::nccl::log::Failure as F;
     let (mut same, mut differ) = (Vec::new(), Vec::new());
     for k in DATA_PATH_SETTINGS {
@@ -876,35 +905,7 @@ fn data_path_settings(log: &LogFacts, timeout: &crate::nccl::log::FailureSeen) -
     }
     // (a hard failure of a process or a link before the timeout; not a warning NCCL went past,
     // nor one whose meaning no rule knows: review 18)
-    let explained = log.failures.iter().any(|x| {
-        x.at < timeout.at
-            && !x.init_completed_after
-            && matches!(
-                x.kind,
-                F::QpInvalid
-                    | F::QpUnreachable
-                    | F::QpTimeout
-                    | F::QpNoDevice
-                    | F::QpOther
-                    | F::RetryExceeded
-                    | F::LocalProtection
-                    | F::CompletionError
-                    | F::IbvResource
-                    | F::IbvFatalEvent
-                    | F::PortError
-                    | F::SocketConnect
-                    | F::RemoteExit
-                    | F::DuplicateGpu
-                    | F::NoGpu
-                    | F::CollectiveMismatch
-                    | F::CudaFailure
-                    | F::OfiPeer
-                    | F::OfiNoMemory
-                    | F::OfiAbort
-                    | F::Crash
-                    | F::NcclError
-            )
-    });
+    let explained = seen_after(log, F::CollectiveTimeout, HARD_FAILURES);
     let it = if same.len() == 1 { "it" } else { "them" };
     (!same.is_empty() && !explained).then(|| {
         format!(
@@ -2049,11 +2050,12 @@ fn rank(findings: &mut [Finding], log: &LogFacts) {
     }
 }
 
-/// The log's first failure of kind `k` came after one of `earlier` (by the line each was first
-/// seen on).
+/// The log's first failure of kind `k` came after one of `earlier` that failed (by the line each
+/// was first seen on).
 fn seen_after(log: &LogFacts, k: crate::nccl::log::Failure, earlier: &[crate::nccl::log::Failure]) -> bool {
     let Some(at) = log.failed(k).map(|x| x.at) else { return false };
-    earlier.iter().filter_map(|e| log.failed(*e)).any(|x| x.at < at)
+    // (a warning NCCL went past — its process completed an init after it — failed nothing)
+    earlier.iter().filter_map(|e| log.failed(*e)).any(|x| x.at < at && !x.init_completed_after)
 }
 
 /// An ok that the log itself takes back: a job Slurm stopped at its time limit (review 4), a
@@ -2462,7 +2464,7 @@ mod tests {
             t += env;
             t += watchdog;
             let log = crate::nccl::log::analyse(&t);
-            super::data_path_settings(&log, log.failed(crate::nccl::log::Failure::CollectiveTimeout).unwrap())
+            super::data_path_settings(&log)
         };
         let both = |l: &str| format!("h:1:1 [0] NCCL INFO {l}\ng:2:2 [0] NCCL INFO {l}\n");
         let s = d(&both("NCCL_BUFFSIZE set by environment to 1024.")).unwrap();
@@ -2475,7 +2477,7 @@ mod tests {
         // NCCL_SOCKET_IFNAME chooses an interface, not how data moves; 4 MiB is NCCL's own size
         assert_eq!(d(""), None);
         assert_eq!(d(&both("NCCL_BUFFSIZE set by environment to 4194304.")), None);
-        // the ranks set one differently (NCCL's parsers read `simple` as `Simple`), or one only
+        // the ranks printed different values (NCCL's parsers read `simple` as `Simple`)
         let differ = "h:1:1 [0] NCCL INFO NCCL_PROTO set by environment to LL\ng:2:2 [0] NCCL INFO NCCL_PROTO set by environment to Simple\n";
         let s = d(differ).unwrap();
         assert_eq!(s, "not the same on every rank: NCCL_PROTO=LL / Simple; give every rank the same NCCL settings");
