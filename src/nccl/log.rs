@@ -194,6 +194,10 @@ pub enum Failure {
     /// The EFA provider aborted the process (`Libfabric EFA provider has encountered an internal
     /// error:` … `EFA internal error: (N) …` … `Your application will now abort().`).
     OfiAbort,
+    /// libfabric's EFA provider stopped the process at its start over FI_EFA_USE_DEVICE_RDMA:
+    /// set to 1 on a device without RDMA read, or to a value that is no boolean (prov/efa,
+    /// `efa_env_...`/`rxr_env` readers: `fprintf(stderr, …); abort();`).
+    EfaDeviceRdma,
     /// SHARP/CollNet could not start (`Cannot create SHARP job`, `Failed to lock SAT tree`,
     /// `Cannot initialize CollNet, using point-to-point network instead`).
     CollNet,
@@ -700,7 +704,7 @@ pub const GATE: &[&str] = &[
     "corrupt",
     "Seg",
     "fi_getinfo",
-    "No eligible",
+    "FI_EFA_USE_DEVICE_RDMA",
     "protocol that worked",
     "address vector",
     "GID",
@@ -1438,6 +1442,13 @@ fn plugin_failure(msg: &str, gm: u64) -> Option<Failure> {
             // libfabric's EFA provider's abort (prov/efa: `efa_base_ep_write_eq_error`) prints
             // "Libfabric error: (%zd) %s" with the negated errno, then "EFA internal error: (%zd) %s"
             Failure::OfiNoMemory
+        } else if hasm!(msg, gm, "FI_EFA_USE_DEVICE_RDMA")
+            && (has!(msg, "rdma-read capability") || has!(msg, "set to an invalid value"))
+        {
+            // libfabric's EFA provider (prov/efa, every release since 1.10): "FI_EFA_USE_DEVICE_RDMA=1
+            // was set by user(s), but EFA device has no rdma-read capability." and
+            // "FI_EFA_USE_DEVICE_RDMA was set to an invalid value by the user.", then abort()
+            Failure::EfaDeviceRdma
         } else if hasm!(msg, gm, "EFA internal error: (")
             || hasm!(msg, gm, "EFA provider has encountered an internal error")
         {
@@ -1862,6 +1873,13 @@ pub struct Analyser {
     pg_abort: Vec<u32>,
     /// `(rank, nranks)` of prefixed `rank R nranks N` lines (bounded).
     rank_pairs: BTreeSet<(usize, usize)>,
+    /// The first rank whose `Init START` named each (host, commId, busId) (bounded).
+    init_starts: BTreeMap<(String, u64, u64), usize>,
+    /// Two ranks of one communicator that started on one host's one GPU: (host, commId, busId,
+    /// the first rank, the other).
+    same_gpu_start: Option<(String, u64, u64, usize, usize)>,
+    /// The commIds of `Init COMPLETE` lines (bounded).
+    comms_done: BTreeSet<u64>,
 }
 
 /// `Failed to open libibverbs.so[.1]`, `Could not open libibverbs…`, 2.30's `Count not open
@@ -2282,6 +2300,12 @@ fn tests_cuda_failure(l: &str) -> bool {
 /// process as NCCL's prefix names it, `host:pid` (tests_output's reading of the line).
 fn tests_rank_proc(l: &str) -> Option<String> {
     super::tests_output::rank_proc(l.strip_prefix('#')?.trim_start().strip_prefix("Rank ")?)
+}
+
+/// The hexadecimal number `s` starts with (NCCL's `%lx`, `%llx`; at most 16 digits).
+fn hex_prefix(s: &str) -> Option<u64> {
+    let n = s.bytes().take_while(u8::is_ascii_hexdigit).count();
+    (1..=16).contains(&n).then(|| u64::from_str_radix(&s[..n], 16).ok()).flatten()
 }
 
 fn proc_of(l: &str) -> Option<&str> {
@@ -3311,6 +3335,9 @@ impl Analyser {
         let complete = has!(l, "COMPLETE");
         let destroyed = complete && lower.is_some() && has!(l, " - Destroy COMPLETE");
         let init_complete = complete && has!(l, "Init COMPLETE");
+        if init_complete || has!(l, "Init START") {
+            self.init_start(l, lower, init_complete);
+        }
         let connected = has!(l, "Connected all ") && (has!(l, "Connected all rings") || has!(l, "Connected all trees"));
         if init_complete || timings || destroyed || connected {
             self.ring_gdr_line(l);
@@ -3325,6 +3352,43 @@ impl Analyser {
         if has!(l, " qpn ") && (has!(l, "NET/IB: ") || has!(l, "NET/IB : ")) {
             self.f.remote_peer = true;
             self.ib_qp = true;
+        }
+    }
+
+    /// Init START and Init COMPLETE of NCCL ≥ 2.18 (init.cc: `comm %p rank %d nranks %d cudaDev
+    /// %d nvmlDev %d busId %lx commId 0x%llx - Init START`): two ranks of one communicator that
+    /// start on one host's one GPU. NCCL stops such a communicator in its setup (init.cc's
+    /// `Duplicate GPU detected : rank %d and rank %d both on CUDA device %lx`, ncclInvalidUsage,
+    /// where the peers' host hashes and busIds are equal), so an excerpt that cut that warning
+    /// still shows it. Where the communicator completed, or NCCL_HOSTID made one machine hosts
+    /// of their own, the two were not one host's (judged in `finish`).
+    fn init_start(&mut self, l: &str, nranks: Option<&str>, complete: bool) {
+        let Some(comm) = after!(l, " commId 0x").and_then(hex_prefix) else { return };
+        if complete {
+            if self.comms_done.len() < MAX_HOSTS {
+                self.comms_done.insert(comm);
+            }
+            return;
+        }
+        let (Some(host), Some(bus), Some(rank)) = (
+            proc_of(l).and_then(|p| p.rsplit_once(':')).map(|(h, _)| h),
+            after!(l, " busId ").and_then(hex_prefix),
+            nranks.and(finder!(" rank ").find(l.as_bytes()).map(|i| &l[i + 6..]).and_then(first_int)),
+        ) else {
+            return;
+        };
+        let rank = rank as usize;
+        match self.init_starts.get(&(host.to_string(), comm, bus)) {
+            Some(&r) if r != rank => {
+                if self.same_gpu_start.is_none() {
+                    self.same_gpu_start = Some((host.to_string(), comm, bus, r, rank));
+                }
+            }
+            Some(_) => {}
+            None if self.init_starts.len() < MAX_HOSTS => {
+                self.init_starts.insert((host.to_string(), comm, bus), rank);
+            }
+            None => {}
         }
     }
 
@@ -3820,8 +3884,39 @@ impl Analyser {
             None
         };
         self.trace_and_error_failures(&mut f);
+        self.same_gpu_failure(&mut f);
         f.failures.sort_by_key(|x| x.kind);
         f
+    }
+
+    /// Two ranks of one communicator that started on one host's one GPU ([`Self::init_start`]),
+    /// where NCCL's own `Duplicate GPU detected` is not in the log, the communicator did not
+    /// complete, and no NCCL_HOSTID was set (it makes one machine several hosts to NCCL).
+    fn same_gpu_failure(&mut self, f: &mut LogFacts) {
+        let Some((host, comm, bus, a, b)) = self.same_gpu_start.take() else { return };
+        if self.comms_done.contains(&comm)
+            || f.failed(Failure::DuplicateGpu).is_some()
+            || f.env_set.iter().chain(&f.env_more).any(|(n, _)| n == "NCCL_HOSTID")
+        {
+            return;
+        }
+        f.failures.push(FailureSeen {
+            kind: Failure::DuplicateGpu,
+            line: clip(
+                &format!(
+                    "ranks {} and {} of one communicator (commId 0x{comm:x}) started on {host}'s GPU busId {bus:x} (Init START): NCCL stops that communicator with `Duplicate GPU detected`",
+                    a.min(b),
+                    a.max(b)
+                ),
+                300,
+            ),
+            count: 1,
+            code: None,
+            vendor_err: None,
+            class: None,
+            init_completed_after: false,
+            at: f.lines,
+        });
     }
 
     /// [`Analyser::announced_abort`] for a SIGABRT report that names no local rank (bash's
@@ -3848,8 +3943,12 @@ impl Analyser {
             // No `Using network` line (NCCL before 2.6 printed none, and excerpts cut it): NCCL
             // starts its socket transport only after the IB one found no device (2.4–2.18
             // init.cc initNet: IB, else Socket; 2.19+ net.cc: the first network with devices),
-            // so `NET/Socket : Using` after `NET/IB : No device found` is the network it took.
-            0 if f.ib_no_device && !f.socket_ifs.is_empty() && !net_named_elsewhere(f) => Some("Socket".into()),
+            // so `NET/Socket : Using` after `NET/IB : No device found` is the network it took; so
+            // it is after `Failed to open libibverbs.so[.1]` (ibvwrap's symbols missing: ncclIbInit
+            // fails, and NCCL goes on to the next transport).
+            0 if (f.ib_no_device || f.ibverbs_missing) && !f.socket_ifs.is_empty() && !net_named_elsewhere(f) => {
+                Some("Socket".into())
+            }
             // `NET/IB: Dev 0 Port 1 qpn 3928 mtu 3 …`: a queue pair NCCL's IB transport set up
             // (net_ib.cc's connect/accept, NET subsystem) — the network is IB.
             0 if self.ib_qp => Some("IB".into()),
@@ -4364,6 +4463,19 @@ mod tests {
         }
         let f = analyse("[C25L18:0:24972 - comm.c:374] ERROR Failed to lock SAT tree(ID:0x40 ret:0x4)\n");
         assert_eq!(f.failures[0].kind, Failure::CollNet);
+        // libfabric's EFA provider, prov/efa's readers of FI_EFA_USE_DEVICE_RDMA (1.10–1.17
+        // rxr_env: "…was set by users, but…"; 1.18+ efa_env/efa_rdm: "…was set by user, but…"),
+        // each `fprintf(stderr, "%s\n")` then abort(): on stderr, without any prefix
+        for l in [
+            "FI_EFA_USE_DEVICE_RDMA=1 was set by users, but EFA device has no rdma-read capability.",
+            "FI_EFA_USE_DEVICE_RDMA=1 was set by user, but EFA device has no rdma-read capability.",
+            "FI_EFA_USE_DEVICE_RDMA was set to an invalid value by the user. FI_EFA_USE_DEVICE_RDMA is boolean and can be set to only 0/false/no/off or 1/true/yes/on.",
+        ] {
+            let f = analyse(&format!("{l}\n"));
+            assert_eq!((f.nccl_lines, f.failures[0].kind), (1, Failure::EfaDeviceRdma), "{l}");
+        }
+        // the variable named by aws-ofi-nccl's own settings is no failure
+        assert!(analyse("h:1:2 [0] NCCL INFO NET/OFI Setting FI_EFA_USE_DEVICE_RDMA to 1\n").failures.is_empty());
     }
 
     #[test]
@@ -4380,6 +4492,64 @@ mod tests {
         .failures
         .is_empty());
         assert!(analyse("h:1:2 [1] NCCL INFO init.cc:670 -> 0\n").failures.is_empty());
+    }
+
+    /// init.cc (2.18–2.31): `%s comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %lx commId
+    /// 0x%llx - Init START`. Two ranks of one communicator on one host's one GPU end in NCCL's
+    /// `Duplicate GPU detected` (ncclInvalidUsage), which an excerpt may have cut (held-out set
+    /// 77: accelerate#2246, the launcher run twice on a node; set 52: TensorRT-LLM#9263).
+    #[test]
+    fn two_ranks_starting_on_one_gpu_are_a_duplicate_gpu() {
+        let start = |h: &str, pid: u32, r: u32, bus: &str, comm: &str| {
+            format!("{h}:{pid}:{pid} [0] NCCL INFO ncclCommInitRank comm 0x5{pid} rank {r} nranks 4 cudaDev 0 nvmlDev 0 busId {bus} commId 0x{comm} - Init START\n")
+        };
+        let two = format!(
+            "{}{}",
+            start("n1", 10, 0, "31000", "26b3ece72ee71028"),
+            start("n1", 11, 2, "31000", "26b3ece72ee71028")
+        );
+        let f = analyse(&two);
+        assert_eq!(f.failures.len(), 1, "{:?}", f.failures);
+        assert_eq!(f.failures[0].kind, Failure::DuplicateGpu);
+        assert!(
+            f.failures[0].line.starts_with(
+                "ranks 0 and 2 of one communicator (commId 0x26b3ece72ee71028) started on n1's GPU busId 31000"
+            ),
+            "{}",
+            f.failures[0].line
+        );
+        // the communicator completed: they were not one host's GPU (two machines of one name,
+        // NCCL_HOSTID); other GPUs, hosts or communicators; one rank's line twice
+        let done = "n1:10:10 [0] NCCL INFO comm 0x510 rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 31000 commId 0x26b3ece72ee71028 localSize 1 used 1 bytes - Init COMPLETE\n";
+        for quiet in [
+            format!("{two}{done}"),
+            format!("n1:10:10 [0] NCCL INFO NCCL_HOSTID set by environment to a\n{two}"),
+            format!("{}{}", start("n1", 10, 0, "31000", "7"), start("n1", 11, 2, "4b000", "7")),
+            format!("{}{}", start("n1", 10, 0, "31000", "7"), start("n2", 11, 2, "31000", "7")),
+            format!("{}{}", start("n1", 10, 0, "31000", "7"), start("n1", 11, 2, "31000", "8")),
+            format!("{}{}", start("n1", 10, 0, "31000", "7"), start("n1", 10, 0, "31000", "7")),
+        ] {
+            assert!(analyse(&quiet).failures.is_empty(), "{quiet}");
+        }
+        // NCCL's own warning is the evidence where the log has it
+        let f = analyse(&format!("{two}n1:11:11 [0] init.cc:737 NCCL WARN Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 31000\n"));
+        assert_eq!(
+            (f.failures.len(), f.failures[0].line.as_str()),
+            (1, "Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 31000")
+        );
+    }
+
+    /// NCCL starts its socket transport only after the ones before it had no device or failed to
+    /// start; ibvwrap's `Failed to open libibverbs.so[.1]` is IB's failure (2.4's init.cc initNet,
+    /// 2.19+ net.cc): `NET/Socket : Using` after it is the network NCCL took (held-out set 77,
+    /// fairseq#2329 on NCCL 2.4.8).
+    #[test]
+    fn sockets_after_libibverbs_missing_are_the_network() {
+        let log = "h:1:1 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\nh:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n";
+        assert_eq!(analyse(log).network.as_deref(), Some("Socket"));
+        // a transport the job named is not inferred over
+        let named = format!("h:1:1 [0] NCCL INFO NCCL_NET set by environment to IB\n{log}");
+        assert_eq!(analyse(&named).network, None);
     }
 
     #[test]
@@ -4935,10 +5105,17 @@ mod tests {
             "no CUDA-capable device is detected",
             "libfabric:",
             ":efa:",
+            // after `FI_EFA_USE_DEVICE_RDMA` (libfabric's EFA provider's abort at its start)
+            "rdma-read capability",
+            "set to an invalid value",
             "<warn> err: ",
             "we are taking the entire process down",
             // with `Init COMPLETE` (`COMPLETE` first, the rarer word), with " nranks "
             "COMPLETE",
+            // with " nranks ": init.cc's `… busId %lx commId 0x%llx - Init START`
+            "Init START",
+            " commId 0x",
+            " busId ",
             " - Destroy COMPLETE",
             // a check that keeps a line out (c10d's own logger), a WARN line's source (read
             // whole), the short path's NVLS channel count (before the gate), and a network's

@@ -319,7 +319,7 @@ pub const RULES: &[Rule] = &[
         id: "duplicate-gpu",
         message: "Duplicate GPU detected / Multiple Ranks are using the same GPU",
         meaning: "two ranks on one node use the same GPU",
-        fix: "torch.cuda.set_device(LOCAL_RANK) in the script; nproc_per_node equal to the GPUs visible",
+        fix: "torch.cuda.set_device(LOCAL_RANK) in the script; nproc_per_node equal to the GPUs visible; one launcher per node (under srun: --ntasks-per-node=1 for torchrun or accelerate launch)",
     },
     Rule {
         id: "no-gpu",
@@ -416,6 +416,12 @@ pub const RULES: &[Rule] = &[
         message: "Libfabric error: (-12) Cannot allocate memory (the EFA provider's abort; EFA internal error: … Failure to post internal receive buffers)",
         meaning: "the EFA provider could not allocate or register its buffers: the locked-memory limit (`ulimit -l`) is too low for them — 64 KiB is a common default — or the container's memory limit is reached",
         fix: "raise the locked-memory limit to unlimited where the job runs: `ulimit -l unlimited` (limits.conf `* - memlock unlimited`; docker/podman `--ulimit memlock=-1`; Slurm `PropagateResourceLimits` with slurmd started under that limit); check the pod or cgroup memory limit",
+    },
+    Rule {
+        id: "efa-device-rdma",
+        message: "FI_EFA_USE_DEVICE_RDMA=1 was set by user, but EFA device has no rdma-read capability (or: was set to an invalid value by the user)",
+        meaning: "libfabric's EFA provider aborts every process at its start: the job forces RDMA on an EFA device without RDMA read (instance types before p4d: GPUDirect RDMA over EFA needs p4d, p5 or later), or gave the variable a value that is not a boolean",
+        fix: "leave FI_EFA_USE_DEVICE_RDMA unset (the provider then uses RDMA only where the device has it) or set it to 0 on such instances; GPUDirect RDMA over EFA needs an instance type whose EFA has RDMA read",
     },
     Rule {
         id: "ofi-abort",
@@ -740,6 +746,7 @@ fn plain_failure(kind: crate::nccl::log::Failure) -> Option<(&'static str, &'sta
         F::OfiPeer => ("ofi-peer", "EFA endpoints cannot reach each other"),
         F::OfiNoMemory => ("ofi-no-memory", "libfabric could not allocate memory (ENOMEM)"),
         F::OfiAbort => ("ofi-abort", "the EFA provider aborted the process"),
+        F::EfaDeviceRdma => ("efa-device-rdma", "FI_EFA_USE_DEVICE_RDMA stopped the EFA provider"),
         F::CollNet => ("collnet", "SHARP/CollNet could not start"),
         F::TopologyFile => ("topology-file", "a topology file that does not fit"),
         F::Crash => ("crash", "a process crashed"),
@@ -868,6 +875,7 @@ const HARD_FAILURES: &[crate::nccl::log::Failure] = {
         F::OfiPeer,
         F::OfiNoMemory,
         F::OfiAbort,
+        F::EfaDeviceRdma,
         F::Crash,
         F::NcclError,
     ]

@@ -348,6 +348,12 @@ fn every_rule_is_asserted_by_a_test() {
             vec![],
         ),
         ("collnet", warn("Cannot initialize CollNet, using point-to-point network instead"), vec![]),
+        // libfabric's EFA provider (prov/efa) when FI_EFA_USE_DEVICE_RDMA is no boolean
+        (
+            "efa-device-rdma",
+            "FI_EFA_USE_DEVICE_RDMA was set to an invalid value by the user. FI_EFA_USE_DEVICE_RDMA is boolean and can be set to only 0/false/no/off or 1/true/yes/on.\n".into(),
+            vec![],
+        ),
         // Open MPI's signal handler, as a job's output holds it
         ("crash", "[h:12345] *** Process received signal ***\n[h:12345] Signal: Segmentation fault (11)\n".into(), vec![]),
         ("unknown-warning", warn("a warning no NCCL release ever printed 7f3a"), vec![]),
