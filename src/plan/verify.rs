@@ -420,7 +420,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "efa-device-rdma",
         message: "FI_EFA_USE_DEVICE_RDMA=1 was set by user, but EFA device has no rdma-read capability (or: was set to an invalid value by the user)",
-        meaning: "libfabric's EFA provider aborts every process at its start: the job forces RDMA on an EFA device without RDMA read (instance types before p4d: GPUDirect RDMA over EFA needs p4d, p5 or later), or gave the variable a value that is not a boolean",
+        meaning: "libfabric's EFA provider aborts every process at its start: the job forces RDMA on an EFA device without RDMA read (instance types before p4d, and others whose EFA lacks it), or gave the variable a value that is not a boolean",
         fix: "leave FI_EFA_USE_DEVICE_RDMA unset (the provider then uses RDMA only where the device has it) or set it to 0 on such instances; GPUDirect RDMA over EFA needs an instance type whose EFA has RDMA read",
     },
     Rule {
