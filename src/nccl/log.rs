@@ -1873,11 +1873,15 @@ pub struct Analyser {
     pg_abort: Vec<u32>,
     /// `(rank, nranks)` of prefixed `rank R nranks N` lines (bounded).
     rank_pairs: BTreeSet<(usize, usize)>,
-    /// The first rank whose `Init START` named each (host, commId, busId) (bounded).
-    init_starts: BTreeMap<(String, u64, u64), usize>,
-    /// Two ranks of one communicator that started on one host's one GPU: (host, commId, busId,
-    /// the first rank, the other).
-    same_gpu_start: Option<(String, u64, u64, usize, usize)>,
+    /// The first rank (and its process, `host:pid`) whose `Init START` named each (host, commId,
+    /// busId) (bounded).
+    init_starts: BTreeMap<(String, u64, u64), (usize, String)>,
+    /// Pairs of ranks of one communicator that started on one host name's one busId: (host,
+    /// commId, busId, each rank and its process) (at most 16).
+    same_gpu_starts: Vec<(String, u64, u64, (usize, String), (usize, String))>,
+    /// The first address each process (`host:pid`) bootstrapped on or named as its OOB interface's
+    /// (bounded): one address, one machine.
+    proc_addr: BTreeMap<String, String>,
     /// The commIds of `Init COMPLETE` lines (bounded).
     comms_done: BTreeSet<u64>,
 }
@@ -2434,10 +2438,13 @@ impl Analyser {
         // A warning cut short (an excerpt's last line, a pasted fragment) that begins a warning
         // the log already showed whole is that warning again: looked for on a message's first
         // sight only, among the first known warnings kept.
-        let r = super::warns::lookup(msg).or_else(|| {
-            let cut = |k: &String| msg.len() >= 12 && k.len() > msg.len() && k.starts_with(msg);
-            self.known_warns.iter().find(|(k, _)| cut(k)).map(|(_, r)| *r)
-        });
+        // One that begins the literal text of formats of one class only is of that class.
+        let r = super::warns::lookup(msg)
+            .or_else(|| {
+                let cut = |k: &String| msg.len() >= 12 && k.len() > msg.len() && k.starts_with(msg);
+                self.known_warns.iter().find(|(k, _)| cut(k)).map(|(_, r)| *r)
+            })
+            .or_else(|| super::warns::lookup_cut(msg));
         if self.table_seen.len() < 4096 {
             self.table_seen.insert(msg.to_string(), r);
         }
@@ -3057,6 +3064,7 @@ impl Analyser {
         }
         if let Some(v) = afterm!(l, m, "Bootstrap : Using ").or_else(|| afterm!(l, m, "Bootstrap: Using ")) {
             self.bootstrap(v);
+            self.proc_address(l, v);
         }
         if hasm!(l, m, "NET/IB : No device found") {
             self.f.ib_no_device = true;
@@ -3067,6 +3075,9 @@ impl Analyser {
         if let Some(v) = afterm!(l, m, "NET/IB : Using ") {
             self.ib_devices(v, host);
             self.kept_hcas(l);
+            if let Some(o) = after!(v, "; OOB ") {
+                self.proc_address(l, o);
+            }
         }
         self.socket_ifs(l, m);
     }
@@ -3370,25 +3381,38 @@ impl Analyser {
             }
             return;
         }
-        let (Some(host), Some(bus), Some(rank)) = (
-            proc_of(l).and_then(|p| p.rsplit_once(':')).map(|(h, _)| h),
+        let (Some(proc), Some(bus), Some(rank)) = (
+            proc_of(l),
             after!(l, " busId ").and_then(hex_prefix),
             nranks.and(finder!(" rank ").find(l.as_bytes()).map(|i| &l[i + 6..]).and_then(first_int)),
         ) else {
             return;
         };
+        let Some((host, _)) = proc.rsplit_once(':') else { return };
         let rank = rank as usize;
         match self.init_starts.get(&(host.to_string(), comm, bus)) {
-            Some(&r) if r != rank => {
-                if self.same_gpu_start.is_none() {
-                    self.same_gpu_start = Some((host.to_string(), comm, bus, r, rank));
+            Some((r, p)) if *r != rank && p != proc => {
+                if self.same_gpu_starts.len() < 16 {
+                    let pair = (host.to_string(), comm, bus, (*r, p.clone()), (rank, proc.to_string()));
+                    self.same_gpu_starts.push(pair);
                 }
             }
             Some(_) => {}
             None if self.init_starts.len() < MAX_HOSTS => {
-                self.init_starts.insert((host.to_string(), comm, bus), rank);
+                self.init_starts.insert((host.to_string(), comm, bus), (rank, proc.to_string()));
             }
             None => {}
+        }
+    }
+
+    /// The address a process bootstrapped on, or its OOB interface's (`eth0:10.0.0.1<0>`), kept
+    /// once per process.
+    fn proc_address(&mut self, l: &str, v: &str) {
+        let Some(proc) = proc_of(l) else { return };
+        let v = v.trim_start_matches("[0]").trim();
+        let Some(a) = v.split_once(':').map(|(_, a)| a.split('<').next().unwrap_or("").trim()) else { return };
+        if !a.is_empty() && self.proc_addr.len() < MAX_HOSTS && !self.proc_addr.contains_key(proc) {
+            self.proc_addr.insert(proc.to_string(), a.to_string());
         }
     }
 
@@ -3889,22 +3913,62 @@ impl Analyser {
         f
     }
 
-    /// Two ranks of one communicator that started on one host's one GPU ([`Self::init_start`]),
-    /// where NCCL's own `Duplicate GPU detected` is not in the log, the communicator did not
-    /// complete, and no NCCL_HOSTID was set (it makes one machine several hosts to NCCL).
+    /// Two ranks of one communicator that started on one machine's one GPU ([`Self::init_start`]):
+    /// NCCL's duplicate check (init.cc, after its first all-gather: equal host hashes and busIds,
+    /// ncclInvalidUsage) stops that communicator, and an excerpt may have cut its warning.
+    /// A host name is not a machine (NCCL's host hash is the whole name and the boot id, the
+    /// prefix the name up to its first dot: `localhost`, `ubuntu`, `10` of an IP-named host;
+    /// identical machines share busIds — review 19), so only where both processes bootstrapped
+    /// on one address, and not where the log shows the check passed or cannot apply: a line NCCL
+    /// prints after it (`nNodes`/`localRanks`, a channel, a ring, a connection or its failure, Init
+    /// COMPLETE), NCCL_HOSTID (one machine as several hosts), NCCL ≥ 2.30 (GPUs compared by UUID,
+    /// several ranks on one GPU allowed with NCCL_MULTI_RANK_GPU_ENABLE), or NCCL's own warning.
     fn same_gpu_failure(&mut self, f: &mut LogFacts) {
-        let Some((host, comm, bus, a, b)) = self.same_gpu_start.take() else { return };
-        if self.comms_done.contains(&comm)
-            || f.failed(Failure::DuplicateGpu).is_some()
-            || f.env_set.iter().chain(&f.env_more).any(|(n, _)| n == "NCCL_HOSTID")
-        {
+        let c = &f.channels;
+        let past_check = f.nnodes.is_some()
+            || f.local_ranks.is_some()
+            || f.ring_max.is_some()
+            || f.init_complete > 0
+            || c.net_ib + c.net_socket + c.net_other + c.p2p + c.shm + c.other > 0
+            || f.failures.iter().any(|x| {
+                matches!(
+                    x.kind,
+                    Failure::QpInvalid
+                        | Failure::QpUnreachable
+                        | Failure::QpTimeout
+                        | Failure::QpNoDevice
+                        | Failure::QpOther
+                        | Failure::RetryExceeded
+                        | Failure::LocalProtection
+                        | Failure::CompletionError
+                        | Failure::DuplicateGpu
+                )
+            });
+        let v230 = f.version.as_deref().and_then(|v| {
+            let mut it = v.split(|ch: char| !ch.is_ascii_digit()).filter_map(|x| x.parse::<u32>().ok());
+            Some((it.next()?, it.next()?))
+        });
+        let env = |k: &str| f.env_set.iter().chain(&f.env_more).any(|(n, _)| n == k);
+        if past_check || v230.is_some_and(|v| v >= (2, 30)) || env("NCCL_HOSTID") || env("NCCL_MULTI_RANK_GPU_ENABLE") {
             return;
         }
+        let one_machine = |a: &String, b: &String| match (self.proc_addr.get(a), self.proc_addr.get(b)) {
+            (Some(x), Some(y)) => x == y,
+            _ => false,
+        };
+        let Some((host, comm, bus, (a, pa), (b, _))) = self
+            .same_gpu_starts
+            .iter()
+            .find(|(_, comm, _, (_, pa), (_, pb))| !self.comms_done.contains(comm) && one_machine(pa, pb))
+        else {
+            return;
+        };
+        let addr = self.proc_addr.get(pa).map(String::as_str).unwrap_or("");
         f.failures.push(FailureSeen {
             kind: Failure::DuplicateGpu,
             line: clip(
                 &format!(
-                    "ranks {} and {} of one communicator (commId 0x{comm:x}) started on {host}'s GPU busId {bus:x} (Init START): NCCL stops that communicator with `Duplicate GPU detected`",
+                    "ranks {} and {} of one communicator (commId 0x{comm:x}) started on {host}'s GPU busId {bus:x} from one address ({addr}), and the log shows nothing of that communicator after: NCCL's duplicate-GPU check stops it",
                     a.min(b),
                     a.max(b)
                 ),
@@ -3946,7 +4010,13 @@ impl Analyser {
             // so `NET/Socket : Using` after `NET/IB : No device found` is the network it took; so
             // it is after `Failed to open libibverbs.so[.1]` (ibvwrap's symbols missing: ncclIbInit
             // fails, and NCCL goes on to the next transport).
-            0 if (f.ib_no_device || f.ibverbs_missing) && !f.socket_ifs.is_empty() && !net_named_elsewhere(f) => {
+            // Not where another host listed IB devices: that one took IB, the job is mixed
+            // (review 19).
+            0 if (f.ib_no_device || f.ibverbs_missing)
+                && !f.socket_ifs.is_empty()
+                && !net_named_elsewhere(f)
+                && !f.per_host.iter().any(|(_, h)| h.ib_ports > 0) =>
+            {
                 Some("Socket".into())
             }
             // `NET/IB: Dev 0 Port 1 qpn 3928 mtu 3 …`: a queue pair NCCL's IB transport set up
@@ -4494,36 +4564,51 @@ mod tests {
         assert!(analyse("h:1:2 [1] NCCL INFO init.cc:670 -> 0\n").failures.is_empty());
     }
 
-    /// init.cc (2.18–2.31): `%s comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %lx commId
-    /// 0x%llx - Init START`. Two ranks of one communicator on one host's one GPU end in NCCL's
+    /// init.cc (2.18–2.29): `%s comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %lx commId
+    /// 0x%llx - Init START`. Two ranks of one communicator on one machine's one GPU end in NCCL's
     /// `Duplicate GPU detected` (ncclInvalidUsage), which an excerpt may have cut (held-out set
-    /// 77: accelerate#2246, the launcher run twice on a node; set 52: TensorRT-LLM#9263).
+    /// 77: accelerate#2246, the launcher run twice on a node). One machine only where both
+    /// processes bootstrapped on one address; never where the log shows the check passed or
+    /// cannot apply (review 19).
     #[test]
     fn two_ranks_starting_on_one_gpu_are_a_duplicate_gpu() {
         let start = |h: &str, pid: u32, r: u32, bus: &str, comm: &str| {
             format!("{h}:{pid}:{pid} [0] NCCL INFO ncclCommInitRank comm 0x5{pid} rank {r} nranks 4 cudaDev 0 nvmlDev 0 busId {bus} commId 0x{comm} - Init START\n")
         };
-        let two = format!(
+        let oob = |h: &str, pid: u32, ip: &str| {
+            format!(
+                "{h}:{pid}:{pid} [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_2:1/RoCE [RO]; OOB ib0:{ip}<0>\n"
+            )
+        };
+        let boot =
+            |h: &str, pid: u32, ip: &str| format!("{h}:{pid}:{pid} [0] NCCL INFO Bootstrap : Using eth0:{ip}<0>\n");
+        let starts = format!(
             "{}{}",
             start("n1", 10, 0, "31000", "26b3ece72ee71028"),
             start("n1", 11, 2, "31000", "26b3ece72ee71028")
         );
+        let two = format!("{}{}{starts}", oob("n1", 10, "172.41.212.8"), oob("n1", 11, "172.41.212.8"));
         let f = analyse(&two);
         assert_eq!(f.failures.len(), 1, "{:?}", f.failures);
         assert_eq!(f.failures[0].kind, Failure::DuplicateGpu);
-        assert!(
-            f.failures[0].line.starts_with(
-                "ranks 0 and 2 of one communicator (commId 0x26b3ece72ee71028) started on n1's GPU busId 31000"
-            ),
-            "{}",
-            f.failures[0].line
-        );
-        // the communicator completed: they were not one host's GPU (two machines of one name,
-        // NCCL_HOSTID); other GPUs, hosts or communicators; one rank's line twice
-        let done = "n1:10:10 [0] NCCL INFO comm 0x510 rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 31000 commId 0x26b3ece72ee71028 localSize 1 used 1 bytes - Init COMPLETE\n";
+        assert!(f.failures[0].line.starts_with("ranks 0 and 2 of one communicator (commId 0x26b3ece72ee71028) started on n1's GPU busId 31000 from one address (172.41.212.8)"), "{}", f.failures[0].line);
+        // the same by the bootstrap's address
+        let by_boot = format!("{}{}{starts}", boot("n1", 10, "10.0.0.1"), boot("n1", 11, "10.0.0.1"));
+        assert_eq!(analyse(&by_boot).failures.len(), 1);
+        let after = |l: &str| format!("{two}{l}");
         for quiet in [
-            format!("{two}{done}"),
+            // no address, or two: a host name is not a machine (`localhost`, `ubuntu`, `10`)
+            starts.clone(),
+            format!("{}{}{starts}", boot("n1", 10, "10.0.0.1"), boot("n1", 11, "10.0.0.2")),
+            // NCCL went past its check: the communicator completed, its shape, a channel, a ring
+            after("n1:10:10 [0] NCCL INFO comm 0x510 rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 31000 commId 0x26b3ece72ee71028 localSize 1 used 1 bytes - Init COMPLETE\n"),
+            after("n1:10:10 [0] NCCL INFO comm 0x510 rank 0 nRanks 4 nNodes 2 localRanks 1 localRank 0 MNNVL 0\n"),
+            after("n1:10:10 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0/GDRDMA\n"),
+            // one machine as several hosts; NCCL 2.30 (by UUID; several ranks a GPU allowed)
             format!("n1:10:10 [0] NCCL INFO NCCL_HOSTID set by environment to a\n{two}"),
+            format!("n1:10:10 [0] NCCL INFO NCCL_MULTI_RANK_GPU_ENABLE set by environment to 1.\n{two}"),
+            format!("NCCL version 2.30.7+cuda13.0\n{two}"),
+            // other GPUs, hosts or communicators; one rank's line twice
             format!("{}{}", start("n1", 10, 0, "31000", "7"), start("n1", 11, 2, "4b000", "7")),
             format!("{}{}", start("n1", 10, 0, "31000", "7"), start("n2", 11, 2, "31000", "7")),
             format!("{}{}", start("n1", 10, 0, "31000", "7"), start("n1", 11, 2, "31000", "8")),
@@ -4550,6 +4635,9 @@ mod tests {
         // a transport the job named is not inferred over
         let named = format!("h:1:1 [0] NCCL INFO NCCL_NET set by environment to IB\n{log}");
         assert_eq!(analyse(&named).network, None);
+        // another host listed IB devices: it took IB (review 19: a mixed job, not all sockets)
+        let mixed = format!("{log}b:2:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.2<0>\n");
+        assert_eq!(analyse(&mixed).network, None);
     }
 
     #[test]
@@ -5112,6 +5200,8 @@ mod tests {
             "we are taking the entire process down",
             // with `Init COMPLETE` (`COMPLETE` first, the rarer word), with " nranks "
             "COMPLETE",
+            // after `NET/IB : Using ` (its OOB interface's address)
+            "; OOB ",
             // with " nranks ": init.cc's `… busId %lx commId 0x%llx - Init START`
             "Init START",
             " commId 0x",
