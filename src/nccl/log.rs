@@ -1879,7 +1879,7 @@ pub struct Analyser {
     rank_pairs: BTreeSet<(usize, usize)>,
     /// The first rank (and its process, `host:pid`) whose `Init START` named each (host, commId,
     /// busId) (bounded).
-    init_starts: BTreeMap<(String, u64, u64), (usize, String)>,
+    init_starts: BTreeMap<(String, u64, u64), (usize, String, Option<i64>)>,
     /// Pairs of ranks of one communicator that started on one host name's one busId: (host,
     /// commId, busId, each rank and its process) (at most 16).
     same_gpu_starts: Vec<(String, u64, u64, (usize, String), (usize, String))>,
@@ -2308,6 +2308,21 @@ fn tests_cuda_failure(l: &str) -> bool {
 /// process as NCCL's prefix names it, `host:pid` (tests_output's reading of the line).
 fn tests_rank_proc(l: &str) -> Option<String> {
     super::tests_output::rank_proc(l.strip_prefix('#')?.trim_start().strip_prefix("Rank ")?)
+}
+
+/// An address every machine may have, which names none (review 20): loopback, link-local, and
+/// the default NAT or bridge networks each host hands out alike — docker's 172.17.0.0/16,
+/// podman's 10.88.0.0/16, libvirt's 192.168.122.0/24, VirtualBox's 10.0.2.0/24.
+fn shared_address(a: &str) -> bool {
+    let a = a.trim_start_matches("::ffff:");
+    a.starts_with("127.")
+        || a == "::1"
+        || a.starts_with("fe80:")
+        || a.starts_with("169.254.")
+        || a.starts_with("172.17.")
+        || a.starts_with("10.88.")
+        || a.starts_with("192.168.122.")
+        || a.starts_with("10.0.2.")
 }
 
 /// The hexadecimal number `s` starts with (NCCL's `%lx`, `%llx`; at most 16 digits).
@@ -3402,8 +3417,11 @@ impl Analyser {
         };
         let Some((host, _)) = proc.rsplit_once(':') else { return };
         let rank = rank as usize;
+        // Two CUDA devices of one busId are partitions of one GPU (MIG, 2.30's MLOPart), each
+        // its own device to NCCL ≥ 2.30 (review 20): the same device ordinal only.
+        let dev = after!(l, " cudaDev ").and_then(first_int);
         match self.init_starts.get(&(host.to_string(), comm, bus)) {
-            Some((r, p)) if *r != rank && p != proc => {
+            Some((r, p, d)) if *r != rank && p != proc && *d == dev => {
                 if self.same_gpu_starts.len() < 16 {
                     let pair = (host.to_string(), comm, bus, (*r, p.clone()), (rank, proc.to_string()));
                     self.same_gpu_starts.push(pair);
@@ -3411,7 +3429,7 @@ impl Analyser {
             }
             Some(_) => {}
             None if self.init_starts.len() < MAX_HOSTS => {
-                self.init_starts.insert((host.to_string(), comm, bus), (rank, proc.to_string()));
+                self.init_starts.insert((host.to_string(), comm, bus), (rank, proc.to_string(), dev));
             }
             None => {}
         }
@@ -3965,7 +3983,7 @@ impl Analyser {
             return;
         }
         let one_machine = |a: &String, b: &String| match (self.proc_addr.get(a), self.proc_addr.get(b)) {
-            (Some(x), Some(y)) => x == y,
+            (Some(x), Some(y)) => x == y && !shared_address(x),
             _ => false,
         };
         let Some((host, comm, bus, (a, pa), (b, _))) = self
@@ -4022,12 +4040,13 @@ impl Analyser {
             // so `NET/Socket : Using` after `NET/IB : No device found` is the network it took; so
             // it is after `Failed to open libibverbs.so[.1]` (ibvwrap's symbols missing: ncclIbInit
             // fails, and NCCL goes on to the next transport).
-            // Not where another host listed IB devices: that one took IB, the job is mixed
-            // (review 19).
+            // Not where another host listed IB devices or aws-ofi-nccl selected a provider: that
+            // one took it, the job is mixed (reviews 19, 20).
             0 if (f.ib_no_device || f.ibverbs_missing)
                 && !f.socket_ifs.is_empty()
                 && !net_named_elsewhere(f)
-                && !f.per_host.iter().any(|(_, h)| h.ib_ports > 0) =>
+                && !f.per_host.iter().any(|(_, h)| h.ib_ports > 0)
+                && f.ofi_provider.is_none() =>
             {
                 Some("Socket".into())
             }
@@ -4612,6 +4631,9 @@ mod tests {
             // no address, or two: a host name is not a machine (`localhost`, `ubuntu`, `10`)
             starts.clone(),
             format!("{}{}{starts}", boot("n1", 10, "10.0.0.1"), boot("n1", 11, "10.0.0.2")),
+            // one address every machine may have (review 20): loopback, docker's default bridge
+            format!("{}{}{starts}", boot("n1", 10, "127.0.0.1"), boot("n1", 11, "127.0.0.1")),
+            format!("{}{}{starts}", boot("n1", 10, "172.17.0.2"), boot("n1", 11, "172.17.0.2")),
             // NCCL went past its check: the communicator completed, its shape, a channel, a ring
             after("n1:10:10 [0] NCCL INFO comm 0x510 rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 31000 commId 0x26b3ece72ee71028 localSize 1 used 1 bytes - Init COMPLETE\n"),
             after("n1:10:10 [0] NCCL INFO comm 0x510 rank 0 nRanks 4 nNodes 2 localRanks 1 localRank 0 MNNVL 0\n"),
@@ -4620,6 +4642,8 @@ mod tests {
             format!("n1:10:10 [0] NCCL INFO NCCL_HOSTID set by environment to a\n{two}"),
             format!("n1:10:10 [0] NCCL INFO NCCL_MULTI_RANK_GPU_ENABLE set by environment to 1.\n{two}"),
             format!("NCCL version 2.30.7+cuda13.0\n{two}"),
+            // two CUDA devices of one busId: partitions of one GPU (MIG, MLOPart; review 20)
+            two.replacen("cudaDev 0 nvmlDev 0 busId 31000 commId 0x26b3ece72ee71028 - Init START\n", "cudaDev 1 nvmlDev 0 busId 31000 commId 0x26b3ece72ee71028 - Init START\n", 1),
             // other GPUs, hosts or communicators; one rank's line twice
             format!("{}{}", start("n1", 10, 0, "31000", "7"), start("n1", 11, 2, "4b000", "7")),
             format!("{}{}", start("n1", 10, 0, "31000", "7"), start("n2", 11, 2, "31000", "7")),
@@ -4636,6 +4660,15 @@ mod tests {
         );
     }
 
+    /// A warning cut short never takes a class this file refines by the message's words: the
+    /// words may be what was cut (review 20).
+    #[test]
+    fn refined_classes_are_never_taken_from_a_cut_warning() {
+        for (class, _, _) in REFINED.iter().filter(|r| !r.0.is_empty()) {
+            assert!(super::super::warns::NOT_FROM_A_CUT.contains(class), "{class}");
+        }
+    }
+
     /// NCCL starts its socket transport only after the ones before it had no device or failed to
     /// start; ibvwrap's `Failed to open libibverbs.so[.1]` is IB's failure (2.4's init.cc initNet,
     /// 2.19+ net.cc): `NET/Socket : Using` after it is the network NCCL took (held-out set 77,
@@ -4650,6 +4683,9 @@ mod tests {
         // another host listed IB devices: it took IB (review 19: a mixed job, not all sockets)
         let mixed = format!("{log}b:2:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.2<0>\n");
         assert_eq!(analyse(&mixed).network, None);
+        // or selected an OFI provider (review 20: aws-ofi-nccl on the other host)
+        let ofi = format!("{log}b:2:2 [0] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)\n");
+        assert_eq!(analyse(&ofi).network, None);
     }
 
     #[test]
@@ -5220,6 +5256,7 @@ mod tests {
             "Init START",
             " commId 0x",
             " busId ",
+            " cudaDev ",
             " - Destroy COMPLETE",
             // a check that keeps a line out (c10d's own logger), a WARN line's source (read
             // whole), the short path's NVLS channel count (before the gate), and a network's
