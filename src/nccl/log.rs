@@ -1877,17 +1877,34 @@ pub struct Analyser {
     pg_abort: Vec<u32>,
     /// `(rank, nranks)` of prefixed `rank R nranks N` lines (bounded).
     rank_pairs: BTreeSet<(usize, usize)>,
-    /// The first rank (and its process, `host:pid`) whose `Init START` named each (host, commId,
-    /// busId) (bounded).
-    init_starts: BTreeMap<(String, u64, u64), (usize, String, Option<i64>)>,
+    /// The first rank whose `Init START` named each (host, commId, busId) (bounded).
+    init_starts: BTreeMap<(String, u64, u64), InitStart>,
     /// Pairs of ranks of one communicator that started on one host name's one busId: (host,
-    /// commId, busId, each rank and its process) (at most 16).
-    same_gpu_starts: Vec<(String, u64, u64, (usize, String), (usize, String))>,
+    /// commId, busId, the two) (at most 16).
+    same_gpu_starts: Vec<SameGpuStart>,
     /// The first address each process (`host:pid`) bootstrapped on or named as its OOB interface's
     /// (bounded): one address, one machine.
     proc_addr: BTreeMap<String, String>,
     /// The commIds of `Init COMPLETE` lines (bounded).
     comms_done: BTreeSet<u64>,
+}
+
+/// A rank's `Init START`: the rank, its process (`host:pid`), its CUDA device ordinal.
+#[derive(Debug, Clone, Default)]
+struct InitStart {
+    rank: usize,
+    proc: String,
+    dev: Option<i64>,
+}
+
+/// Two ranks of one communicator that started on one host name's one busId.
+#[derive(Debug, Clone, Default)]
+struct SameGpuStart {
+    host: String,
+    comm: u64,
+    bus: u64,
+    first: InitStart,
+    other: InitStart,
 }
 
 /// `Failed to open libibverbs.so[.1]`, `Could not open libibverbs…`, 2.30's `Count not open
@@ -3420,16 +3437,15 @@ impl Analyser {
         // Two CUDA devices of one busId are partitions of one GPU (MIG, 2.30's MLOPart), each
         // its own device to NCCL ≥ 2.30 (review 20): the same device ordinal only.
         let dev = after!(l, " cudaDev ").and_then(first_int);
+        let this = InitStart { rank, proc: proc.to_string(), dev };
         match self.init_starts.get(&(host.to_string(), comm, bus)) {
-            Some((r, p, d)) if *r != rank && p != proc && *d == dev => {
-                if self.same_gpu_starts.len() < 16 {
-                    let pair = (host.to_string(), comm, bus, (*r, p.clone()), (rank, proc.to_string()));
-                    self.same_gpu_starts.push(pair);
-                }
+            Some(s) if s.rank != rank && s.proc != proc && s.dev == dev && self.same_gpu_starts.len() < 16 => {
+                let pair = SameGpuStart { host: host.to_string(), comm, bus, first: s.clone(), other: this };
+                self.same_gpu_starts.push(pair);
             }
             Some(_) => {}
             None if self.init_starts.len() < MAX_HOSTS => {
-                self.init_starts.insert((host.to_string(), comm, bus), (rank, proc.to_string(), dev));
+                self.init_starts.insert((host.to_string(), comm, bus), this);
             }
             None => {}
         }
@@ -3986,14 +4002,15 @@ impl Analyser {
             (Some(x), Some(y)) => x == y && !shared_address(x),
             _ => false,
         };
-        let Some((host, comm, bus, (a, pa), (b, _))) = self
+        let Some(SameGpuStart { host, comm, bus, first, other }) = self
             .same_gpu_starts
             .iter()
-            .find(|(_, comm, _, (_, pa), (_, pb))| !self.comms_done.contains(comm) && one_machine(pa, pb))
+            .find(|p| !self.comms_done.contains(&p.comm) && one_machine(&p.first.proc, &p.other.proc))
         else {
             return;
         };
-        let addr = self.proc_addr.get(pa).map(String::as_str).unwrap_or("");
+        let (a, b) = (first.rank, other.rank);
+        let addr = self.proc_addr.get(&first.proc).map(String::as_str).unwrap_or("");
         f.failures.push(FailureSeen {
             kind: Failure::DuplicateGpu,
             line: clip(
