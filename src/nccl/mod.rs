@@ -209,7 +209,7 @@ pub fn unwrap_line_fast(l: &str) -> (&str, bool) {
 
 /// NCCL's `host:pid:tid [` at the start of `b` (a host holding no ' ' and no ':', digits):
 /// where the host ends (its ':'), where the pid ends, and the ` [`'s space.
-#[inline]
+#[inline(always)]
 pub(crate) fn host_pid_tid(b: &[u8]) -> Option<(usize, usize, usize)> {
     let host = memchr::memchr(b':', b)?;
     // (a host name holds no space: `Thu Jul 18 15:41:05 2024<stdout>:` is a wrapper; nor is a
