@@ -3083,8 +3083,8 @@ impl Analyser {
             self.ofi_selected = true;
             self.f.ofi_provider = self.f.ofi_provider.take().or_else(|| ofi_provider(l));
         }
-        // aws-ofi-nccl (1.8+, src/nccl_ofi_ofiutils): `Could not disable CUDA API usage for HMEM,
-        // disabling GDR` — the EFA provider cannot reach GPU memory without CUDA's API here; on
+        // aws-ofi-nccl (an INFO from 1.7.4, with the gdr_required check; src/nccl_ofi_ofiutils):
+        // `Could not disable CUDA API usage for HMEM, disabling GDR` — the EFA provider cannot reach GPU memory without CUDA's API here; on
         // the instance types its platform table marks GPUDirect-capable the plugin then stops
         // (`GDR disabled on GDR-supported instance type %s`), so a job that goes on has none.
         if hasm!(l, m, "disabling GDR") && has!(l, "NET/OFI") {

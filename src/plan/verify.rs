@@ -1573,7 +1573,8 @@ fn gdr_findings(node: &Node, log: &LogFacts, s: &Scope, findings: &mut Vec<Findi
     }
 }
 
-/// aws-ofi-nccl (1.8+): `Could not disable CUDA API usage for HMEM, disabling GDR`, and on the
+/// aws-ofi-nccl (an INFO from 1.7.4, the release that brought the check below; a TRACE before):
+/// `Could not disable CUDA API usage for HMEM, disabling GDR`, and on the
 /// instance types its platform table gives GPUDirect, `GDR disabled on GDR-supported instance
 /// type %s` and a failed init instead (platform-aws, `gdr_required`).
 const OFI_GDR_OFF: &str = "aws-ofi-nccl turned it off: 'Could not disable CUDA API usage for HMEM, disabling GDR' — the EFA device cannot reach GPU memory directly; on the instance types aws-ofi-nccl lists as GPUDirect-capable (p4d, p5 and later) it stops the job instead (unless OFI_NCCL_DISABLE_GDR_REQUIRED_CHECK=1), so this instance type has none and staging through host memory is its normal path";

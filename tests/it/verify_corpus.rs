@@ -1066,8 +1066,8 @@ fn a_gb10_job_without_gpudirect_is_its_platform() {
 }
 
 /// GPUDirect off where no node setting brings it back: aws-ofi-nccl's own `Could not disable
-/// CUDA API usage for HMEM, disabling GDR` (1.8+, which stops the job instead on the instance
-/// types its platform table gives GPUDirect: held-out set 78's g6e), and GPUs of one host that
+/// CUDA API usage for HMEM, disabling GDR` (an INFO from 1.7.4, which stops the job instead on
+/// the instance types its platform table gives GPUDirect: held-out set 78's g6e), and GPUs of one host that
 /// received with GPUDirect and without it (NCCL's PCI distance rule: held-out set 80's one NIC
 /// for four GPUs). Still not ok (a slower path, as the labels of sets 11, 35, 38, 65 and 70 have
 /// it), but the cause and the fix no longer send the user to load nvidia_peermem.
