@@ -7,8 +7,10 @@
 # the link and the rules are removed at the end.
 # Status (2026-12-07): the wiring was checked as root on a CPU VM with PY= a gloo all-reduce
 # (ns-healthy, ns-lo-rank1, ns-firewall: the store and the all-reduce crossed the veth, rc 0 —
-# gloo's own connections run the other way, so only NCCL's show the failures); no device machine
-# could be started that day, so the NCCL cases have not run yet.
+# gloo's own connections run the other way, so only NCCL's show the failures). The one device
+# machine that started (H100, torch 2.11.0+cu130, NCCL 2.28.9) had no iproute2 and no iptables,
+# so the NCCL cases have not run yet: they need `ip` there (a static iproute2 carried in, or a
+# netlink path of the script's own).
 set -u
 # (logs are written straight under $OUT/netns: a run cut by its time limit keeps what it made)
 OUT=${OUT:-device-out}; D=$OUT/netns; mkdir -p "$D"
@@ -24,7 +26,10 @@ setup() {
     ip netns exec $NS ip link set lo up
 }
 teardown() { ip netns del $NS 2>/dev/null; ip link del $A 2>/dev/null; true; }
-teardown; setup >> "$D/caps.txt" 2>&1 || { echo "no network namespaces here" >> "$D/caps.txt"; }
+# Without iproute2 (the device machine of 2026-12-07 had neither ip nor iptables, and no network
+# to install them) no case can run: say so and stop, rather than spend the cases' time limits.
+command -v ip >/dev/null || { echo "netns: no ip command (iproute2) here: no case can run" | tee -a "$D/caps.txt"; exit 2; }
+teardown; setup >> "$D/caps.txt" 2>&1 || { echo "netns: could not make the namespace and the veth pair (see above)" | tee -a "$D/caps.txt"; teardown; exit 2; }
 ip -br addr >> "$D/caps.txt" 2>&1; ip netns exec $NS ip -br addr >> "$D/caps.txt" 2>&1
 # Agent 0 in the root namespace hosts torchrun's store at $IPA; agent 1 runs in $NS.
 # A0/A1: env for each agent's side only; COMMON: both.
