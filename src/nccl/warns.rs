@@ -149,29 +149,11 @@ pub fn lookup(msg: &str) -> Option<&'static Row> {
     rows().iter().filter_map(|r| score(r, msg).map(|s| (s, r))).max_by_key(|(s, _)| *s).map(|(_, r)| r)
 }
 
-/// Classes a cut warning is never given: those whose meaning the words after the cut decide
-/// (review 20) — an async event's name (a port error or a harmless `client reregistration`), the
-/// proxy service thread's teardown words and the other classes `log.rs` refines by the message's
-/// text, a provider search's `fi_getinfo` — and the ones that would pass a line over (harmless)
-/// or say nothing (unclassified).
-pub(crate) const NOT_FROM_A_CUT: &[&str] = &[
-    "harmless",
-    "unclassified",
-    "ib-async-event",
-    "ofi-no-device",
-    "socket-accept-failed",
-    "proxy-error",
-    "proxy-op-failed",
-    "syscall-failed",
-    "topology-internal",
-    "nvml-call-failed",
-];
-
 /// The row of a warning cut short (a pasted fragment, an excerpt's last line: `Call to
 /// ibv_reg_mr` of `Call to %s failed`): the formats whose leading literal text begins with all of
-/// `msg`, where they share one class (the first of them) and that class's meaning does not rest
-/// on the words cut off ([`NOT_FROM_A_CUT`]); too short a fragment (under 16 characters) or one
-/// that begins formats of several classes says nothing.
+/// `msg`, where they share one class (the first of them); too short a fragment (under 16
+/// characters) or one that begins formats of several classes says nothing. (Whether that class
+/// may be taken from a cut line is the reader's call: log.rs's `cut_may_take`.)
 pub fn lookup_cut(msg: &str) -> Option<&'static Row> {
     let msg = msg.trim_start();
     if msg.len() < 16 {
@@ -180,7 +162,7 @@ pub fn lookup_cut(msg: &str) -> Option<&'static Row> {
     let mut rows =
         rows().iter().filter(|r| r.anchored && r.pieces[0].len() > msg.len() && r.pieces[0].starts_with(msg));
     let first = rows.next()?;
-    (rows.all(|r| r.class == first.class) && !NOT_FROM_A_CUT.contains(&first.class)).then_some(first)
+    rows.all(|r| r.class == first.class).then_some(first)
 }
 
 /// A message an instance of `format` would be, for tests: each conversion given a value.
@@ -290,9 +272,7 @@ mod tests {
             let same = rows().iter().filter(|o| o.anchored && o.pieces[0].starts_with(cut));
             let classes: std::collections::BTreeSet<_> = same.map(|o| o.class).collect();
             let got = lookup_cut(cut).map(|x| x.class);
-            if classes.len() == 1 && NOT_FROM_A_CUT.contains(&r.class) {
-                assert_eq!(got, None, "{cut:?}: its class rests on the words cut off");
-            } else if classes.len() == 1 {
+            if classes.len() == 1 {
                 assert_eq!(got, Some(r.class), "{cut:?}");
             } else {
                 assert_eq!(got, None, "{cut:?} begins formats of {classes:?}");
@@ -303,9 +283,6 @@ mod tests {
         // too short, or the formats of several classes (ibv_reg_mr, ibv_reg_dmabuf_mr)
         assert_eq!(lookup_cut("Call to ibv_"), None);
         assert_eq!(lookup_cut("Call to ibv_reg_"), None);
-        // review 20: an async event without its name, a provider search without `fi_getinfo`
-        assert_eq!(lookup_cut("NET/IB : Got async event"), None);
-        assert_eq!(lookup_cut("NET/OFI OFI fi_getinf"), None);
     }
 
     #[test]

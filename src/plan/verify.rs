@@ -8,7 +8,7 @@
 //! NVLS) moves each byte over the network once, so its bound is that × 2(n−1)/n.
 
 use super::Plan;
-use crate::nccl::log::{Channels, LogFacts};
+use crate::nccl::log::{unroutable, Channels, LogFacts};
 use crate::probe::{LinkLayer, Node};
 use serde::Serialize;
 
@@ -1525,14 +1525,16 @@ fn gdr_findings(node: &Node, log: &LogFacts, s: &Scope, findings: &mut Vec<Findi
     if by_distance {
         let mixed: Vec<String> =
             log.per_host.iter().filter(|(_, v)| v.recv_plain > 0).map(|(h, _)| h.clone()).collect();
-        push(findings, "gdr-partial", "GPUDirect RDMA on some GPUs only", None, None);
-        if let Some(f) = findings.iter_mut().find(|f| f.id == "gdr-partial") {
-            f.cause = format!(
+        findings.push(Finding {
+            id: "gdr-partial",
+            problem: "GPUDirect RDMA on some GPUs only".into(),
+            cause: format!(
                 "some GPUs' data between nodes is staged through host memory ({}: receives with GPUDirect and without it on one host, so peer memory works there): NCCL left it off for the GPUs it judged too far from their NIC (its PCI distance rule, NCCL_NET_GDR_LEVEL)",
                 crate::slurm::compress_hostlist(&mixed)
-            );
-            f.fix = "`ibwire topo` on that node: GPUs behind another CPU or PCIe switch than their NIC; NCCL_NET_GDR_LEVEL=SYS lets NCCL use GPUDirect over the longer path where the platform carries it (measure: it can be slower); if it appeared with a new NCCL release, compare with the one before".into();
-        }
+            ),
+            fix: "`ibwire topo` on that node: GPUs behind another CPU or PCIe switch than their NIC; NCCL_NET_GDR_LEVEL=SYS lets NCCL use GPUDirect over the longer path where the platform carries it (measure: it can be slower); if it appeared with a new NCCL release, compare with the one before".into(),
+            evidence: None,
+        });
     } else if log.gdr_partial() {
         let without: Vec<String> =
             log.per_host.iter().filter(|(_, v)| v.recv_plain > 0 && v.recv_gdr == 0).map(|(h, _)| h.clone()).collect();
@@ -1542,6 +1544,15 @@ fn gdr_findings(node: &Node, log: &LogFacts, s: &Scope, findings: &mut Vec<Findi
             Some(format!("without it: {}", crate::slurm::compress_hostlist(&without)))
         };
         push(findings, "gdr-partial", "GPUDirect RDMA on some nodes only", d, None);
+    } else if log.gdr == Some(false) && s.gdr_expected && log.ofi_gdr_off {
+        // aws-ofi-nccl's own words: not a module the node lacks, an instance type without it
+        findings.push(Finding {
+            id: "no-gdr",
+            problem: "ON RDMA WITHOUT GPUDirect".into(),
+            cause: format!("data between nodes is staged through host memory: {OFI_GDR_OFF}"),
+            fix: OFI_GDR_OFF_FIX.into(),
+            evidence: Some("NET/OFI Could not disable CUDA API usage for HMEM, disabling GDR".into()),
+        });
     } else if log.gdr == Some(false) && s.gdr_expected {
         let mut d = Vec::new();
         if s.same_node && node.host.peermem.is_none() {
@@ -1559,13 +1570,6 @@ fn gdr_findings(node: &Node, log: &LogFacts, s: &Scope, findings: &mut Vec<Findi
             d.push(format!("NCCL_IB_GID_INDEX={g} is forced; NCCL ≥ 2.21 picks the GID itself"));
         }
         push(findings, "no-gdr", "ON RDMA WITHOUT GPUDirect", Some(d.join("; ")), None);
-        if log.ofi_gdr_off {
-            if let Some(f) = findings.iter_mut().find(|f| f.id == "no-gdr") {
-                f.cause = format!("data between nodes is staged through host memory: {OFI_GDR_OFF}");
-                f.fix = OFI_GDR_OFF_FIX.to_string();
-                f.evidence = Some("NET/OFI Could not disable CUDA API usage for HMEM, disabling GDR".into());
-            }
-        }
     } else if log.gdr == Some(false) && s.no_gdr_platform {
         notes.push(NO_GDR_PLATFORM.into());
     } else if log.gdr == Some(false) {
@@ -1711,21 +1715,6 @@ fn unreachable_bootstrap(log: &LogFacts) -> Option<String> {
 /// Any process bootstrapped on loopback (`lo`, 127/8, ::1).
 fn loopback_bootstrap(log: &LogFacts) -> bool {
     log.bootstrap_ifs.iter().any(|i| i == "lo") || log.bootstrap_addrs.iter().any(|a| unroutable(a) == Some("loopback"))
-}
-
-/// An address no other host reaches: loopback, link-local (IPv4 169.254/16, IPv6 fe80::/10),
-/// Docker's default bridge (172.17.0.0/16: a container not on the host's network).
-fn unroutable(a: &str) -> Option<&'static str> {
-    let a = a.to_ascii_lowercase();
-    if a.starts_with("127.") || a == "::1" {
-        Some("loopback")
-    } else if a.starts_with("fe80:") || a.starts_with("169.254.") {
-        Some("link-local")
-    } else if a.starts_with("172.17.") {
-        Some("Docker's default bridge (172.17.0.0/16)")
-    } else {
-        None
-    }
 }
 
 /// `Connect to fe80::…%enP43105s1<57649> failed`: the peer address, when it is one no other
@@ -2460,9 +2449,7 @@ fn hcas_over(log: &LogFacts) -> String {
 }
 
 fn version_le(v: Option<&str>, max: (u32, u32, u32)) -> bool {
-    let Some(v) = v else { return false };
-    let n: Vec<u32> = v.split(['.', '+']).take(3).filter_map(|x| x.parse().ok()).collect();
-    n.len() == 3 && (n[0], n[1], n[2]) <= max
+    v.and_then(crate::nccl::log::version_triple).is_some_and(|v| v <= max)
 }
 
 #[cfg(test)]
