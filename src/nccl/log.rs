@@ -3116,10 +3116,9 @@ impl Analyser {
             self.ofi_selected = true;
             self.f.ofi_provider = self.f.ofi_provider.take().or_else(|| ofi_provider(l));
         }
-        // aws-ofi-nccl (an INFO from 1.7.4, with the gdr_required check; src/nccl_ofi_ofiutils):
-        // `Could not disable CUDA API usage for HMEM, disabling GDR` — the EFA provider cannot reach GPU memory without CUDA's API here; on
-        // the instance types its platform table marks GPUDirect-capable the plugin then stops
-        // (`GDR disabled on GDR-supported instance type %s`), so a job that goes on has none.
+        // aws-ofi-nccl (INFO from 1.7.4): `Could not disable CUDA API usage for HMEM, disabling
+        // GDR`; where its platform table says GPUDirect, it stops instead (`GDR disabled on
+        // GDR-supported instance type %s`): a job that goes on has none.
         if hasm!(l, m, "disabling GDR") && has!(l, "NET/OFI") {
             self.f.ofi_gdr_off = true;
         }

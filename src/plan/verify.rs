@@ -1523,18 +1523,7 @@ fn gdr_findings(node: &Node, log: &LogFacts, s: &Scope, findings: &mut Vec<Findi
         && log.per_host.values().any(|v| v.recv_plain > 0)
         && log.per_host.values().all(|v| v.recv_plain == 0 || v.recv_gdr > 0);
     if by_distance {
-        let mixed: Vec<String> =
-            log.per_host.iter().filter(|(_, v)| v.recv_plain > 0).map(|(h, _)| h.clone()).collect();
-        findings.push(Finding {
-            id: "gdr-partial",
-            problem: "GPUDirect RDMA on some GPUs only".into(),
-            cause: format!(
-                "some GPUs' data between nodes is staged through host memory ({}: receives with GPUDirect and without it on one host, so peer memory works there): NCCL left it off for the GPUs it judged too far from their NIC (its PCI distance rule, NCCL_NET_GDR_LEVEL)",
-                crate::slurm::compress_hostlist(&mixed)
-            ),
-            fix: "`ibwire topo` on that node: GPUs behind another CPU or PCIe switch than their NIC; NCCL_NET_GDR_LEVEL=SYS lets NCCL use GPUDirect over the longer path where the platform carries it (measure: it can be slower); if it appeared with a new NCCL release, compare with the one before".into(),
-            evidence: None,
-        });
+        findings.push(gdr_by_distance(log));
     } else if log.gdr_partial() {
         let without: Vec<String> =
             log.per_host.iter().filter(|(_, v)| v.recv_plain > 0 && v.recv_gdr == 0).map(|(h, _)| h.clone()).collect();
@@ -1574,6 +1563,21 @@ fn gdr_findings(node: &Node, log: &LogFacts, s: &Scope, findings: &mut Vec<Findi
         notes.push(NO_GDR_PLATFORM.into());
     } else if log.gdr == Some(false) {
         notes.push("no GPUDirect RDMA, and this node cannot do it (no peer memory or no GPU-near HCA)".into());
+    }
+}
+
+/// GPUDirect on some GPUs of a host and not others: NCCL's PCI distance rule.
+fn gdr_by_distance(log: &LogFacts) -> Finding {
+    let mixed: Vec<String> = log.per_host.iter().filter(|(_, v)| v.recv_plain > 0).map(|(h, _)| h.clone()).collect();
+    Finding {
+        id: "gdr-partial",
+        problem: "GPUDirect RDMA on some GPUs only".into(),
+        cause: format!(
+            "some GPUs' data between nodes is staged through host memory ({}: receives with GPUDirect and without it on one host, so peer memory works there): NCCL left it off for the GPUs it judged too far from their NIC (its PCI distance rule, NCCL_NET_GDR_LEVEL)",
+            crate::slurm::compress_hostlist(&mixed)
+        ),
+        fix: "`ibwire topo` on that node: GPUs behind another CPU or PCIe switch than their NIC; NCCL_NET_GDR_LEVEL=SYS lets NCCL use GPUDirect over the longer path where the platform carries it (measure: it can be slower); if it appeared with a new NCCL release, compare with the one before".into(),
+        evidence: None,
     }
 }
 
