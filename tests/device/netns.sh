@@ -7,10 +7,10 @@
 # the link and the rules are removed at the end.
 # Status (2026-12-07): the wiring was checked as root on a CPU VM with PY= a gloo all-reduce
 # (ns-healthy, ns-lo-rank1, ns-firewall: the store and the all-reduce crossed the veth, rc 0 —
-# gloo's own connections run the other way, so only NCCL's show the failures). The one device
-# machine that started (H100, torch 2.11.0+cu130, NCCL 2.28.9) had no iproute2 and no iptables,
-# so the NCCL cases have not run yet: they need `ip` there (a static iproute2 carried in, or a
-# netlink path of the script's own).
+# gloo's own connections run the other way, so only NCCL's show the failures). The device
+# machines have no iproute2 and no iptables: without `ip` the namespace, the link and its
+# addresses are made over rtnetlink by tests/device/nl.py (python3 only), and ns-firewall is
+# skipped where there is no iptables.
 set -u
 # (logs are written straight under $OUT/netns: a run cut by its time limit keeps what it made)
 OUT=${OUT:-device-out}; D=$OUT/netns; mkdir -p "$D"
@@ -19,25 +19,42 @@ py=${PY:-$PWD/tests/device/failures.py} # PY: another script, e.g. a gloo all-re
 NS=ibwnsb A=vetha B=vethb IPA=10.77.0.1 IPB=10.77.0.2
 { for c in ip iptables nft tc; do printf '%s: %s\n' "$c" "$(command -v $c || echo missing)"; done
   python3 -c 'import torch;print(torch.__version__, torch.cuda.nccl.version())'; } > "$D/caps.txt" 2>&1
-setup() {
-  ip netns add $NS && ip link add $A type veth peer name $B && ip link set $B netns $NS &&
-    ip addr add $IPA/24 dev $A && ip link set $A up &&
-    ip netns exec $NS ip addr add $IPB/24 dev $B && ip netns exec $NS ip link set $B up &&
-    ip netns exec $NS ip link set lo up
-}
-teardown() { ip netns del $NS 2>/dev/null; ip link del $A 2>/dev/null; true; }
-# Without iproute2 (the device machine of 2026-12-07 had neither ip nor iptables, and no network
-# to install them) no case can run: say so and stop, rather than spend the cases' time limits.
-command -v ip >/dev/null || { echo "netns: no ip command (iproute2) here: no case can run" | tee -a "$D/caps.txt"; exit 2; }
+HERE=$(cd "$(dirname "$0")" && pwd)
+nl() { python3 "$HERE/nl.py" "$@"; }
+if [ "${NETLINK:-}" != py ] && command -v ip >/dev/null; then # NETLINK=py: nl.py even where ip is
+  echo "netns: iproute2" >> "$D/caps.txt"
+  inns() { ip netns exec $NS "$@"; }
+  link() { ip link set $A "$1"; }
+  setup() {
+    ip netns add $NS && ip link add $A type veth peer name $B && ip link set $B netns $NS &&
+      ip addr add $IPA/24 dev $A && ip link set $A up &&
+      inns ip addr add $IPB/24 dev $B && inns ip link set $B up && inns ip link set lo up
+  }
+  show() { ip -br addr; inns ip -br addr; }
+  teardown() { ip netns del $NS 2>/dev/null; ip link del $A 2>/dev/null; true; }
+else
+  # no iproute2 (the device machines): a process holds the namespace, nl.py speaks rtnetlink
+  echo "netns: no ip command: tests/device/nl.py over rtnetlink" >> "$D/caps.txt"
+  NSPID=
+  inns() { nl exec $NSPID "$@"; }
+  link() { nl "$1" $A; }
+  setup() {
+    NSPID=$(nl netns-new) && nl veth $A $B $NSPID && nl addr $A $IPA/24 && nl up $A &&
+      nl -n $NSPID addr $B $IPB/24 && nl -n $NSPID up $B && nl -n $NSPID up lo
+  }
+  show() { nl show; inns python3 "$HERE/nl.py" show; }
+  teardown() { [ -n "$NSPID" ] && kill $NSPID 2>/dev/null; nl del $A 2>/dev/null; NSPID=; true; }
+fi
+command -v python3 >/dev/null || { echo "netns: no python3 here: no case can run" | tee -a "$D/caps.txt"; exit 2; }
 teardown; setup >> "$D/caps.txt" 2>&1 || { echo "netns: could not make the namespace and the veth pair (see above)" | tee -a "$D/caps.txt"; teardown; exit 2; }
-ip -br addr >> "$D/caps.txt" 2>&1; ip netns exec $NS ip -br addr >> "$D/caps.txt" 2>&1
+show >> "$D/caps.txt" 2>&1
 # Agent 0 in the root namespace hosts torchrun's store at $IPA; agent 1 runs in $NS.
 # A0/A1: env for each agent's side only; COMMON: both.
 pair() { # name
   local name=$1 port=$((29500 + RANDOM % 1000))
   { echo "# case: $name; agent 0 (root namespace, $A $IPA): ${A0:-}; agent 1 (namespace $NS, $B $IPB): ${A1:-}; both: ${COMMON:-}"
     timeout ${TMO:-75} env ${COMMON:-} ${A0:-} torchrun --nnodes=2 --node-rank=0 --nproc-per-node=1 --master-addr=$IPA --master-port=$port "$py" & ap=$!
-    ip netns exec $NS timeout ${TMO:-75} env ${COMMON:-} ${A1:-} torchrun --nnodes=2 --node-rank=1 --nproc-per-node=1 --master-addr=$IPA --master-port=$port "$py"
+    inns timeout ${TMO:-75} env ${COMMON:-} ${A1:-} torchrun --nnodes=2 --node-rank=1 --nproc-per-node=1 --master-addr=$IPA --master-port=$port "$py"
     echo "# rc(agent 1)=$?"; wait $ap; echo "# rc(agent 0)=$?"; } > "$D/$name.log" 2>&1
 }
 all="ns-healthy ns-ifname-unreachable ns-lo-rank1 ns-link-down ns-firewall"
@@ -50,15 +67,15 @@ for c in ${CASES:-$all}; do case $c in
   ns-lo-rank1) COMMON="IBWIRE_CASE=ok PG_TIMEOUT=25" A0=NCCL_SOCKET_IFNAME=$A A1=NCCL_SOCKET_IFNAME=lo TMO=70 pair ns-lo-rank1 ;;
   # the link goes down in the middle of a stream of all-reduces (and comes back after 30 s)
   ns-link-down)
-    ( sleep 20; ip link set $A down; echo "# $(date +%T) $A down"; sleep 30; ip link set $A up; echo "# $(date +%T) $A up" ) > "$D/ns-link-down.events" 2>&1 & lp=$!
+    ( sleep 20; link down; echo "# $(date +%T) $A down"; sleep 30; link up; echo "# $(date +%T) $A up" ) > "$D/ns-link-down.events" 2>&1 & lp=$!
     COMMON="IBWIRE_CASE=loop IBWIRE_LOOP_S=45 PG_TIMEOUT=20" A0=NCCL_SOCKET_IFNAME=$A A1=NCCL_SOCKET_IFNAME=$B TMO=90 pair ns-link-down
-    wait $lp; ip link set $A up ;;
+    wait $lp; link up ;;
   # the second node's firewall lets the store's connection out but drops every new connection in
   ns-firewall)
-    if ip netns exec $NS iptables -A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT 2>>"$D/caps.txt" &&
-       ip netns exec $NS iptables -A INPUT -p tcp --syn -j DROP 2>>"$D/caps.txt"; then
+    if command -v iptables >/dev/null && inns iptables -A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT 2>>"$D/caps.txt" &&
+       inns iptables -A INPUT -p tcp --syn -j DROP 2>>"$D/caps.txt"; then
       COMMON="IBWIRE_CASE=ok PG_TIMEOUT=25" A0=NCCL_SOCKET_IFNAME=$A A1=NCCL_SOCKET_IFNAME=$B TMO=90 pair ns-firewall
-      ip netns exec $NS iptables -F INPUT
+      inns iptables -F INPUT
     else echo "ns-firewall: no iptables in the namespace" >> "$D/caps.txt"; fi ;;
 esac; done
 teardown

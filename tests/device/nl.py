@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""The few iproute2 steps tests/device/netns.sh needs, over rtnetlink, for machines without `ip`
+(the device machine of 2026-12-07 had neither iproute2 nor a network to install it).
+
+  nl.py netns-new                 start a process in a new network namespace; print its pid
+  nl.py [-n PID] veth A B PEERPID make veth A (here) with its peer B in PEERPID's namespace
+  nl.py [-n PID] addr IF A.B.C.D/LEN
+  nl.py [-n PID] up|down|del IF
+  nl.py [-n PID] show             interfaces with their state and IPv4 addresses
+  nl.py exec PID CMD [ARG...]     run CMD in PID's network namespace
+
+-n PID: do it in PID's network namespace. Errors: one line on stderr, exit 1.
+"""
+import ctypes
+import fcntl
+import os
+import signal
+import socket
+import struct
+import sys
+
+CLONE_NEWNET = 0x40000000
+RTM_NEWLINK, RTM_DELLINK, RTM_NEWADDR = 16, 17, 20
+NLM_F_REQUEST, NLM_F_ACK, NLM_F_EXCL, NLM_F_CREATE = 1, 4, 0x200, 0x400
+NLMSG_ERROR = 2
+IFLA_IFNAME, IFLA_LINKINFO, IFLA_NET_NS_PID = 3, 18, 19
+IFLA_INFO_KIND, IFLA_INFO_DATA, VETH_INFO_PEER = 1, 2, 1
+IFA_ADDRESS, IFA_LOCAL = 1, 2
+IFF_UP = 1
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def die(msg):
+    print(f"nl.py: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def check(rc, what):
+    if rc != 0:
+        e = ctypes.get_errno()
+        die(f"{what}: {os.strerror(e)}")
+
+
+def enter(pid):
+    fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
+    check(libc.setns(fd, CLONE_NEWNET), f"setns into {pid}'s network namespace")
+    os.close(fd)
+
+
+def attr(t, data):
+    n = 4 + len(data)
+    return struct.pack("HH", n, t) + data + b"\0" * (-n % 4)
+
+
+def ifinfo(index=0, flags=0, change=0):
+    return struct.pack("BxHiII", socket.AF_UNSPEC, 0, index, flags, change)
+
+
+def name(s):
+    return attr(IFLA_IFNAME, s.encode() + b"\0")
+
+
+def request(typ, flags, body, what):
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0) as s:
+        s.settimeout(5)
+        s.bind((0, 0))
+        s.send(struct.pack("IHHII", 16 + len(body), typ, NLM_F_REQUEST | NLM_F_ACK | flags, 1, 0) + body)
+        r = s.recv(65536)
+    if struct.unpack("H", r[4:6])[0] == NLMSG_ERROR:
+        err = struct.unpack("i", r[16:20])[0]
+        if err:
+            die(f"{what}: {os.strerror(-err)}")
+
+
+def index(ifname):
+    try:
+        return socket.if_nametoindex(ifname)
+    except OSError:
+        die(f"no interface {ifname!r} here")
+
+
+def ipv4(ifname):
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            r = fcntl.ioctl(s.fileno(), 0x8915, struct.pack("256s", ifname.encode()[:15]))  # SIOCGIFADDR
+            return socket.inet_ntoa(r[20:24])
+        except OSError:
+            return "-"
+
+
+def flags(ifname):
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        r = fcntl.ioctl(s.fileno(), 0x8913, struct.pack("256s", ifname.encode()[:15]))  # SIOCGIFFLAGS
+        return struct.unpack("H", r[16:18])[0]
+
+
+def netns_new():
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        ok = libc.unshare(CLONE_NEWNET) == 0
+        os.write(w, b"1" if ok else b"0")
+        if not ok:
+            os._exit(1)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+        while True:
+            signal.pause()
+    if os.read(r, 1) != b"1":
+        die("unshare(CLONE_NEWNET) failed (not root?)")
+    print(pid)
+
+
+def main(a):
+    if not a:
+        die("no command (see its docstring)")
+    if a[0] == "netns-new":
+        return netns_new()
+    if a[0] == "exec":
+        if len(a) < 3:
+            die("exec PID CMD [ARG...]")
+        enter(a[1])
+        try:
+            os.execvp(a[2], a[2:])
+        except OSError as e:
+            die(f"{a[2]}: {e.strerror}")
+    if a[0] == "-n":
+        if len(a) < 3:
+            die("-n PID COMMAND ...")
+        enter(a[1])
+        a = a[2:]
+    cmd, args = a[0], a[1:]
+    if cmd == "veth" and len(args) == 3:
+        peer = ifinfo() + name(args[1]) + attr(IFLA_NET_NS_PID, struct.pack("I", int(args[2])))
+        info = attr(IFLA_INFO_KIND, b"veth") + attr(IFLA_INFO_DATA, attr(VETH_INFO_PEER, peer))
+        request(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, ifinfo() + name(args[0]) + attr(IFLA_LINKINFO, info),
+                f"veth {args[0]}/{args[1]}")
+    elif cmd == "addr" and len(args) == 2:
+        ip, _, plen = args[1].partition("/")
+        a4 = socket.inet_aton(ip)
+        body = struct.pack("BBBBI", socket.AF_INET, int(plen or 32), 0, 0, index(args[0]))
+        request(RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, body + attr(IFA_LOCAL, a4) + attr(IFA_ADDRESS, a4),
+                f"address {args[1]} on {args[0]}")
+    elif cmd in ("up", "down") and len(args) == 1:
+        request(RTM_NEWLINK, 0, ifinfo(index(args[0]), IFF_UP if cmd == "up" else 0, IFF_UP), f"{cmd} {args[0]}")
+    elif cmd == "del" and len(args) == 1:
+        request(RTM_DELLINK, 0, ifinfo(index(args[0])), f"delete {args[0]}")
+    elif cmd == "show" and not args:
+        for _, n in socket.if_nameindex():
+            print(f"{n:<16} {'UP' if flags(n) & IFF_UP else 'DOWN':<5} {ipv4(n)}")
+    else:
+        die(f"unknown or incomplete command: {' '.join(a)}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
