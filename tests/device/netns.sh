@@ -16,14 +16,15 @@ set -u
 OUT=${OUT:-device-out}; D=$OUT/netns; mkdir -p "$D"
 export NCCL_NVLS_ENABLE=0 PYTHONWARNINGS=ignore NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV,BOOTSTRAP PG_TIMEOUT=40
 py=${PY:-$PWD/tests/device/failures.py} # PY: another script, e.g. a gloo all-reduce to check the wiring on a CPU
-NS=ibwnsb A=vetha B=vethb IPA=10.77.0.1 IPB=10.77.0.2
+NS=ibwnsb A=vetha B=vethb IPA=10.77.0.1 IPB=10.77.0.2 HB=ibwire-node1 # HB: the second node's host name
 { for c in ip iptables nft tc; do printf '%s: %s\n' "$c" "$(command -v $c || echo missing)"; done
   python3 -c 'import torch;print(torch.__version__, torch.cuda.nccl.version())'; } > "$D/caps.txt" 2>&1
 HERE=$(cd "$(dirname "$0")" && pwd)
 nl() { python3 "$HERE/nl.py" "$@"; }
 if [ "${NETLINK:-}" != py ] && command -v ip >/dev/null; then # NETLINK=py: nl.py even where ip is
   echo "netns: iproute2" >> "$D/caps.txt"
-  inns() { ip netns exec $NS "$@"; }
+  # the second node's own host name, where util-linux's unshare is there to give it one
+  inns() { if command -v unshare >/dev/null; then ip netns exec $NS unshare --uts sh -c 'hostname $0 && exec "$@"' $HB "$@"; else ip netns exec $NS "$@"; fi; }
   link() { ip link set $A "$1"; }
   setup() {
     ip netns add $NS && ip link add $A type veth peer name $B && ip link set $B netns $NS &&
@@ -39,7 +40,7 @@ else
   inns() { nl exec $NSPID "$@"; }
   link() { nl "$1" $A; }
   setup() {
-    NSPID=$(nl netns-new) && nl veth $A $B $NSPID && nl addr $A $IPA/24 && nl up $A &&
+    NSPID=$(nl netns-new $HB) && nl veth $A $B $NSPID && nl addr $A $IPA/24 && nl up $A &&
       nl -n $NSPID addr $B $IPB/24 && nl -n $NSPID up $B && nl -n $NSPID up lo
   }
   show() { nl show; inns python3 "$HERE/nl.py" show; }
@@ -52,7 +53,7 @@ show >> "$D/caps.txt" 2>&1
 # A0/A1: env for each agent's side only; COMMON: both.
 pair() { # name
   local name=$1 port=$((29500 + RANDOM % 1000))
-  { echo "# case: $name; agent 0 (root namespace, $A $IPA): ${A0:-}; agent 1 (namespace $NS, $B $IPB): ${A1:-}; both: ${COMMON:-}"
+  { echo "# case: $name; agent 0 (root namespace, host $(hostname), $A $IPA): ${A0:-}; agent 1 (namespace $NS, host $HB, $B $IPB): ${A1:-}; both: ${COMMON:-}"
     timeout ${TMO:-75} env ${COMMON:-} ${A0:-} torchrun --nnodes=2 --node-rank=0 --nproc-per-node=1 --master-addr=$IPA --master-port=$port "$py" & ap=$!
     inns timeout ${TMO:-75} env ${COMMON:-} ${A1:-} torchrun --nnodes=2 --node-rank=1 --nproc-per-node=1 --master-addr=$IPA --master-port=$port "$py"
     echo "# rc(agent 1)=$?"; wait $ap; echo "# rc(agent 0)=$?"; } > "$D/$name.log" 2>&1

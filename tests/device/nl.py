@@ -2,12 +2,13 @@
 """The few iproute2 steps tests/device/netns.sh needs, over rtnetlink, for machines without `ip`
 (the device machine of 2026-12-07 had neither iproute2 nor a network to install it).
 
-  nl.py netns-new                 start a process in a new network namespace; print its pid
+  nl.py netns-new [HOSTNAME]      start a process in new network and UTS namespaces (HOSTNAME:
+                                  the namespace's host name, as another node has its own); print its pid
   nl.py [-n PID] veth A B PEERPID make veth A (here) with its peer B in PEERPID's namespace
   nl.py [-n PID] addr IF A.B.C.D/LEN
   nl.py [-n PID] up|down|del IF
   nl.py [-n PID] show             interfaces with their state and IPv4 addresses
-  nl.py exec PID CMD [ARG...]     run CMD in PID's network namespace
+  nl.py exec PID CMD [ARG...]     run CMD in PID's network and UTS namespaces
 
 -n PID: do it in PID's network namespace. Errors: one line on stderr, exit 1.
 """
@@ -19,7 +20,7 @@ import socket
 import struct
 import sys
 
-CLONE_NEWNET = 0x40000000
+CLONE_NEWNET, CLONE_NEWUTS = 0x40000000, 0x04000000
 RTM_NEWLINK, RTM_DELLINK, RTM_NEWADDR = 16, 17, 20
 NLM_F_REQUEST, NLM_F_ACK, NLM_F_EXCL, NLM_F_CREATE = 1, 4, 0x200, 0x400
 NLMSG_ERROR = 2
@@ -41,10 +42,11 @@ def check(rc, what):
         die(f"{what}: {os.strerror(e)}")
 
 
-def enter(pid):
-    fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
-    check(libc.setns(fd, CLONE_NEWNET), f"setns into {pid}'s network namespace")
-    os.close(fd)
+def enter(pid, kinds=(("net", CLONE_NEWNET),)):
+    for ns, flag in kinds:
+        fd = os.open(f"/proc/{pid}/ns/{ns}", os.O_RDONLY)
+        check(libc.setns(fd, flag), f"setns into {pid}'s {ns} namespace")
+        os.close(fd)
 
 
 def attr(t, data):
@@ -94,12 +96,14 @@ def flags(ifname):
         return struct.unpack("H", r[16:18])[0]
 
 
-def netns_new():
+def netns_new(hostname):
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.setsid()
-        ok = libc.unshare(CLONE_NEWNET) == 0
+        ok = libc.unshare(CLONE_NEWNET | (CLONE_NEWUTS if hostname else 0)) == 0
+        if ok and hostname:
+            ok = libc.sethostname(hostname.encode(), len(hostname)) == 0
         os.write(w, b"1" if ok else b"0")
         if not ok:
             os._exit(1)
@@ -110,7 +114,7 @@ def netns_new():
         while True:
             signal.pause()
     if os.read(r, 1) != b"1":
-        die("unshare(CLONE_NEWNET) failed (not root?)")
+        die("unshare(CLONE_NEWNET|CLONE_NEWUTS) or sethostname failed (not root?)")
     print(pid)
 
 
@@ -118,11 +122,12 @@ def main(a):
     if not a:
         die("no command (see its docstring)")
     if a[0] == "netns-new":
-        return netns_new()
+        return netns_new(a[1] if len(a) > 1 else "")
     if a[0] == "exec":
         if len(a) < 3:
             die("exec PID CMD [ARG...]")
-        enter(a[1])
+        uts = os.readlink(f"/proc/{a[1]}/ns/uts") != os.readlink("/proc/self/ns/uts")
+        enter(a[1], (("net", CLONE_NEWNET),) + ((("uts", CLONE_NEWUTS),) if uts else ()))
         try:
             os.execvp(a[2], a[2:])
         except OSError as e:
