@@ -198,6 +198,10 @@ pub enum Failure {
     /// set to 1 on a device without RDMA read, or to a value that is no boolean (prov/efa,
     /// `efa_env_...`/`rxr_env` readers: `fprintf(stderr, …); abort();`).
     EfaDeviceRdma,
+    /// A net plugin library that is there but could not be loaded (its dlerror: a symbol version
+    /// the node's libfabric or glibc lacks, a missing dependency, a truncated file): NCCL goes
+    /// on with its internal network, without the fabric the plugin brings.
+    NetPluginBroken,
     /// SHARP/CollNet could not start (`Cannot create SHARP job`, `Failed to lock SAT tree`,
     /// `Cannot initialize CollNet, using point-to-point network instead`).
     CollNet,
@@ -289,6 +293,9 @@ pub struct LogFacts {
     /// The addresses NCCL bootstrapped on (`Bootstrap : Using lo:127.0.0.1<0>` → `127.0.0.1`).
     #[serde(default)]
     pub bootstrap_addrs: Vec<String>,
+    /// Who bootstrapped on each address: (address, interface, host), each address once.
+    #[serde(default)]
+    pub bootstrap_on: Vec<(String, String, String)>,
     pub socket_ifs: Vec<String>,
     /// `NCCL_*` variables NCCL reported as set by the environment (the first value of each).
     pub env_set: Vec<(String, String)>,
@@ -2381,6 +2388,52 @@ fn hex_prefix(s: &str) -> Option<u64> {
     (1..=16).contains(&n).then(|| u64::from_str_radix(&s[..n], 16).ok()).flatten()
 }
 
+/// The dynamic loader's error in a NET/Plugin line where it says the plugin library is there
+/// but cannot be loaded; None where the library is simply absent (NCCL's normal case without
+/// a plugin) or the line holds no loader error. NCCL's wordings (src/net.cc, then
+/// src/plugin/plugin_open.cc): `NET/Plugin : dlerror=%s No plugin found (%s), using internal
+/// implementation` and `Plugin load returned %d : %s.` (2.19–2.20, whose "No plugin found"
+/// follows errno, which dlopen need not set: gpu-recipes#5's glibc error came that way),
+/// `NET/Plugin: Plugin load returned %d : %s when loading %s`, `… : %s : when loading %s`,
+/// `Most recent plugin load returned %d : %s. All attempts …` (2.21–2.22), `NET/Plugin: %s`
+/// (2.23–2.25) and `NET/Plugin: %s: %s` (library: error, 2.26+) with the loader's error.
+pub fn plugin_load_error(l: &str) -> Option<&str> {
+    let r = &l[find!(l, "NET/Plugin")? + "NET/Plugin".len()..];
+    let r = r.trim_start_matches([' ', ':']);
+    let e = if let Some(d) = r.strip_prefix("dlerror=") {
+        d.split(" No plugin found").next().unwrap_or(d)
+    } else if let Some(i) = find!(r, "load returned ") {
+        let d = r[i..].split_once(" : ").map_or("", |(_, d)| d);
+        d.split(" when loading").next().unwrap_or(d).split(". All attempts").next().unwrap_or(d)
+    } else {
+        r
+    };
+    const LOADER: [&str; 10] = [
+        "cannot open shared object file",
+        "version `",
+        "undefined symbol",
+        "wrong ELF class",
+        "file too short",
+        "invalid ELF header",
+        "not found (required by",
+        "cannot allocate memory in static TLS block",
+        "failed to map segment",
+        "only ET_DYN and ET_EXEC can be loaded",
+    ];
+    if !LOADER.iter().any(|w| e.contains(w)) {
+        return None;
+    }
+    // absent: the object the loader could not find is the plugin itself (`libnccl-net.so`,
+    // `libnccl-net-ofi.so`, `librccl-net.so`), not a library the plugin needs
+    if let Some((obj, _)) = e.split_once(": cannot open shared object file: No such file or directory") {
+        let obj = obj.rsplit([' ', '/']).next().unwrap_or(obj);
+        if obj.contains("-net") && obj.contains(".so") {
+            return None;
+        }
+    }
+    Some(e.trim().trim_end_matches('.'))
+}
+
 fn proc_of(l: &str) -> Option<&str> {
     let head = &l[..find!(l, " [")?];
     host_head(head)?;
@@ -3139,7 +3192,7 @@ impl Analyser {
             }
         }
         if let Some(v) = afterm!(l, m, "Bootstrap : Using ").or_else(|| afterm!(l, m, "Bootstrap: Using ")) {
-            self.bootstrap(v);
+            self.bootstrap(v, host);
             self.proc_address(l, v);
         }
         if hasm!(l, m, "NET/IB : No device found") {
@@ -3179,7 +3232,7 @@ impl Analyser {
     }
 
     /// `Bootstrap : Using eth0:10.0.0.1<0>`: the interface and its address (without the port).
-    fn bootstrap(&mut self, v: &str) {
+    fn bootstrap(&mut self, v: &str, host: Option<&str>) {
         let v = v.trim_start_matches("[0]").trim();
         if self.boot.len() < MAX_SMALL {
             self.boot.insert(if_name(v));
@@ -3187,6 +3240,9 @@ impl Analyser {
         if let Some(a) = if_address(v) {
             if self.f.bootstrap_addrs.len() < 64 && !self.f.bootstrap_addrs.iter().any(|x| x == a) {
                 self.f.bootstrap_addrs.push(a.to_string());
+                if let Some(h) = host {
+                    self.f.bootstrap_on.push((a.to_string(), if_name(v), h.to_string()));
+                }
             }
         }
     }
@@ -3526,6 +3582,10 @@ impl Analyser {
                 self.f.provider_missing.push(d);
             }
         }
+        if hasm!(l, m, "NET/Plugin") && plugin_load_error(l).is_some() {
+            let at = find!(l, "NET/Plugin").unwrap_or(0);
+            self.fail(Failure::NetPluginBroken, None, None, &l[at..]);
+        }
         if (hasm!(l, m, "NET/Plugin") && (has!(l, "Could not find:") || hasm!(l, m, "Plugin load")))
             && self.f.env("NCCL_NET_PLUGIN").is_some_and(|p| !p.is_empty() && p != "none")
         {
@@ -3845,6 +3905,14 @@ impl Analyser {
             self.framework_errors(l);
         }
         self.watchdog_and_store(l, is_nccl, m);
+        // The pynccl wrappers of vLLM, SGLang, Megatron and their forks (pynccl_wrapper.py:
+        // `logger.error("Failed to load NCCL library from %s. It is expected if you are not
+        // running on NVIDIA/AMD GPUs. …", so_file, …)`, then `raise e`): the library the wrapper
+        // was given (VLLM_NCCL_SO_PATH, …) did not load, and the worker stops.
+        if !is_nccl && m & gbit!("ailed") != 0 && has!(l, "Failed to load NCCL library from ") {
+            self.f.nccl_lines += 1;
+            self.fail(Failure::NcclNotLoaded, None, None, l.trim());
+        }
         // ProcessGroupNCCL's watchdog ended the process: `[Rank %d] NCCL watchdog thread
         // terminated with exception: %s` (`Process group watchdog …` since 2.2). Its exception
         // from a timeout (its own text, or the desync report it builds only after one:
@@ -5317,6 +5385,8 @@ mod tests {
             "set to an invalid value",
             "<warn> err: ",
             "we are taking the entire process down",
+            // after `NET/Plugin` (the loader's error in 2.19–2.22's wording)
+            "load returned ",
             // with `Init COMPLETE` (`COMPLETE` first, the rarer word), with " nranks "
             "COMPLETE",
             // after `NET/IB : Using ` (its OOB interface's address)
@@ -5767,6 +5837,9 @@ mod tests {
             "INTERNAL: external/xla/xla/service/gpu/nccl_utils.cc:134: NCCL operation ncclGetUniqueId(&id) failed: Unable to load NCCL library. Multi-GPU collectives will not work.. Last NCCL warning(error) log entry (may be unrelated) 'Unable to load NCCL library. Multi-GPU collectives will not work.'.",
             "ImportError: libnccl.so.2: cannot open shared object file: No such file or directory",
             "OSError: libnccl.so.2: cannot open shared object file: No such file or directory",
+            // the pynccl wrappers' logger.error before `raise e` (vLLM, SGLang: pynccl_wrapper.py)
+            "(VllmWorker rank=3 pid=44710) ERROR 08-20 09:48:31 [pynccl_wrapper.py:229] Failed to load NCCL library from /opt/nccl/lib/libnccl.so.2. It is expected if you are not running on NVIDIA/AMD GPUs.Otherwise, the nccl library might not exist",
+            "[2025-01-01 00:00:00] Failed to load NCCL library from libnccl.so.2 .It is expected if you are not running on NVIDIA/AMD/MTHREADS GPUs.",
         ] {
             let f = analyse(&format!("{l}\n"));
             assert!(f.failures.iter().any(|x| x.kind == Failure::NcclNotLoaded), "{l}: {:?}", f.failures);
@@ -5774,5 +5847,53 @@ mod tests {
         // another library's missing file is not NCCL's
         let f = analyse("ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory\n");
         assert!(!f.failures.iter().any(|x| x.kind == Failure::NcclNotLoaded));
+    }
+
+    /// A net plugin that is there but does not load, in every wording NCCL's loaders print
+    /// (src/net.cc 2.19–2.22, src/plugin/plugin_open.cc 2.23+), against the absent plugin that
+    /// is NCCL's normal case.
+    #[test]
+    fn a_net_plugin_that_does_not_load_is_a_failure_an_absent_one_is_not() {
+        let v = "/opt/amazon/efa/lib/libfabric.so.1: version `FABRIC_1.7' not found (required by /x/libnccl-net.so)";
+        let dep = "libfabric.so.1: cannot open shared object file: No such file or directory";
+        let broken = [
+            // 2.19–2.20: "NET/Plugin : dlerror=%s No plugin found (%s), using internal implementation"
+            format!("NET/Plugin : dlerror={v} No plugin found (libnccl-net.so), using internal implementation"),
+            // 2.19–2.20: "NET/Plugin : Plugin load returned %d : %s."
+            format!("NET/Plugin : Plugin load returned 2 : {v}."),
+            // 2.21–2.22: "… returned %d : %s when loading %s", "… : %s : when loading %s", "Most recent …"
+            format!("NET/Plugin: Plugin load returned 2 : {v} when loading libnccl-net.so"),
+            format!("NET/Plugin: Plugin load returned 2 : {v} : when loading libnccl-net-gIB.so"),
+            format!("NET/Plugin: Most recent plugin load returned 2 : {v}. All attempts to load 'a b' also failed."),
+            // 2.23–2.25: "NET/Plugin: %s" (the loader's error); 2.26+: "NET/Plugin: %s: %s"
+            format!("NET/Plugin: {v}"),
+            format!("NET/Plugin: libnccl-net.so: {v}"),
+            format!("NET/Plugin: libnccl-net.so: {dep}"),
+            "NET/Plugin: libnccl-net.so: /tmp/p/libnccl-net.so: file too short".into(),
+            "NET/Plugin: libnccl-net.so: /x/libnccl-net.so: undefined symbol: fi_getinfo".into(),
+            "NET/Plugin: libnccl-net.so: /x/libnccl-net.so: wrong ELF class: ELFCLASS32".into(),
+        ];
+        for l in &broken {
+            let f = analyse(&format!("h:1:1 [0] NCCL INFO {l}\n"));
+            assert_eq!(f.failures.iter().map(|x| x.kind).collect::<Vec<_>>(), vec![Failure::NetPluginBroken], "{l}");
+            assert!(f.failures[0].line.starts_with("NET/Plugin"), "{l}");
+        }
+        let absent = [
+            "NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file: No such file or directory No plugin found (libnccl-net.so), using internal implementation",
+            "NET/Plugin : No plugin found, using internal implementation",
+            "NET/Plugin: No plugin found (libnccl-net.so)",
+            "NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory : when loading libnccl-net.so",
+            "NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.",
+            "NET/Plugin: Could not find: libnccl-net.so",
+            "NET/Plugin: Using internal net plugin.",
+            "NET/Plugin: Plugin load returned 0 : (null).",
+            "NET/Plugin : dlerror=librccl-net.so: cannot open shared object file: No such file or directory No plugin found (librccl-net.so), using internal implementation",
+            // other plugin kinds: a tuner or profiler that does not load costs no network
+            "TUNER/Plugin: libnccl-tuner.so: /x/libnccl-tuner.so: undefined symbol: foo",
+        ];
+        for l in absent {
+            let f = analyse(&format!("h:1:1 [0] NCCL INFO {l}\n"));
+            assert!(f.failures.is_empty(), "{l}: {:?}", f.failures);
+        }
     }
 }

@@ -371,9 +371,9 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: "nccl-not-loaded",
-        message: "Unable to load NCCL library. Multi-GPU collectives will not work. (TensorFlow/XLA) / libnccl.so.2: cannot open shared object file",
-        meaning: "the NCCL library itself did not load: the framework's wheel without its NCCL (nvidia-nccl-cu12), or libnccl.so.2 not on the library path inside the container",
-        fix: "install the NCCL the framework was built for (JAX/TF: pip install the cuda extra, e.g. jax[cuda12], which brings nvidia-nccl-cu12) or put libnccl.so.2's directory on LD_LIBRARY_PATH; check with `python -c 'import ctypes; ctypes.CDLL(\"libnccl.so.2\")'` in the same environment",
+        message: "Unable to load NCCL library. Multi-GPU collectives will not work. (TensorFlow/XLA) / libnccl.so.2: cannot open shared object file / Failed to load NCCL library from <path> (vLLM's, SGLang's pynccl)",
+        meaning: "the NCCL library itself did not load: the framework's wheel without its NCCL (nvidia-nccl-cu12), libnccl.so.2 not on the library path inside the container, or a path given to the framework (VLLM_NCCL_SO_PATH, SGLANG_NCCL_SO_PATH) to a library that is missing, of another architecture or built against another CUDA",
+        fix: "install the NCCL the framework was built for (JAX/TF: pip install the cuda extra, e.g. jax[cuda12], which brings nvidia-nccl-cu12) or put libnccl.so.2's directory on LD_LIBRARY_PATH; unset VLLM_NCCL_SO_PATH (the wrapper then takes PyTorch's own NCCL) or point it at a library that loads; check with `python -c 'import ctypes; ctypes.CDLL(\"libnccl.so.2\")'` (or the path) in the same environment",
     },
     Rule {
         id: "nccl-error",
@@ -424,6 +424,12 @@ pub const RULES: &[Rule] = &[
         fix: "leave FI_EFA_USE_DEVICE_RDMA unset (the provider then uses RDMA only where the device has it) or set it to 0 on such instances; GPUDirect RDMA over EFA needs an instance type whose EFA has RDMA read",
     },
     Rule {
+        id: "net-plugin-broken",
+        message: "NET/Plugin: libnccl-net.so: <path>: version `FABRIC_1.7' not found / undefined symbol / libfabric.so.1: cannot open shared object file (Plugin load returned …, dlerror=… No plugin found)",
+        meaning: "a net plugin library is there (the image or the node ships it: aws-ofi-nccl, HPC-X's SHARP plugin, Google's gIB) but the dynamic loader refused it: it was built against a newer libfabric or glibc than the node has, a library it needs is not on the path, or the file is damaged; NCCL goes on with its internal network, without the fabric the plugin brings (EFA, SHARP, GPUDirect-TCPX): on EFA that is TCP sockets",
+        fix: "use the plugin built for the node's libraries (aws-ofi-nccl of the EFA installer or one built against its libfabric; the HPC-X of the node's OFED); `ldd` on the plugin names what is missing; put its directory in LD_LIBRARY_PATH or remove the stale copy (a conda or pip package's libnccl-net.so shadows the node's)",
+    },
+    Rule {
         id: "ofi-abort",
         message: "Libfabric EFA provider has encountered an internal error: … EFA internal error: (N) … Your application will now abort().",
         meaning: "libfabric's EFA provider hit an error it cannot report to the caller and aborted the process; the `Libfabric error:` and `EFA internal error:` lines name it",
@@ -455,8 +461,8 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: "bootstrap-interface",
-        message: "Bootstrap : Using lo:127.0.0.1<0> / docker0 / veth… / fe80:: (link-local) in a job over several nodes",
-        meaning: "NCCL bootstrapped over an interface other nodes cannot reach: loopback, a container bridge or veth, or a link-local address; connections between nodes then fail, hang or are refused",
+        message: "Bootstrap : Using lo:127.0.0.1<0> / docker0 / veth… / fe80:: (link-local) in a job over several nodes; a peer's `connect to <that address> failed : Network is unreachable`",
+        meaning: "NCCL bootstrapped over an interface other nodes cannot reach: loopback, a container bridge or veth, a link-local address, or a network the other nodes have no route to (NCCL takes the first interface it likes when NCCL_SOCKET_IFNAME is unset); connections between nodes then fail, hang or are refused",
         fix: "set NCCL_SOCKET_IFNAME to the interface that reaches the other nodes (`ibwire env` on a node of the job), the same on every node",
     },
     Rule {
@@ -747,6 +753,7 @@ fn plain_failure(kind: crate::nccl::log::Failure) -> Option<(&'static str, &'sta
         F::OfiNoMemory => ("ofi-no-memory", "libfabric could not allocate memory (ENOMEM)"),
         F::OfiAbort => ("ofi-abort", "the EFA provider aborted the process"),
         F::EfaDeviceRdma => ("efa-device-rdma", "FI_EFA_USE_DEVICE_RDMA stopped the EFA provider"),
+        F::NetPluginBroken => ("net-plugin-broken", "NCCL could not load the net plugin"),
         F::CollNet => ("collnet", "SHARP/CollNet could not start"),
         F::TopologyFile => ("topology-file", "a topology file that does not fit"),
         F::Crash => ("crash", "a process crashed"),
@@ -1649,6 +1656,13 @@ fn bootstrap_findings(plan: &Plan, log: &LogFacts, s: &Scope, findings: &mut Vec
     let every_host =
         !log.hosts.is_empty() && log.hosts.iter().all(|h| log.per_host.get(h).is_some_and(|v| v.net_channels > 0));
     let reached = log.init_complete > 0 && every_host && !loopback_bootstrap(log);
+    if let Some((problem, line)) = unreached_bootstrap(log) {
+        // a connect that failed to another host's bootstrap address says which interface is
+        // wrong; an interface's name (a veth, a bridge) only suggests it
+        let set = log.env("NCCL_SOCKET_IFNAME").map(|v| format!("NCCL_SOCKET_IFNAME={v}"));
+        push(findings, "bootstrap-interface", problem, set, Some(line));
+        return;
+    }
     match unreachable_bootstrap(log).filter(|_| s.multi) {
         Some(why) if reached => notes.push(format!(
             "NCCL bootstrapped over {why}, yet every host's init set up connections between nodes: the bootstrap reached them"
@@ -1723,10 +1737,31 @@ fn loopback_bootstrap(log: &LogFacts) -> bool {
 
 /// `Connect to fe80::…%enP43105s1<57649> failed`: the peer address, when it is one no other
 /// host can reach, and the interface it belongs to.
-fn peer_address_kind(line: &str) -> Option<String> {
+/// The address a failed connect named (misc/socket.cc: `connect to %s failed : %s`, `connect to
+/// %s returned %s, exceeded error retry count`, `Connect to %s failed : %s` before 2.19).
+fn connect_target(line: &str) -> Option<&str> {
     let i = line.find("onnect to ")? + "onnect to ".len();
-    let rest = &line[i..];
-    let addr = rest.split(['<', ' ']).next().filter(|a| !a.is_empty())?;
+    line[i..].split(['<', ' ']).next().filter(|a| !a.is_empty())
+}
+
+/// A failed connect to the address another host bootstrapped on, with the error a route gives
+/// (unreachable, no route, timed out): that host's bootstrap interface does not reach this one
+/// (device set 16: NCCL on one node took eth0, which the other node has no route to): the
+/// problem, and the connect's line.
+fn unreached_bootstrap(log: &LogFacts) -> Option<(String, String)> {
+    let fs = log.failed(crate::nccl::log::Failure::SocketConnect)?;
+    let l = fs.line.as_str();
+    let err = ["Network is unreachable", "No route to host", "timed out"].into_iter().find(|e| l.contains(e))?;
+    let addr = connect_target(l)?;
+    let (_, ifname, host) = log.bootstrap_on.iter().find(|(a, _, _)| a == addr)?;
+    Some((
+        format!("{host} bootstrapped over {ifname} ({addr}), which a peer's connect could not reach ({err})"),
+        l.to_string(),
+    ))
+}
+
+fn peer_address_kind(line: &str) -> Option<String> {
+    let addr = connect_target(line)?;
     let (ip, dev) = match addr.split_once('%') {
         Some((ip, dev)) => (ip, Some(dev)),
         None => (addr, None),
@@ -1974,6 +2009,15 @@ fn notes_not_failures(s: &Scope, log: &LogFacts, findings: &mut Vec<Finding>, no
     if s.nodes == Some(1) && log.init_done > 0 && log.hosts.len() <= 1 && !log.crossed_network() {
         let why = ": a job on one node sends nothing over a network, and its init completed: not what failed";
         demote(findings, notes, |f| UNUSED.contains(&f.id), why);
+    }
+    // A net plugin that did not load, where the job ran on RDMA all the same (NCCL's own IB,
+    // another plugin) or on one node: the job lost nothing it used.
+    if log.on_rdma() {
+        let why = ", while the job's network is RDMA all the same: the plugin's extras (SHARP, its own tuning) are what it lost";
+        demote(findings, notes, |f| f.id == "net-plugin-broken", why);
+    } else if s.nodes == Some(1) && log.hosts.len() <= 1 && !log.crossed_network() {
+        let why = ": a job on one node sends nothing over a network; jobs over nodes lose what the plugin brings";
+        demote(findings, notes, |f| f.id == "net-plugin-broken", why);
     }
     // PyTorch's store client saw its server close (set 65, nccl#1762: a 128-GPU job's crash)
     if let Some(l) = &log.store_closed {
@@ -2545,6 +2589,34 @@ mod tests {
         assert!(super::peer_address_kind(l).unwrap().contains("Docker's default bridge"));
         assert_eq!(super::peer_address_kind("Connect to 10.0.0.5<35417> failed : Connection refused"), None);
         assert_eq!(super::peer_address_kind("Connect to "), None);
+    }
+
+    /// A failed connect to another host's bootstrap address names that host's interface, from
+    /// misc/socket.cc's `socketStartConnect: connect to %s failed : %s` (2.19+) and `Connect to
+    /// %s failed : %s` (before): by the address, never by the interface's name alone.
+    #[test]
+    fn a_connect_that_cannot_reach_a_bootstrap_address_names_it() {
+        let boot = "a:1:1 [0] NCCL INFO Bootstrap: Using eth0:192.0.2.2<0>\nb:2:2 [0] NCCL INFO Bootstrap: Using vethb:10.77.0.2<0>\n";
+        for (warn, err) in [
+            ("misc/socket.cc:596 NCCL WARN socketStartConnect: connect to 192.0.2.2<55203> failed : Network is unreachable", Some("Network is unreachable")),
+            ("misc/socket.cc:596 NCCL WARN Connect to 192.0.2.2<55203> failed : No route to host", Some("No route to host")),
+            ("misc/socket.cc:583 NCCL WARN socketPollConnect: connect to 192.0.2.2<57007> returned Connection timed out, exceeded error retry count after 35 attempts", Some("timed out")),
+            // refused: the address routes, nothing listens there (a firewall's reject, a dead peer)
+            ("misc/socket.cc:583 NCCL WARN socketPollConnect: connect to 192.0.2.2<57007> returned Connection refused, exceeded error retry count after 35 attempts", None),
+            // an address no process bootstrapped on (a proxy's, another interface's)
+            ("misc/socket.cc:596 NCCL WARN socketStartConnect: connect to 10.9.9.9<55203> failed : Network is unreachable", None),
+        ] {
+            let log = crate::nccl::log::analyse(&format!("{boot}b:2:2 [0] {warn}\n"));
+            let got = super::unreached_bootstrap(&log);
+            match err {
+                Some(e) => {
+                    let (p, l) = got.unwrap_or_else(|| panic!("{warn}"));
+                    assert_eq!(p, format!("a bootstrapped over eth0 (192.0.2.2), which a peer's connect could not reach ({e})"));
+                    assert!(l.contains("192.0.2.2<"), "{l}");
+                }
+                None => assert_eq!(got, None, "{warn}"),
+            }
+        }
     }
 
     use super::*;
