@@ -2,13 +2,14 @@
 """The few iproute2 steps tests/device/netns.sh needs, over rtnetlink, for machines without `ip`
 (the device machine of 2026-12-07 had neither iproute2 nor a network to install it).
 
-  nl.py netns-new [HOSTNAME]      start a process in new network and UTS namespaces (HOSTNAME:
-                                  the namespace's host name, as another node has its own); print its pid
+  nl.py netns-new [HOSTNAME]      start a process in new network, mount (its own /sys, as `ip netns
+                                  exec` gives) and UTS namespaces (HOSTNAME: the namespace's host
+                                  name, as another node has its own); print its pid
   nl.py [-n PID] veth A B PEERPID make veth A (here) with its peer B in PEERPID's namespace
   nl.py [-n PID] addr IF A.B.C.D/LEN
   nl.py [-n PID] up|down|del IF
   nl.py [-n PID] show             interfaces with their state and IPv4 addresses
-  nl.py exec PID CMD [ARG...]     run CMD in PID's network and UTS namespaces
+  nl.py exec PID CMD [ARG...]     run CMD in PID's network, mount and UTS namespaces
 
 -n PID: do it in PID's network namespace. Errors: one line on stderr, exit 1.
 """
@@ -20,7 +21,8 @@ import socket
 import struct
 import sys
 
-CLONE_NEWNET, CLONE_NEWUTS = 0x40000000, 0x04000000
+CLONE_NEWNET, CLONE_NEWUTS, CLONE_NEWNS = 0x40000000, 0x04000000, 0x00020000
+MS_REC, MS_PRIVATE = 0x4000, 0x40000
 RTM_NEWLINK, RTM_DELLINK, RTM_NEWADDR = 16, 17, 20
 NLM_F_REQUEST, NLM_F_ACK, NLM_F_EXCL, NLM_F_CREATE = 1, 4, 0x200, 0x400
 NLMSG_ERROR = 2
@@ -63,11 +65,14 @@ def name(s):
 
 
 def request(typ, flags, body, what):
-    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0) as s:
-        s.settimeout(5)
-        s.bind((0, 0))
-        s.send(struct.pack("IHHII", 16 + len(body), typ, NLM_F_REQUEST | NLM_F_ACK | flags, 1, 0) + body)
-        r = s.recv(65536)
+    try:
+        with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0) as s:
+            s.settimeout(5)
+            s.bind((0, 0))
+            s.send(struct.pack("IHHII", 16 + len(body), typ, NLM_F_REQUEST | NLM_F_ACK | flags, 1, 0) + body)
+            r = s.recv(65536)
+    except OSError as e:  # socket.timeout is one
+        die(f"{what}: {e.strerror or 'no answer from the kernel in 5 s'}")
     if struct.unpack("H", r[4:6])[0] == NLMSG_ERROR:
         err = struct.unpack("i", r[16:20])[0]
         if err:
@@ -101,9 +106,15 @@ def netns_new(hostname):
     pid = os.fork()
     if pid == 0:
         os.setsid()
-        ok = libc.unshare(CLONE_NEWNET | (CLONE_NEWUTS if hostname else 0)) == 0
+        ok = libc.unshare(CLONE_NEWNET | CLONE_NEWNS | (CLONE_NEWUTS if hostname else 0)) == 0
         if ok and hostname:
             ok = libc.sethostname(hostname.encode(), len(hostname)) == 0
+        # as `ip netns exec` does: a sysfs of this namespace's own, so /sys/class/net lists its
+        # interfaces (NCCL reads their speed there), in a mount namespace of its own
+        if ok:
+            ok = libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) == 0
+            ok = ok and libc.umount2(b"/sys", 2) == 0  # MNT_DETACH
+            ok = ok and libc.mount(b"sysfs", b"/sys", b"sysfs", 0, None) == 0
         os.write(w, b"1" if ok else b"0")
         if not ok:
             os._exit(1)
@@ -114,7 +125,7 @@ def netns_new(hostname):
         while True:
             signal.pause()
     if os.read(r, 1) != b"1":
-        die("unshare(CLONE_NEWNET|CLONE_NEWUTS) or sethostname failed (not root?)")
+        die("unshare(CLONE_NEWNET|CLONE_NEWNS|CLONE_NEWUTS), sethostname or the namespace's sysfs failed (not root?)")
     print(pid)
 
 
@@ -127,7 +138,7 @@ def main(a):
         if len(a) < 3:
             die("exec PID CMD [ARG...]")
         uts = os.readlink(f"/proc/{a[1]}/ns/uts") != os.readlink("/proc/self/ns/uts")
-        enter(a[1], (("net", CLONE_NEWNET),) + ((("uts", CLONE_NEWUTS),) if uts else ()))
+        enter(a[1], (("net", CLONE_NEWNET), ("mnt", CLONE_NEWNS)) + ((("uts", CLONE_NEWUTS),) if uts else ()))
         try:
             os.execvp(a[2], a[2:])
         except OSError as e:
