@@ -293,6 +293,13 @@ pub struct LogFacts {
     /// The addresses NCCL bootstrapped on (`Bootstrap : Using lo:127.0.0.1<0>` → `127.0.0.1`).
     #[serde(default)]
     pub bootstrap_addrs: Vec<String>,
+    /// vLLM's or SGLang's pynccl wrapper could not load the NCCL library at this path (`Failed to
+    /// load NCCL library from %s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pynccl_unloaded: Option<String>,
+    /// The hosts that printed a net plugin's load error ([`plugin_load_error`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plugin_broken_on: Vec<String>,
     /// Who bootstrapped on each address: (address, interface, host), each address once.
     #[serde(default)]
     pub bootstrap_on: Vec<(String, String, String)>,
@@ -1600,6 +1607,32 @@ fn torchrun_failure(l: &str) -> Option<(Failure, i64)> {
     (name.starts_with("SIG") && rest.starts_with(" received by PID ") && !stopped(n)).then_some((Failure::Crash, n))
 }
 
+/// torch.multiprocessing.spawn (ProcessContext.join, torch/multiprocessing/spawn.py): when one
+/// process exits non-zero it logs `Terminating process %s via signal SIGTERM` for each one still
+/// alive, then raises ProcessRaisedException (`-- Process %d terminated with the following
+/// error:`) or ProcessExitedException (`process %d terminated with signal %s`). Those lines come
+/// only after a failure (DeepEP's and other spawn-launched tests: the job's worker failed).
+fn spawn_failure(l: &str) -> Option<(Failure, Option<i64>)> {
+    if has!(l, "Terminating process ") && has!(l, " via signal SIGTERM") {
+        return Some((Failure::WorkerExit, None));
+    }
+    if has!(l, "Process ") && has!(l, " terminated with the following error:") {
+        return Some((Failure::WorkerExit, None));
+    }
+    let v = after!(l, " terminated with signal ")?;
+    has!(l, "process ").then_some(())?;
+    let n = match v.trim().trim_end_matches(['.', '\'', '"']) {
+        "SIGSEGV" => 11,
+        "SIGABRT" => 6,
+        "SIGKILL" => 9,
+        "SIGBUS" => 7,
+        "SIGFPE" => 8,
+        "SIGILL" => 4,
+        _ => return Some((Failure::WorkerExit, None)),
+    };
+    Some((Failure::Crash, Some(n)))
+}
+
 /// SIGHUP, SIGINT, SIGTERM: a worker stopped from outside (torchrun stopping the others after a
 /// failure, scancel, a time limit), not one that crashed.
 fn stopped(signal: i64) -> bool {
@@ -2423,12 +2456,25 @@ pub fn plugin_load_error(l: &str) -> Option<&str> {
     if !LOADER.iter().any(|w| e.contains(w)) {
         return None;
     }
-    // absent: the object the loader could not find is the plugin itself (`libnccl-net.so`,
-    // `libnccl-net-ofi.so`, `librccl-net.so`), not a library the plugin needs
-    if let Some((obj, _)) = e.split_once(": cannot open shared object file: No such file or directory") {
-        let obj = obj.rsplit([' ', '/']).next().unwrap_or(obj);
-        if obj.contains("-net") && obj.contains(".so") {
-            return None;
+    // absent: the object the loader could not find is the plugin itself — the name NCCL was
+    // loading (`when loading %s`, `No plugin found (%s)`, 2.26's `%s: %s`; 2.21 tries
+    // NCCL_NET_PLUGIN's bare value first, `ofi`), or a net plugin's name — not a library the
+    // plugin needs; `No such file or directory` may be cut by NCCL's 255-character copy of a
+    // long path's error (review 21)
+    if let Some((before, after)) = e.split_once(": cannot open shared object file") {
+        let rest = after.split(" No plugin found").next().unwrap_or(after);
+        let rest = rest.split(" when loading").next().unwrap_or(rest).trim_end_matches(['.', ' ', ':']);
+        if ": No such file or directory".starts_with(rest) {
+            let base = |x: &str| x.trim().rsplit('/').next().unwrap_or("").to_string();
+            let obj = base(before.rsplit(": ").next().unwrap_or(before));
+            let loading = [
+                r.split(" when loading ").nth(1).map(|x| x.trim_start_matches([':', ' '])),
+                r.split("No plugin found (").nth(1).and_then(|x| x.split(')').next()),
+                r.split(": ").next(),
+            ];
+            if obj.contains("-net") || !obj.contains(".so") || loading.iter().flatten().any(|n| base(n) == obj) {
+                return None;
+            }
         }
     }
     Some(e.trim().trim_end_matches('.'))
@@ -3551,6 +3597,38 @@ impl Analyser {
     /// `m`: the gate's mask of the line; each search runs only where its literal's gate bits
     /// are set.
     fn verbs_and_plugin(&mut self, l: &str, m: u64, is_nccl: bool, host: Option<&str>) {
+        self.net_plugin_lines(l, m, host);
+        if libibverbs_missing(l, m) {
+            self.f.ibverbs_missing = true;
+            if !is_nccl {
+                self.f.nccl_lines += 1;
+            }
+        }
+        if let Some(v) = afterm!(l, m, "libibverbs: Warning: couldn't load driver '") {
+            let d = v.split('\'').next().unwrap_or("").to_string();
+            if self.f.provider_missing.len() < 64 && !self.f.provider_missing.contains(&d) {
+                self.f.provider_missing.push(d);
+            }
+        }
+        // Which NET transports NCCL tried (2.28+: `Initialized NET plugin Socket`, `Failed to
+        // initialize NET plugin IB`): only Socket tried is NCCL_NET=Socket, which 2.28 does not echo.
+        if let Some(v) = afterm!(l, m, "Initialized NET plugin ") {
+            if v.trim() == "Socket" {
+                self.f.socket_initialized = true;
+            } else {
+                self.f.rdma_tried = true;
+            }
+        }
+        if hasm!(l, m, "initialize NET plugin IB")
+            || hasm!(l, m, "NET/IB : No device found")
+            || has!(l, "NET/IB : Using")
+        {
+            self.f.rdma_tried = true;
+        }
+    }
+
+    /// Which net plugin a line names, and one that is missing, rejected or does not load.
+    fn net_plugin_lines(&mut self, l: &str, m: u64, host: Option<&str>) {
         // Which net plugin (plugin/net.cc, plugin_open.cc by release): `Loaded net plugin %s
         // (v%d)`, the HPC-X plugin's own `Plugin Path : %s`; NCCL's own: `No plugin found, using
         // internal implementation` (≤ 2.18), `Using internal network plugin.` (2.19–2.25),
@@ -3570,21 +3648,14 @@ impl Analyser {
                 h.net_plugin |= plugin;
             }
         }
-        if libibverbs_missing(l, m) {
-            self.f.ibverbs_missing = true;
-            if !is_nccl {
-                self.f.nccl_lines += 1;
-            }
-        }
-        if let Some(v) = afterm!(l, m, "libibverbs: Warning: couldn't load driver '") {
-            let d = v.split('\'').next().unwrap_or("").to_string();
-            if self.f.provider_missing.len() < 64 && !self.f.provider_missing.contains(&d) {
-                self.f.provider_missing.push(d);
-            }
-        }
         if hasm!(l, m, "NET/Plugin") && plugin_load_error(l).is_some() {
             let at = find!(l, "NET/Plugin").unwrap_or(0);
             self.fail(Failure::NetPluginBroken, None, None, &l[at..]);
+            if let Some(h) =
+                host.filter(|h| self.f.plugin_broken_on.len() < 64 && !self.f.plugin_broken_on.iter().any(|x| x == h))
+            {
+                self.f.plugin_broken_on.push(h.to_string());
+            }
         }
         if (hasm!(l, m, "NET/Plugin") && (has!(l, "Could not find:") || hasm!(l, m, "Plugin load")))
             && self.f.env("NCCL_NET_PLUGIN").is_some_and(|p| !p.is_empty() && p != "none")
@@ -3595,21 +3666,6 @@ impl Analyser {
         // version this NCCL does not take): NCCL goes on without it.
         if hasm!(l, m, "network plugin") && has!(l, "is unsupported") {
             self.f.plugin_rejected = true;
-        }
-        // Which NET transports NCCL tried (2.28+: `Initialized NET plugin Socket`, `Failed to
-        // initialize NET plugin IB`): only Socket tried is NCCL_NET=Socket, which 2.28 does not echo.
-        if let Some(v) = afterm!(l, m, "Initialized NET plugin ") {
-            if v.trim() == "Socket" {
-                self.f.socket_initialized = true;
-            } else {
-                self.f.rdma_tried = true;
-            }
-        }
-        if hasm!(l, m, "initialize NET plugin IB")
-            || hasm!(l, m, "NET/IB : No device found")
-            || has!(l, "NET/IB : Using")
-        {
-            self.f.rdma_tried = true;
         }
     }
 
@@ -3788,12 +3844,41 @@ impl Analyser {
         }
     }
 
+    /// vLLM's and SGLang's pynccl wrapper that could not load its library; the failures
+    /// torch.multiprocessing.spawn reports.
+    fn wrapper_lines(&mut self, l: &str, is_nccl: bool, m: u64) {
+        // The pynccl wrappers of vLLM, SGLang, Megatron and their forks (pynccl_wrapper.py:
+        // `logger.error("Failed to load NCCL library from %s. It is expected if you are not
+        // running on NVIDIA/AMD GPUs. …", so_file, …)`, then `raise e`, which most callers catch
+        // to disable the wrapper): a fact for a note, not a failure (review 21)
+        if !is_nccl && m & gbit!("ailed") != 0 && self.f.pynccl_unloaded.is_none() {
+            if let Some(v) = after!(l, "Failed to load NCCL library from ") {
+                self.f.nccl_lines += 1;
+                let path = v.split(' ').next().unwrap_or("").trim_end_matches('.');
+                self.f.pynccl_unloaded = Some(clip(path, 200));
+            }
+        }
+        if !is_nccl && m & (gbit!("ignal") | gbit!("rror")) != 0 {
+            if let Some((k, code)) = spawn_failure(l) {
+                self.f.nccl_lines += 1;
+                match code {
+                    // a SIGABRT the watchdog announced is its own stop (fail_exit reads it)
+                    Some(n) => self.fail_exit(k, n, l.trim()),
+                    None => self.fail(k, None, None, l.trim()),
+                }
+            }
+        }
+    }
+
     /// An uncaught DistBackendError's abort (PyTorch's own, as its announced one), and the
     /// first exception a worker raised that is not NCCL's relayed error (review 5).
     fn aborts_and_exceptions(&mut self, l: &str, exc: Option<(&str, &str)>) {
         // `terminate called after throwing an instance of 'c10::DistBackendError'`: the process
         // ends (SIGABRT) on an NCCL error PyTorch raised, as its announced abort does
-        if has!(l, "terminate called after throwing an instance of 'c10::DistBackendError'")
+        // (the watchdog's own exception, `… watchdog thread terminated with exception: …`, thrown
+        // from its thread, ends the process the same way: tistory 9566's spawn-reported SIGABRT)
+        if (has!(l, "terminate called after throwing an instance of 'c10::DistBackendError'")
+            || has!(l, "watchdog thread terminated with exception"))
             && !self.pg_abort.contains(&u32::MAX)
             && self.pg_abort.len() < 64
         {
@@ -3905,14 +3990,7 @@ impl Analyser {
             self.framework_errors(l);
         }
         self.watchdog_and_store(l, is_nccl, m);
-        // The pynccl wrappers of vLLM, SGLang, Megatron and their forks (pynccl_wrapper.py:
-        // `logger.error("Failed to load NCCL library from %s. It is expected if you are not
-        // running on NVIDIA/AMD GPUs. …", so_file, …)`, then `raise e`): the library the wrapper
-        // was given (VLLM_NCCL_SO_PATH, …) did not load, and the worker stops.
-        if !is_nccl && m & gbit!("ailed") != 0 && has!(l, "Failed to load NCCL library from ") {
-            self.f.nccl_lines += 1;
-            self.fail(Failure::NcclNotLoaded, None, None, l.trim());
-        }
+        self.wrapper_lines(l, is_nccl, m);
         // ProcessGroupNCCL's watchdog ended the process: `[Rank %d] NCCL watchdog thread
         // terminated with exception: %s` (`Process group watchdog …` since 2.2). Its exception
         // from a timeout (its own text, or the desync report it builds only after one:
@@ -5387,6 +5465,11 @@ mod tests {
             "we are taking the entire process down",
             // after `NET/Plugin` (the loader's error in 2.19–2.22's wording)
             "load returned ",
+            // with ` via signal SIGTERM`, ` terminated with the following error:`, ` terminated
+            // with signal ` (torch.multiprocessing.spawn's words: `ignal`, `rror` gate them)
+            "Terminating process ",
+            "Process ",
+            "process ",
             // with `Init COMPLETE` (`COMPLETE` first, the rarer word), with " nranks "
             "COMPLETE",
             // after `NET/IB : Using ` (its OOB interface's address)
@@ -5830,6 +5913,28 @@ mod tests {
         assert_eq!(f.failures.iter().map(|x| x.kind).collect::<Vec<_>>(), [Failure::UnknownWarning]);
     }
 
+    /// torch.multiprocessing.spawn's words after a process failed (spawn.py, ProcessContext.join).
+    #[test]
+    fn a_spawned_process_that_failed() {
+        for (l, k) in [
+            ("W0918 10:57:42.299000 1617 torch/multiprocessing/spawn.py:169] Terminating process 1683 via signal SIGTERM", Failure::WorkerExit),
+            ("torch.multiprocessing.spawn.ProcessRaisedException: ", Failure::WorkerExit),
+            ("-- Process 3 terminated with the following error:", Failure::WorkerExit),
+            ("torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGSEGV", Failure::Crash),
+            ("torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGTERM", Failure::WorkerExit),
+        ] {
+            let f = analyse(&format!("{l}\n"));
+            if l.ends_with("Exception: ") {
+                assert!(f.failures.is_empty(), "{l}: {:?}", f.failures);
+                continue;
+            }
+            assert_eq!(f.failures.iter().map(|x| x.kind).collect::<Vec<_>>(), [k], "{l}");
+        }
+        // the words in a sentence of another program are not spawn's
+        let f = analyse("App <tech> exited with code 1 via signal SIGTERM\n");
+        assert!(f.failures.is_empty(), "{:?}", f.failures);
+    }
+
     #[test]
     fn nccl_that_did_not_load() {
         // XLA's relay of TensorFlow/XLA's NCCL stub; the loader's words through Python
@@ -5837,9 +5942,6 @@ mod tests {
             "INTERNAL: external/xla/xla/service/gpu/nccl_utils.cc:134: NCCL operation ncclGetUniqueId(&id) failed: Unable to load NCCL library. Multi-GPU collectives will not work.. Last NCCL warning(error) log entry (may be unrelated) 'Unable to load NCCL library. Multi-GPU collectives will not work.'.",
             "ImportError: libnccl.so.2: cannot open shared object file: No such file or directory",
             "OSError: libnccl.so.2: cannot open shared object file: No such file or directory",
-            // the pynccl wrappers' logger.error before `raise e` (vLLM, SGLang: pynccl_wrapper.py)
-            "(VllmWorker rank=3 pid=44710) ERROR 08-20 09:48:31 [pynccl_wrapper.py:229] Failed to load NCCL library from /opt/nccl/lib/libnccl.so.2. It is expected if you are not running on NVIDIA/AMD GPUs.Otherwise, the nccl library might not exist",
-            "[2025-01-01 00:00:00] Failed to load NCCL library from libnccl.so.2 .It is expected if you are not running on NVIDIA/AMD/MTHREADS GPUs.",
         ] {
             let f = analyse(&format!("{l}\n"));
             assert!(f.failures.iter().any(|x| x.kind == Failure::NcclNotLoaded), "{l}: {:?}", f.failures);
@@ -5847,6 +5949,16 @@ mod tests {
         // another library's missing file is not NCCL's
         let f = analyse("ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory\n");
         assert!(!f.failures.iter().any(|x| x.kind == Failure::NcclNotLoaded));
+        // the pynccl wrappers' logger.error before `raise e` (vLLM, SGLang: pynccl_wrapper.py),
+        // which most callers catch to disable the wrapper: a fact, not a failure (review 21)
+        for (l, path) in [
+            ("(VllmWorker rank=3 pid=44710) ERROR 08-20 09:48:31 [pynccl_wrapper.py:229] Failed to load NCCL library from /opt/nccl/lib/libnccl.so.2. It is expected if you are not running on NVIDIA/AMD GPUs.Otherwise, the nccl library might not exist", "/opt/nccl/lib/libnccl.so.2"),
+            ("[2025-01-01 00:00:00] Failed to load NCCL library from libnccl.so.2 .It is expected if you are not running on NVIDIA/AMD/MTHREADS GPUs.", "libnccl.so.2"),
+        ] {
+            let f = analyse(&format!("{l}\n"));
+            assert!(f.failures.is_empty(), "{l}: {:?}", f.failures);
+            assert_eq!(f.pynccl_unloaded.as_deref(), Some(path), "{l}");
+        }
     }
 
     /// A net plugin that is there but does not load, in every wording NCCL's loaders print
@@ -5890,6 +6002,11 @@ mod tests {
             "NET/Plugin : dlerror=librccl-net.so: cannot open shared object file: No such file or directory No plugin found (librccl-net.so), using internal implementation",
             // other plugin kinds: a tuner or profiler that does not load costs no network
             "TUNER/Plugin: libnccl-tuner.so: /x/libnccl-tuner.so: undefined symbol: foo",
+            // 2.21 tries NCCL_NET_PLUGIN's bare value first (errno other than ENOENT)
+            "NET/Plugin: Plugin load returned 17 : ofi: cannot open shared object file: No such file or directory when loading ofi",
+            // a long path's error cut by NCCL's 255-character copy
+            "NET/Plugin: /opt/very/long/path/to/plugins/libnccl-net-x.so: /opt/very/long/path/to/plugins/libnccl-net-x.so: cannot open shared object file: No such f",
+            "NET/Plugin: /opt/p/libmine.so: /opt/p/libmine.so: cannot open shared object file: No such file or directory",
         ];
         for l in absent {
             let f = analyse(&format!("h:1:1 [0] NCCL INFO {l}\n"));

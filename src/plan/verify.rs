@@ -371,9 +371,9 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: "nccl-not-loaded",
-        message: "Unable to load NCCL library. Multi-GPU collectives will not work. (TensorFlow/XLA) / libnccl.so.2: cannot open shared object file / Failed to load NCCL library from <path> (vLLM's, SGLang's pynccl)",
-        meaning: "the NCCL library itself did not load: the framework's wheel without its NCCL (nvidia-nccl-cu12), libnccl.so.2 not on the library path inside the container, or a path given to the framework (VLLM_NCCL_SO_PATH, SGLANG_NCCL_SO_PATH) to a library that is missing, of another architecture or built against another CUDA",
-        fix: "install the NCCL the framework was built for (JAX/TF: pip install the cuda extra, e.g. jax[cuda12], which brings nvidia-nccl-cu12) or put libnccl.so.2's directory on LD_LIBRARY_PATH; unset VLLM_NCCL_SO_PATH (the wrapper then takes PyTorch's own NCCL) or point it at a library that loads; check with `python -c 'import ctypes; ctypes.CDLL(\"libnccl.so.2\")'` (or the path) in the same environment",
+        message: "Unable to load NCCL library. Multi-GPU collectives will not work. (TensorFlow/XLA) / libnccl.so.2: cannot open shared object file",
+        meaning: "the NCCL library itself did not load: the framework's wheel without its NCCL (nvidia-nccl-cu12), or libnccl.so.2 not on the library path inside the container",
+        fix: "install the NCCL the framework was built for (JAX/TF: pip install the cuda extra, e.g. jax[cuda12], which brings nvidia-nccl-cu12) or put libnccl.so.2's directory on LD_LIBRARY_PATH; check with `python -c 'import ctypes; ctypes.CDLL(\"libnccl.so.2\")'` in the same environment",
     },
     Rule {
         id: "nccl-error",
@@ -455,8 +455,8 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: "worker-exit",
-        message: "failed (exitcode: N) local_rank: R (pid: P) of binary: … (torchrun)",
-        meaning: "a worker process of the job exited with a non-zero code; torchrun then stopped the others. NCCL's lines do not say why: the worker's own output (its traceback, above torchrun's report) does",
+        message: "failed (exitcode: N) local_rank: R (pid: P) of binary: … (torchrun) / Terminating process P via signal SIGTERM, -- Process N terminated with the following error: (torch.multiprocessing.spawn)",
+        meaning: "a worker process of the job exited with a non-zero code; its launcher (torchrun, torch.multiprocessing.spawn) then stopped the others. NCCL's lines do not say why: the worker's own output (its traceback, above the launcher's report) does",
         fix: "read the failed local rank's traceback (torchrun's `--redirects 3 --tee 3` or `--log-dir` keeps each rank's output); if it failed before NCCL printed anything, NCCL is not the cause",
     },
     Rule {
@@ -1744,14 +1744,23 @@ fn connect_target(line: &str) -> Option<&str> {
     line[i..].split(['<', ' ']).next().filter(|a| !a.is_empty())
 }
 
-/// A failed connect to the address another host bootstrapped on, with the error a route gives
-/// (unreachable, no route, timed out): that host's bootstrap interface does not reach this one
+/// A failed connect to the address another host bootstrapped on, with the error only a missing
+/// route gives (`Network is unreachable`), before any init completed: that host's bootstrap
+/// interface does not reach this one
 /// (device set 16: NCCL on one node took eth0, which the other node has no route to): the
 /// problem, and the connect's line.
 fn unreached_bootstrap(log: &LogFacts) -> Option<(String, String)> {
+    // only ENETUNREACH says there is no route: a firewall's REJECT (firewalld's
+    // icmp-host-prohibited) reads `No route to host` and its DROP `timed out` on the right
+    // interface (review 21); and not after a communicator completed its init, which went over
+    // these addresses (a link or a peer lost later: review 21)
+    if log.init_complete > 0 {
+        return None;
+    }
     let fs = log.failed(crate::nccl::log::Failure::SocketConnect)?;
     let l = fs.line.as_str();
-    let err = ["Network is unreachable", "No route to host", "timed out"].into_iter().find(|e| l.contains(e))?;
+    let err = "Network is unreachable";
+    l.contains(err).then_some(())?;
     let addr = connect_target(l)?;
     let (_, ifname, host) = log.bootstrap_on.iter().find(|(a, _, _)| a == addr)?;
     Some((
@@ -2010,15 +2019,7 @@ fn notes_not_failures(s: &Scope, log: &LogFacts, findings: &mut Vec<Finding>, no
         let why = ": a job on one node sends nothing over a network, and its init completed: not what failed";
         demote(findings, notes, |f| UNUSED.contains(&f.id), why);
     }
-    // A net plugin that did not load, where the job ran on RDMA all the same (NCCL's own IB,
-    // another plugin) or on one node: the job lost nothing it used.
-    if log.on_rdma() {
-        let why = ", while the job's network is RDMA all the same: the plugin's extras (SHARP, its own tuning) are what it lost";
-        demote(findings, notes, |f| f.id == "net-plugin-broken", why);
-    } else if s.nodes == Some(1) && log.hosts.len() <= 1 && !log.crossed_network() {
-        let why = ": a job on one node sends nothing over a network; jobs over nodes lose what the plugin brings";
-        demote(findings, notes, |f| f.id == "net-plugin-broken", why);
-    }
+    library_notes(s, log, findings, notes);
     // PyTorch's store client saw its server close (set 65, nccl#1762: a 128-GPU job's crash)
     if let Some(l) = &log.store_closed {
         notes.push(format!(
@@ -2035,6 +2036,37 @@ fn notes_not_failures(s: &Scope, log: &LogFacts, findings: &mut Vec<Finding>, no
             } else {
                 String::new()
             }
+        ));
+    }
+}
+
+/// Libraries that did not load, where the job did not need them: a net plugin on a job that ran
+/// on RDMA all the same, on sockets it expects, or on one node; vLLM's or SGLang's pynccl.
+fn library_notes(s: &Scope, log: &LogFacts, findings: &mut Vec<Finding>, notes: &mut Vec<String>) {
+    // A net plugin that did not load, where the job ran on RDMA all the same (NCCL's own IB,
+    // another plugin) or on one node: the job lost nothing it used.
+    // (RDMA judged on the hosts that printed the error, where the log names them: review 21, one
+    // node's broken plugin beside another's working one is that node's lost fabric)
+    let rdma_there = log
+        .plugin_broken_on
+        .iter()
+        .all(|h| log.per_host.get(h).is_some_and(|v| v.networks.iter().any(|n| crate::nccl::log::is_rdma_name(n))));
+    if log.on_rdma() && rdma_there {
+        let why = ", while the job's network is RDMA all the same: the plugin's extras (SHARP, its own tuning) are what it lost";
+        demote(findings, notes, |f| f.id == "net-plugin-broken", why);
+    } else if s.expected == "Socket" {
+        let why = ": TCP sockets are what the job expects (--expect socket)";
+        demote(findings, notes, |f| f.id == "net-plugin-broken", why);
+    } else if s.nodes == Some(1) && log.hosts.len() <= 1 && !log.crossed_network() {
+        let why = ": a job on one node sends nothing over a network; jobs over nodes lose what the plugin brings";
+        demote(findings, notes, |f| f.id == "net-plugin-broken", why);
+    }
+    // vLLM's or SGLang's pynccl wrapper could not load the library it was given: most releases
+    // catch it and disable the wrapper (PyNcclCommunicator: `self.available = False`), so the
+    // line alone stops nothing (review 21: a vLLM server that went on serving)
+    if let Some(l) = &log.pynccl_unloaded {
+        notes.push(format!(
+            "a pynccl wrapper (vLLM, SGLang) could not load its NCCL library ('{l}'): most releases then disable the wrapper and go on, and what needed it (a weight-sync group, custom all-reduce) fails or hangs later; unset VLLM_NCCL_SO_PATH / SGLANG_NCCL_SO_PATH or point it at a library that loads"
         ));
     }
 }
@@ -2599,8 +2631,10 @@ mod tests {
         let boot = "a:1:1 [0] NCCL INFO Bootstrap: Using eth0:192.0.2.2<0>\nb:2:2 [0] NCCL INFO Bootstrap: Using vethb:10.77.0.2<0>\n";
         for (warn, err) in [
             ("misc/socket.cc:596 NCCL WARN socketStartConnect: connect to 192.0.2.2<55203> failed : Network is unreachable", Some("Network is unreachable")),
-            ("misc/socket.cc:596 NCCL WARN Connect to 192.0.2.2<55203> failed : No route to host", Some("No route to host")),
-            ("misc/socket.cc:583 NCCL WARN socketPollConnect: connect to 192.0.2.2<57007> returned Connection timed out, exceeded error retry count after 35 attempts", Some("timed out")),
+            ("misc/socket.cc:596 NCCL WARN Connect to 192.0.2.2<55203> failed : Network is unreachable", Some("Network is unreachable")),
+            // a firewall on the right interface: REJECT (icmp-host-prohibited) and DROP
+            ("misc/socket.cc:596 NCCL WARN Connect to 192.0.2.2<55203> failed : No route to host", None),
+            ("misc/socket.cc:583 NCCL WARN socketPollConnect: connect to 192.0.2.2<57007> returned Connection timed out, exceeded error retry count after 35 attempts", None),
             // refused: the address routes, nothing listens there (a firewall's reject, a dead peer)
             ("misc/socket.cc:583 NCCL WARN socketPollConnect: connect to 192.0.2.2<57007> returned Connection refused, exceeded error retry count after 35 attempts", None),
             // an address no process bootstrapped on (a proxy's, another interface's)
@@ -2617,6 +2651,11 @@ mod tests {
                 None => assert_eq!(got, None, "{warn}"),
             }
         }
+        // after an init completed over those addresses: a link or a peer lost later
+        let done =
+            "a:1:1 [0] NCCL INFO ncclCommInitRank comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n";
+        let warn = "b:2:2 [0] misc/socket.cc:596 NCCL WARN socketStartConnect: connect to 192.0.2.2<55203> failed : Network is unreachable\n";
+        assert_eq!(super::unreached_bootstrap(&crate::nccl::log::analyse(&format!("{boot}{done}{warn}"))), None);
     }
 
     use super::*;

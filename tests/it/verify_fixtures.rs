@@ -619,3 +619,43 @@ fn review_15_glued_results_and_failed_init_calls() {
     }
     assert_eq!(verdict_of(healthy).0, Some(0));
 }
+
+/// Review 21: a net plugin that is there but does not load (NCCL 2.26+'s `%s/Plugin: %s: %s`,
+/// plugin_open.cc) is the cause of a job over nodes on sockets, a note where sockets are what the
+/// user expects, and judged on the host that printed it (one node's broken aws-ofi-nccl beside
+/// another's working one is that node's lost EFA).
+#[test]
+fn review_21_a_broken_net_plugin_is_judged_where_it_broke() {
+    let broken =
+        "NCCL INFO NET/Plugin: libnccl-net.so: /opt/amazon/ofi-nccl/lib/libnccl-net.so: undefined symbol: fi_getinfo";
+    let sockets = format!(
+        "nodeA:1:1 [0] {broken}\nnodeB:2:2 [0] {broken}\n\
+         nodeA:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n\
+         nodeA:1:1 [0] NCCL INFO Using network Socket\nnodeB:2:2 [0] NCCL INFO Using network Socket\n\
+         nodeA:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/Socket/0\n\
+         nodeB:2:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/Socket/0\n\
+         nodeA:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0x9 - Init COMPLETE\n\
+         nodeB:2:2 [0] NCCL INFO comm 0x2 rank 1 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0x9 - Init COMPLETE\n"
+    );
+    let (code, v) = verdict_of(&sockets);
+    assert_eq!(code, Some(1), "{v}");
+    assert!(v.starts_with("NOT OK: NCCL could not load the net plugin"), "{v}");
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("job.log");
+    std::fs::write(&f, &sockets).unwrap();
+    let o = ibwire(&["verify", "--from-log", f.to_str().unwrap(), "--expect", "socket", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("could not load the net plugin: TCP sockets are what the job expects"),
+        "{}",
+        stdout(&o)
+    );
+    // nodeA's plugin works (Libfabric), nodeB's does not: nodeB lost EFA, not the plugin's extras
+    let mixed = format!(
+        "nodeA:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin Libfabric (v8)\nnodeA:1:1 [0] NCCL INFO Using network Libfabric\n\
+         nodeB:2:2 [0] {broken}\nnodeB:2:2 [0] NCCL INFO Using network Socket\n"
+    );
+    let (code, v) = verdict_of(&mixed);
+    assert_eq!(code, Some(1), "{v}");
+    assert!(v.contains("NCCL could not load the net plugin"), "{v}");
+}
