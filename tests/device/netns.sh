@@ -10,7 +10,9 @@
 # gloo's own connections run the other way, so only NCCL's show the failures). The device
 # machines have no iproute2 and no iptables: without `ip` the namespace, the link and its
 # addresses are made over rtnetlink by tests/device/nl.py (python3 only), and ns-firewall is
-# skipped where there is no iptables.
+# skipped where there is no iptables. Ran on the device (H100, NCCL 2.28.9, torch 2.11) on
+# 2026-12-07: device set 16 (four cases), and again after nl.py gave the namespace its own /sys
+# (ns-healthy's `Could not get speed from /sys/class/net/vethb/speed` is gone; lo has none).
 set -u
 # (logs are written straight under $OUT/netns: a run cut by its time limit keeps what it made)
 OUT=${OUT:-device-out}; D=$OUT/netns; mkdir -p "$D"
