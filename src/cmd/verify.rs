@@ -503,7 +503,7 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
             gpu_model: tests.devices.first().filter(|m| tests.devices.iter().all(|d| d == *m)).cloned(),
             max_bytes: tests.rows.iter().map(|r| r.size).max(),
             unfinished: tests.unfinished(),
-            wrong: tests.wrong_total.saturating_add(tests.out_of_bounds),
+            wrong: tests.wrong_total.saturating_add(tests.out_of_bounds).saturating_add(tests.old_errors),
             average,
             finished: tests.sweep_done(),
         })

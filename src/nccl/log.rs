@@ -990,8 +990,10 @@ fn short(msg: &str) -> Option<Short> {
         b'N' if msg.starts_with("New proxy ") => Some(Short::Nothing),
         b'C' if msg.starts_with("Connected to proxy ") => Some(Short::Nothing),
         // (`ncclCommInit… comm 0x…` only: `ncclCommInitRank failed: invalid argument (run with
-        // …)` is a failure for the readers — review 15)
-        b'c' | b'n' if comm_line(msg) && !has!(msg, "rror") => Some(Short::Comm),
+        // …)` is a failure for the readers — review 15 —, and so is another process's watchdog
+        // line glued onto a comm line: `comm 0x… rank 0 nra[rank0]:[E …] … Watchdog caught …`,
+        // set 89's ALCF log)
+        b'c' | b'n' if comm_line(msg) && !has!(msg, "rror") && !has!(msg, "atchdog") => Some(Short::Comm),
         _ if is_trace(msg) => Some(Short::Trace),
         _ => None,
     }

@@ -51,6 +51,11 @@ pub struct TestsOutput {
     /// `# Out of bounds values : N FAILED`: values the test found wrong (summed over runs).
     #[serde(default)]
     pub out_of_bounds: u64,
+    /// Results of the tables before `#wrong` (nccl-tests before 2.x) whose `error`, the largest
+    /// deviation, is over the bound nccl-tests itself checks it against (common.cu's
+    /// DeltaMaxValue): each such result is one nccl-tests counts as an error.
+    #[serde(default)]
+    pub old_errors: u64,
     /// The last run reached its end: a bounds check (common.cu prints `# Out of bounds values`
     /// once a run's sweep is done, just before `# Avg bus bandwidth`) or summary after its last
     /// table header
@@ -236,7 +241,8 @@ impl Parser {
     pub fn line_nccl(&mut self, l: &str) {
         // (what follows reads only lines that start with '#', `Rank ` or a digit: NCCL's own
         // lines, the bulk of a log, start with their host)
-        if !matches!(l.as_bytes().first(), Some(b'#' | b'R' | b'0'..=b'9')) {
+        // (`O`, `A`: the summary lines of nccl-tests before 2.x, without their `#`)
+        if !matches!(l.as_bytes().first(), Some(b'#' | b'R' | b'0'..=b'9' | b'O' | b'A')) {
             self.t.ranks_closed |= self.t.ranks > 0;
             return;
         }
@@ -266,12 +272,14 @@ impl Parser {
             self.run_header(v.1);
             return;
         }
-        // common.cu: `# Out of bounds values : %d %s` with OK or FAILED
-        if let Some(v) = l.strip_prefix("# Out of bounds values") {
+        // common.cu: `# Out of bounds values : %d %s` with OK or FAILED; before 2.x (2017–2019)
+        // ` Out of bounds values : %d %s` and ` Avg bus bandwidth    : %g`, without the `#`
+        // (nccl#831, NCCL 2.10.3's era)
+        if let Some(v) = l.strip_prefix("# Out of bounds values").or_else(|| l.strip_prefix("Out of bounds values")) {
             self.bounds_line(v);
             return;
         }
-        if let Some(v) = l.strip_prefix("# Avg bus bandwidth") {
+        if let Some(v) = l.strip_prefix("# Avg bus bandwidth").or_else(|| l.strip_prefix("Avg bus bandwidth")) {
             self.t.avg_busbw = v.trim_start_matches([' ', ':']).split_whitespace().next().and_then(num);
             if self.t.summaries > 0 && !self.rows_since_summary {
                 self.t.interleaved += 1;
@@ -417,12 +425,31 @@ impl Parser {
             t.truncated_rows += 1;
         }
         t.wrong_total += oop.wrong.unwrap_or(0) + ip.as_ref().and_then(|b| b.wrong).unwrap_or(0);
+        if !counts_wrong {
+            let over = |i: usize| f.get(i).is_some_and(|e| error_over_bound(f[2], e));
+            t.old_errors += over(at + 3) as u64 + over(at + 7) as u64;
+        }
         t.rows.push(Row { size, count, dtype: f[2].into(), redop: f[3].into(), root, out_of_place: oop, in_place: ip });
     }
 
     pub fn finish(self) -> TestsOutput {
         self.t
     }
+}
+
+/// An old table's `error` (`%6.0e` of the largest deviation) over the bound nccl-tests checks it
+/// against (common.cu's DeltaMaxValue: half and bfloat16 1e-2 — 5e-2 in some releases, the
+/// larger taken —, float 1e-5, double 1e-12, integers any deviation). `N/A` (no data check) and
+/// an unknown type are never over.
+fn error_over_bound(dtype: &str, e: &str) -> bool {
+    let bound = match dtype {
+        "half" | "bfloat16" | "float16" => 5e-2,
+        "float" | "float32" => 1e-5,
+        "double" | "float64" => 1e-12,
+        "int8" | "uint8" | "int32" | "uint32" | "int64" | "uint64" | "int" => 0.0,
+        _ => return false,
+    };
+    e.parse::<f64>().is_ok_and(|v| v.is_finite() && v > bound)
 }
 
 pub fn parse(text: &str) -> TestsOutput {
@@ -440,6 +467,30 @@ mod tests {
     const HEAD: &str = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong";
     fn row(size: u64) -> String {
         format!("   {size}      {}     float     sum      -1    27691    4.85    4.85      0    27634    4.86    4.86      0", size / 4)
+    }
+
+    /// The old tables' `error` over nccl-tests' own bound is an error (microsoft/msccl#27: LL
+    /// results off by 9e-02 at 192 B in a float all-reduce); 5e-07 in a float sum is rounding.
+    #[test]
+    fn an_old_tables_error_over_its_bound_is_a_wrong_result() {
+        let head = "#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n";
+        let p = parse(&format!("{head}         192            48     float     sum    29.73    0.01    0.01  9e-02\n        1536           384     float     sum    24.35    0.06    0.11  2e-07\n"));
+        assert_eq!((p.old_errors, p.rows.len()), (1, 2));
+        let p = parse(&format!("{head}  4294967296    1073741824   float     sum   179136   23.98   44.96  5e-07   179234   23.96   44.93  5e-07\n"));
+        assert_eq!(p.old_errors, 0);
+        let p = parse(&format!("{head}        1024           512      half     sum    20.00    0.05    0.05  2e-02    20.00    0.05    0.05  9e-02\n        1024           256     int32     sum    20.00    0.05    0.05  1e+00    20.00    0.05    0.05    N/A\n"));
+        assert_eq!(p.old_errors, 2);
+    }
+
+    /// nccl-tests before 2.x printed its summary without the `#` (common.cu: `PRINT(" Out of
+    /// bounds values : %d %s\n", …)`, `PRINT(" Avg bus bandwidth    : %g %s\n", …)`).
+    #[test]
+    fn the_summary_of_nccl_tests_before_2_x_is_read() {
+        let rows = "       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n     8388608       2097152     float     sum   5729.5    1.46    1.46  0e+00   5477.3    1.53    1.53  1e+00\n";
+        let p = parse(&format!("{rows}Out of bounds values : 2 FAILED\nAvg bus bandwidth    : 1.49781\n"));
+        assert_eq!((p.out_of_bounds, p.avg_busbw, p.last_done), (2, Some(1.49781), true));
+        let p = parse(&format!("{rows}Out of bounds values : 0 OK\nAvg bus bandwidth    : 1.49781 \n"));
+        assert_eq!((p.out_of_bounds, p.last_done), (0, true));
     }
 
     #[test]
