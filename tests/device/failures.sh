@@ -205,6 +205,27 @@ for c in ${CASES:-$all}; do case $c in
   env-plugin-missing) NPROC=1 run env-plugin-missing IBWIRE_CASE=ok NCCL_ENV_PLUGIN=nonexistent-env ;;
   net-gdr-sys) run net-gdr-sys IBWIRE_CASE=ok NCCL_NET_GDR_LEVEL=SYS NCCL_NET_GDR_READ=1 NCCL_CROSS_NIC=2 ;;
   eight-nodes-die) NPROC=8 run eight-nodes-die IBWIRE_CASE=die PG_TIMEOUT=25 ;;
+  # a net plugin that is there but does not load: libnccl-net.so first on the library path, a
+  # copy of libz whose DT_NEEDED libc.so.6 is renamed libq.so.6 (the dependency the loader
+  # cannot find, as a plugin built on another node's libraries meets)
+  plugin-dep-missing)
+    P=$W/plugin-dep; mkdir -p "$P"
+    python3 - "$P/libnccl-net.so" <<'PY'
+import ctypes.util, sys
+src = ctypes.util.find_library("z") or "libz.so.1"
+for d in ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib/aarch64-linux-gnu"):
+    try:
+        b = open(f"{d}/{src}", "rb").read(); break
+    except OSError:
+        b = None
+assert b and b"libc.so.6\0" in b, src
+open(sys.argv[1], "wb").write(b.replace(b"libc.so.6\0", b"libq.so.6\0"))
+PY
+    run plugin-dep-missing IBWIRE_CASE=ok LD_LIBRARY_PATH="$P:${LD_LIBRARY_PATH:-}" ;;
+  # torch.multiprocessing.spawn (not torchrun): process 1 raises after its all-reduce
+  spawn-fail)
+    { echo "# case: spawn-fail; torch.multiprocessing.spawn of tests/device/spawn_fail.py"
+      timeout 90 python3 tests/device/spawn_fail.py; echo "# rc=$?"; } > "$D/spawn-fail.log" 2>&1 ;;
 esac; done
 mkdir -p "$OUT"; tar -C "$W" -czf "$OUT/failures.tgz" failures; rm -rf "$W"
 ls -la "$OUT"
