@@ -747,7 +747,7 @@ pub const GATE: &[&str] = &[
     "IBV_EVENT",
     " provider",
     "EP ",
-    "exitcode",
+    "xit",
     "restart worker group",
     "ProcessGroupNCCL",
 ];
@@ -1621,6 +1621,14 @@ fn spawn_failure(l: &str) -> Option<(Failure, Option<i64>)> {
     if has!(l, "Process ") && has!(l, " terminated with the following error:") {
         return Some((Failure::WorkerExit, None));
     }
+    // ProcessExitedException: `process %d terminated with exit code %d` (a process that exited
+    // without an error file: sys.exit, os._exit; review 22: one process per node, no other
+    // left to terminate, prints nothing else)
+    if let Some(v) = after!(l, " terminated with exit code ") {
+        has!(l, "process ").then_some(())?;
+        let code = first_int(v)?;
+        return (code != 0).then_some((Failure::WorkerExit, Some(code)));
+    }
     let v = after!(l, " terminated with signal ")?;
     has!(l, "process ").then_some(())?;
     let n = match v.trim().trim_end_matches(['.', '\'', '"']) {
@@ -1630,6 +1638,9 @@ fn spawn_failure(l: &str) -> Option<(Failure, Option<i64>)> {
         "SIGBUS" => 7,
         "SIGFPE" => 8,
         "SIGILL" => 4,
+        // SIGTERM, SIGINT, SIGHUP: stopped from outside (a time limit, a preemption), as
+        // torchrun's `stopped` reads them (review 22)
+        "SIGTERM" | "SIGINT" | "SIGHUP" => return None,
         _ => return Some((Failure::WorkerExit, None)),
     };
     Some((Failure::Crash, Some(n)))
@@ -3860,7 +3871,7 @@ impl Analyser {
                 self.f.pynccl_unloaded = Some(clip(path, 200));
             }
         }
-        if !is_nccl && m & (gbit!("ignal") | gbit!("rror")) != 0 {
+        if !is_nccl && m & (gbit!("ignal") | gbit!("rror") | gbit!("xit")) != 0 {
             if let Some((k, code)) = spawn_failure(l) {
                 self.f.nccl_lines += 1;
                 match code {
@@ -4016,7 +4027,7 @@ impl Analyser {
                 self.fail_exit(Failure::Crash, n, l.trim());
             }
         }
-        if !is_nccl && m & (gbit!("ailed") | gbit!("ignal") | gbit!("exitcode")) != 0 {
+        if !is_nccl && m & (gbit!("ailed") | gbit!("ignal") | gbit!("xit")) != 0 {
             if let Some((k, code)) = torchrun_failure(l) {
                 self.f.nccl_lines += 1;
                 self.fail_exit(k, code, l);
@@ -4282,6 +4293,9 @@ impl Analyser {
         // `CANCELLED … DUE TO TIME LIMIT`)
         if let Some(stop) = f.failures.iter().filter(|x| x.kind == Failure::SlurmStopped).map(|x| x.at).min() {
             f.failures.retain(|x| !(x.kind == Failure::Crash && x.code == Some(9) && x.at > stop));
+            // torch.multiprocessing.spawn terminating the others after the stop reached one
+            // of its processes (review 22: submitit's SIGTERM at a time limit)
+            f.failures.retain(|x| !(x.kind == Failure::WorkerExit && x.code.is_none() && x.at > stop));
         }
         // A provider selected: the search's misses on the way were not the failure; any other
         // no-device line (no protocol worked, the plugin failed to initialise) still is.
@@ -5468,7 +5482,8 @@ mod tests {
             // after `NET/Plugin` (the loader's error in 2.19–2.22's wording)
             "load returned ",
             // with ` via signal SIGTERM`, ` terminated with the following error:`, ` terminated
-            // with signal ` (torch.multiprocessing.spawn's words: `ignal`, `rror` gate them)
+            // with signal `, ` terminated with exit code ` (torch.multiprocessing.spawn's words:
+            // `ignal`, `rror`, `xit` gate them)
             "Terminating process ",
             "Process ",
             "process ",
@@ -5923,7 +5938,7 @@ mod tests {
             ("torch.multiprocessing.spawn.ProcessRaisedException: ", Failure::WorkerExit),
             ("-- Process 3 terminated with the following error:", Failure::WorkerExit),
             ("torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGSEGV", Failure::Crash),
-            ("torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGTERM", Failure::WorkerExit),
+            ("torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with exit code 3", Failure::WorkerExit),
         ] {
             let f = analyse(&format!("{l}\n"));
             if l.ends_with("Exception: ") {
@@ -5932,9 +5947,16 @@ mod tests {
             }
             assert_eq!(f.failures.iter().map(|x| x.kind).collect::<Vec<_>>(), [k], "{l}");
         }
-        // the words in a sentence of another program are not spawn's
-        let f = analyse("App <tech> exited with code 1 via signal SIGTERM\n");
-        assert!(f.failures.is_empty(), "{:?}", f.failures);
+        // the words in a sentence of another program are not spawn's; a stop from outside
+        // (SIGTERM: a time limit, a preemption) is no worker's failure
+        for l in [
+            "App <tech> exited with code 1 via signal SIGTERM",
+            "torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGTERM",
+            "process 0 terminated with exit code 0",
+        ] {
+            let f = analyse(&format!("{l}\n"));
+            assert!(f.failures.is_empty(), "{l}: {:?}", f.failures);
+        }
     }
 
     #[test]

@@ -188,6 +188,12 @@ pub struct Parser {
     /// The table's header named its columns: `Some(true)` with `root` and `#wrong` (nccl-tests
     /// 2.x), `Some(false)` with `error` and no `root` (before).
     wrong_cols: Option<bool>,
+    /// The old table's header has a `root` column (broadcast, reduce, scatter, gather before
+    /// 2.x): its `error` is not where a table without one has it (review 22).
+    old_root_cols: bool,
+    /// Old tables' results over nccl-tests' bound since the last run's bounds check: kept only
+    /// for a run cut before its own `Out of bounds values` line, which says better (review 22).
+    old_pending: u64,
     /// nccl-tests' output came behind a wrapper no rule names (its `# nThread ` header after
     /// other text: journalctl, `kubectl logs --prefix`, docker compose; review 12): its header
     /// lines and rows are looked for inside each line from then on.
@@ -275,11 +281,14 @@ impl Parser {
         // common.cu: `# Out of bounds values : %d %s` with OK or FAILED; before 2.x (2017–2019)
         // ` Out of bounds values : %d %s` and ` Avg bus bandwidth    : %g`, without the `#`
         // (nccl#831, NCCL 2.10.3's era)
-        if let Some(v) = l.strip_prefix("# Out of bounds values").or_else(|| l.strip_prefix("Out of bounds values")) {
+        // (the bare forms in their exact spacing only: a script's `echo "Avg bus bandwidth:
+        // $BW"` after a run is no second summary — review 22)
+        if let Some(v) = l.strip_prefix("# Out of bounds values").or_else(|| l.strip_prefix("Out of bounds values : "))
+        {
             self.bounds_line(v);
             return;
         }
-        if let Some(v) = l.strip_prefix("# Avg bus bandwidth").or_else(|| l.strip_prefix("Avg bus bandwidth")) {
+        if let Some(v) = l.strip_prefix("# Avg bus bandwidth").or_else(|| l.strip_prefix("Avg bus bandwidth    : ")) {
             self.t.avg_busbw = v.trim_start_matches([' ', ':']).split_whitespace().next().and_then(num);
             if self.t.summaries > 0 && !self.rows_since_summary {
                 self.t.interleaved += 1;
@@ -297,6 +306,7 @@ impl Parser {
                 self.wrong_cols = Some(true);
             } else if l.contains(" error") {
                 self.wrong_cols = Some(false);
+                self.old_root_cols = l.contains(" root ");
             }
             self.last_size = None;
             self.rows_since_summary = true;
@@ -334,6 +344,7 @@ impl Parser {
     /// run's end, and the values it found wrong.
     fn bounds_line(&mut self, v: &str) {
         self.t.last_done = true;
+        self.old_pending = 0;
         let mut w = v.trim_start_matches([' ', ':']).split_whitespace();
         if let (Some(n), Some("FAILED")) = (w.next().and_then(|n| n.parse::<u64>().ok()), w.next()) {
             self.t.out_of_bounds = self.t.out_of_bounds.saturating_add(n.max(1));
@@ -425,31 +436,38 @@ impl Parser {
             t.truncated_rows += 1;
         }
         t.wrong_total += oop.wrong.unwrap_or(0) + ip.as_ref().and_then(|b| b.wrong).unwrap_or(0);
-        if !counts_wrong {
-            let over = |i: usize| f.get(i).is_some_and(|e| error_over_bound(f[2], e));
-            t.old_errors += over(at + 3) as u64 + over(at + 7) as u64;
+        // an old table's `error` (header named, no root column): over nccl-tests' bound for
+        // DeltaMaxValue(type)×(nranks−1) — the rank table's count, else 4096, the bound no job
+        // of fewer ranks exceeds; in-place results of tables without a reduction (alltoall,
+        // sendrecv: `reportErrors = in_place ? 0 : 1`) are not counted
+        if !counts_wrong && self.wrong_cols == Some(false) && !self.old_root_cols {
+            let peers = if t.ranks > 1 { (t.ranks - 1) as f64 } else { 4096.0 };
+            let over = |i: usize| f.get(i).is_some_and(|e| error_over_bound(f[2], e, peers));
+            self.old_pending += over(at + 3) as u64 + if no_redop { 0 } else { over(at + 7) as u64 };
         }
         t.rows.push(Row { size, count, dtype: f[2].into(), redop: f[3].into(), root, out_of_place: oop, in_place: ip });
     }
 
-    pub fn finish(self) -> TestsOutput {
+    pub fn finish(mut self) -> TestsOutput {
+        self.t.old_errors = self.old_pending;
         self.t
     }
 }
 
 /// An old table's `error` (`%6.0e` of the largest deviation) over the bound nccl-tests checks it
-/// against (common.cu's DeltaMaxValue: half and bfloat16 1e-2 — 5e-2 in some releases, the
-/// larger taken —, float 1e-5, double 1e-12, integers any deviation). `N/A` (no data check) and
-/// an unknown type are never over.
-fn error_over_bound(dtype: &str, e: &str) -> bool {
+/// against: common.cu's DeltaMaxValue (half and bfloat16 1e-2 — 5e-2 in some releases, the
+/// larger taken —, float 1e-5, double 1e-12, integers any deviation) times the peers, nranks−1.
+/// `N/A` (no data check) and an unknown type are never over.
+fn error_over_bound(dtype: &str, e: &str, peers: f64) -> bool {
     let bound = match dtype {
         "half" | "bfloat16" | "float16" => 5e-2,
         "float" | "float32" => 1e-5,
         "double" | "float64" => 1e-12,
-        "int8" | "uint8" | "int32" | "uint32" | "int64" | "uint64" | "int" => 0.0,
+        "char" | "int8" | "uint8" | "int32" | "uint32" | "int64" | "uint64" | "int" => 0.0,
         _ => return false,
     };
-    e.parse::<f64>().is_ok_and(|v| v.is_finite() && v > bound)
+    // (`inf` is over, as in nccl-tests' own comparison; `nan` is not)
+    e.parse::<f64>().is_ok_and(|v| v > bound * peers)
 }
 
 pub fn parse(text: &str) -> TestsOutput {
@@ -476,9 +494,26 @@ mod tests {
         let head = "#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n";
         let p = parse(&format!("{head}         192            48     float     sum    29.73    0.01    0.01  9e-02\n        1536           384     float     sum    24.35    0.06    0.11  2e-07\n"));
         assert_eq!((p.old_errors, p.rows.len()), (1, 2));
+        // the run's own bounds check says better: 0 OK clears what the rows seemed to say
+        let p = parse(&format!("{head}         192            48     float     sum    29.73    0.01    0.01  9e-02\n# Out of bounds values : 0 OK\n"));
+        assert_eq!(p.old_errors, 0);
+        // the bound grows with the peers: 2e-05 over 64 ranks is within 1e-5×63
+        let ranks: String =
+            (0..64).map(|r| format!("#   Rank {r:2} Pid 1 on host{} device  0 [0x1a] Tesla V100\n", r / 8)).collect();
+        let p = parse(&format!("{ranks}{head}        4096          1024     float     sum    29.73    0.01    0.01  2e-05    29.73    0.01    0.01  2e-05\n"));
+        assert_eq!((p.ranks, p.old_errors), (64, 0));
+        // a root column moves the error (broadcast before 2.x: `size count type root time …`)
+        let root = "#       size         count      type    root     time   algbw   busbw  error     time   algbw   busbw  error\n";
+        let p = parse(&format!("{root}     1048576        262144     float       0    100.0   10.49   19.66  0e+00    100.0   10.49   19.66  0e+00\n"));
+        assert_eq!(p.old_errors, 0);
+        // alltoall's in-place error is printed, never counted
+        let a2a =
+            "#       size         count      type     time   algbw   busbw  error     time   algbw   busbw  error\n";
+        let p = parse(&format!("{a2a}     1048576        262144     float    100.0   10.49   19.66  0e+00    100.0   10.49   19.66  1e+00\n"));
+        assert_eq!(p.old_errors, 0);
         let p = parse(&format!("{head}  4294967296    1073741824   float     sum   179136   23.98   44.96  5e-07   179234   23.96   44.93  5e-07\n"));
         assert_eq!(p.old_errors, 0);
-        let p = parse(&format!("{head}        1024           512      half     sum    20.00    0.05    0.05  2e-02    20.00    0.05    0.05  9e-02\n        1024           256     int32     sum    20.00    0.05    0.05  1e+00    20.00    0.05    0.05    N/A\n"));
+        let p = parse(&format!("{head}        1024           256     int32     sum    20.00    0.05    0.05  1e+00    20.00    0.05    0.05    N/A\n        1024           256     float     sum    20.00    0.05    0.05    inf    20.00    0.05    0.05    nan\n"));
         assert_eq!(p.old_errors, 2);
     }
 
@@ -491,6 +526,11 @@ mod tests {
         assert_eq!((p.out_of_bounds, p.avg_busbw, p.last_done), (2, Some(1.49781), true));
         let p = parse(&format!("{rows}Out of bounds values : 0 OK\nAvg bus bandwidth    : 1.49781 \n"));
         assert_eq!((p.out_of_bounds, p.last_done), (0, true));
+        // a script's echo after a run is no summary of nccl-tests'
+        let p = parse(&format!(
+            "{rows}Out of bounds values : 0 OK\nAvg bus bandwidth    : 1.49781\nAvg bus bandwidth: 1.49781\n"
+        ));
+        assert_eq!(p.summaries, 1);
     }
 
     #[test]

@@ -1752,17 +1752,19 @@ fn connect_target(line: &str) -> Option<&str> {
 fn unreached_bootstrap(log: &LogFacts) -> Option<(String, String)> {
     // only ENETUNREACH says there is no route: a firewall's REJECT (firewalld's
     // icmp-host-prohibited) reads `No route to host` and its DROP `timed out` on the right
-    // interface (review 21); and not after a communicator completed its init, which went over
-    // these addresses (a link or a peer lost later: review 21)
-    if log.init_complete > 0 {
-        return None;
-    }
+    // interface (review 21); and not where that host's communicators connected over a network
+    // before (a link or a peer lost later: review 21)
     let fs = log.failed(crate::nccl::log::Failure::SocketConnect)?;
     let l = fs.line.as_str();
     let err = "Network is unreachable";
     l.contains(err).then_some(())?;
     let addr = connect_target(l)?;
     let (_, ifname, host) = log.bootstrap_on.iter().find(|(a, _, _)| a == addr)?;
+    // that host set up connections over a network (review 22: a node-local communicator's
+    // completed init says nothing of the address between nodes)
+    if log.per_host.get(host).is_some_and(|v| v.net_channels > 0) {
+        return None;
+    }
     Some((
         format!("{host} bootstrapped over {ifname} ({addr}), which a peer's connect could not reach ({err})"),
         l.to_string(),
@@ -2651,9 +2653,8 @@ mod tests {
                 None => assert_eq!(got, None, "{warn}"),
             }
         }
-        // after an init completed over those addresses: a link or a peer lost later
-        let done =
-            "a:1:1 [0] NCCL INFO ncclCommInitRank comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n";
+        // after that host connected over a network: a link or a peer lost later
+        let done = "a:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\n";
         let warn = "b:2:2 [0] misc/socket.cc:596 NCCL WARN socketStartConnect: connect to 192.0.2.2<55203> failed : Network is unreachable\n";
         assert_eq!(super::unreached_bootstrap(&crate::nccl::log::analyse(&format!("{boot}{done}{warn}"))), None);
     }
