@@ -1612,8 +1612,9 @@ fn torchrun_failure(l: &str) -> Option<(Failure, i64)> {
 /// torch.multiprocessing.spawn (ProcessContext.join, torch/multiprocessing/spawn.py): when one
 /// process exits non-zero it logs `Terminating process %s via signal SIGTERM` for each one still
 /// alive, then raises ProcessRaisedException (`-- Process %d terminated with the following
-/// error:`) or ProcessExitedException (`process %d terminated with signal %s`). Those lines come
-/// only after a failure (DeepEP's and other spawn-launched tests: the job's worker failed).
+/// error:`) or ProcessExitedException (`process %d terminated with signal %s`, `… with exit code
+/// %d`). Those lines come only after a failure (DeepEP's and other spawn-launched tests: the
+/// job's worker failed), or after a stop from outside (SIGTERM: not a failure).
 fn spawn_failure(l: &str) -> Option<(Failure, Option<i64>)> {
     if has!(l, "Terminating process ") && has!(l, " via signal SIGTERM") {
         return Some((Failure::WorkerExit, None));

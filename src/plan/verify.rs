@@ -1745,10 +1745,9 @@ fn connect_target(line: &str) -> Option<&str> {
 }
 
 /// A failed connect to the address another host bootstrapped on, with the error only a missing
-/// route gives (`Network is unreachable`), before any init completed: that host's bootstrap
-/// interface does not reach this one
-/// (device set 16: NCCL on one node took eth0, which the other node has no route to): the
-/// problem, and the connect's line.
+/// route gives (`Network is unreachable`), where that host set up no connection over a network:
+/// its bootstrap interface does not reach the others (device set 16: NCCL on one node took
+/// eth0, which the other node has no route to). The problem, and the connect's line.
 fn unreached_bootstrap(log: &LogFacts) -> Option<(String, String)> {
     // only ENETUNREACH says there is no route: a firewall's REJECT (firewalld's
     // icmp-host-prohibited) reads `No route to host` and its DROP `timed out` on the right
