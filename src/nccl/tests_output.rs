@@ -186,11 +186,13 @@ pub struct Parser {
     last_size: Option<u64>,
     rows_since_summary: bool,
     /// The table's header named its columns: `Some(true)` with `root` and `#wrong` (nccl-tests
-    /// 2.x), `Some(false)` with `error` and no `root` (before).
+    /// 2.x), `Some(false)` with `error` (before; `old_root_cols` says whether a root precedes it).
     wrong_cols: Option<bool>,
     /// The old table's header has a `root` column (broadcast, reduce, scatter, gather before
-    /// 2.x): its `error` is not where a table without one has it (review 22).
+    /// 2.x: `size count type [redop] root time …`), and a `redop` one (review 22: read as a
+    /// table without them, the root was taken for the time and every column after it shifted).
     old_root_cols: bool,
+    old_redop_col: bool,
     /// Old tables' results over nccl-tests' bound since the last run's bounds check: kept only
     /// for a run cut before its own `Out of bounds values` line, which says better (review 22).
     old_pending: u64,
@@ -278,11 +280,8 @@ impl Parser {
             self.run_header(v.1);
             return;
         }
-        // common.cu: `# Out of bounds values : %d %s` with OK or FAILED; before 2.x (2017–2019)
-        // ` Out of bounds values : %d %s` and ` Avg bus bandwidth    : %g`, without the `#`
-        // (nccl#831, NCCL 2.10.3's era)
-        // (the bare forms in their exact spacing only: a script's `echo "Avg bus bandwidth:
-        // $BW"` after a run is no second summary — review 22)
+        // common.cu: `# Out of bounds values : %d %s` (OK or FAILED); before 2.x without the `#`
+        // (nccl#831), in its exact spacing only (review 22: a script's `echo "Avg bus bandwidth:"`)
         if let Some(v) = l.strip_prefix("# Out of bounds values").or_else(|| l.strip_prefix("Out of bounds values : "))
         {
             self.bounds_line(v);
@@ -307,6 +306,7 @@ impl Parser {
             } else if l.contains(" error") {
                 self.wrong_cols = Some(false);
                 self.old_root_cols = l.contains(" root ");
+                self.old_redop_col = l.contains(" redop ");
             }
             self.last_size = None;
             self.rows_since_summary = true;
@@ -392,7 +392,6 @@ impl Parser {
 
     /// A row of the results table: its size, count, type, op, root and both blocks.
     fn row(&mut self, l: &str) {
-        let t = &mut self.t;
         let f: Vec<&str> = l.split_whitespace().collect();
         if f.len() < 8 {
             return;
@@ -400,21 +399,8 @@ impl Parser {
         let (Ok(size), Ok(count)) = (f[0].parse::<u64>(), f[1].parse::<u64>()) else {
             return;
         };
-        // nccl-tests 2.x: `size count type redop root time algbw busbw #wrong …`; releases
-        // before the root column and `#wrong` (2017–2020): `size count type redop time algbw
-        // busbw error …`, `error` the largest deviation (a float), not a count of wrong values.
-        // The header says which; without it, a root is a rank (-1 or a small index), where the
-        // old format's time there can be an integer too (`179136` µs at 4 GiB).
-        // The old tables of tests without a reduction (all_gather, broadcast's first releases):
-        // `size count type time algbw busbw error …`, a number where the redop would be.
-        let no_redop = num(f[3]).is_some();
-        let (root, at, counts_wrong) = match (self.wrong_cols, f[4].parse::<i64>()) {
-            _ if no_redop => (-1, 3, false),
-            (Some(true) | None, Ok(r)) if self.wrong_cols.is_some() || (-1..65536).contains(&r) => (r, 5, true),
-            (Some(true), Err(_)) => return,
-            _ if num(f[4]).is_some() && f.len() >= 8 => (-1, 4, false),
-            _ => return,
-        };
+        let Some(Columns { redop, root, at, counts_wrong, no_redop }) = self.columns(&f) else { return };
+        let t = &mut self.t;
         let Some(mut oop) = block(&f[at..]) else { return };
         if !counts_wrong {
             oop.wrong = None;
@@ -436,22 +422,71 @@ impl Parser {
             t.truncated_rows += 1;
         }
         t.wrong_total += oop.wrong.unwrap_or(0) + ip.as_ref().and_then(|b| b.wrong).unwrap_or(0);
-        // an old table's `error` (header named, no root column): over nccl-tests' bound for
+        // an old table's `error` (its header named): over nccl-tests' bound for
         // DeltaMaxValue(type)×(nranks−1) — the rank table's count, else 4096, the bound no job
         // of fewer ranks exceeds; in-place results of tables without a reduction (alltoall,
         // sendrecv: `reportErrors = in_place ? 0 : 1`) are not counted
-        if !counts_wrong && self.wrong_cols == Some(false) && !self.old_root_cols {
+        if !counts_wrong && self.wrong_cols == Some(false) {
             let peers = if t.ranks > 1 { (t.ranks - 1) as f64 } else { 4096.0 };
             let over = |i: usize| f.get(i).is_some_and(|e| error_over_bound(f[2], e, peers));
             self.old_pending += over(at + 3) as u64 + if no_redop { 0 } else { over(at + 7) as u64 };
         }
-        t.rows.push(Row { size, count, dtype: f[2].into(), redop: f[3].into(), root, out_of_place: oop, in_place: ip });
+        t.rows.push(Row {
+            size,
+            count,
+            dtype: f[2].into(),
+            redop: redop.into(),
+            root,
+            out_of_place: oop,
+            in_place: ip,
+        });
+    }
+
+    /// Where a row's columns are: the table's header says, else the row's own shape.
+    fn columns<'a>(&self, f: &[&'a str]) -> Option<Columns<'a>> {
+        // nccl-tests 2.x: `size count type redop root time algbw busbw #wrong …`; releases
+        // before the root column and `#wrong` (2017–2020): `size count type redop time algbw
+        // busbw error …`, `error` the largest deviation (a float), not a count of wrong values.
+        // The header says which; without it, a root is a rank (-1 or a small index), where the
+        // old format's time there can be an integer too (`179136` µs at 4 GiB).
+        // The old tables of tests without a reduction (all_gather, broadcast's first releases):
+        // `size count type time algbw busbw error …`, a number where the redop would be.
+        // An old table whose header names a root column: the root after the type (or the
+        // redop), the time after it.
+        let old_root = self.wrong_cols == Some(false) && self.old_root_cols;
+        let no_redop = !old_root && num(f[3]).is_some();
+        // (the tables without a reduction have no redop column: broadcast's root, all_gather's
+        // time stand there)
+        let redop = if no_redop || (old_root && !self.old_redop_col) { "" } else { f[3] };
+        let (root, at, counts_wrong) = match (self.wrong_cols, f[4].parse::<i64>()) {
+            _ if old_root => {
+                let (r, at) = if self.old_redop_col { (f[4], 5) } else { (f[3], 4) };
+                (r.parse::<i64>().unwrap_or(-1), at, false)
+            }
+            _ if no_redop => (-1, 3, false),
+            (Some(true) | None, Ok(r)) if self.wrong_cols.is_some() || (-1..65536).contains(&r) => (r, 5, true),
+            (Some(true), Err(_)) => return None,
+            _ if num(f[4]).is_some() && f.len() >= 8 => (-1, 4, false),
+            _ => return None,
+        };
+        Some(Columns { redop, root, at, counts_wrong, no_redop })
     }
 
     pub fn finish(mut self) -> TestsOutput {
         self.t.old_errors = self.old_pending;
         self.t
     }
+}
+
+/// A row's layout ([`Parser::columns`]): its redop (empty where the table has none), root,
+/// the index of its time, whether it counts wrong values (`#wrong`), and a table without a
+/// reduction (alltoall, sendrecv, all_gather) whose in-place error nccl-tests does not count.
+struct Columns<'a> {
+    redop: &'a str,
+    root: i64,
+    at: usize,
+    counts_wrong: bool,
+    no_redop: bool,
 }
 
 /// An old table's `error` (`%6.0e` of the largest deviation) over the bound nccl-tests checks it
@@ -502,10 +537,16 @@ mod tests {
             (0..64).map(|r| format!("#   Rank {r:2} Pid 1 on host{} device  0 [0x1a] Tesla V100\n", r / 8)).collect();
         let p = parse(&format!("{ranks}{head}        4096          1024     float     sum    29.73    0.01    0.01  2e-05    29.73    0.01    0.01  2e-05\n"));
         assert_eq!((p.ranks, p.old_errors), (64, 0));
-        // a root column moves the error (broadcast before 2.x: `size count type root time …`)
+        // a root column moves the time, the bandwidths and the error (broadcast before 2.x:
+        // `size count type root time …`; reduce: `… redop root time …`)
         let root = "#       size         count      type    root     time   algbw   busbw  error     time   algbw   busbw  error\n";
         let p = parse(&format!("{root}     1048576        262144     float       0    100.0   10.49   19.66  0e+00    100.0   10.49   19.66  0e+00\n"));
-        assert_eq!(p.old_errors, 0);
+        assert_eq!((p.old_errors, p.rows[0].root, p.rows[0].out_of_place.busbw), (0, 0, 19.66));
+        let p = parse(&format!("{root}     1048576        262144     float       1    100.0   10.49   19.66  3e-01    100.0   10.49   19.66  0e+00\n"));
+        assert_eq!(p.old_errors, 1);
+        let reduce = "#       size         count      type   redop    root     time   algbw   busbw  error     time   algbw   busbw  error\n";
+        let p = parse(&format!("{reduce}     1048576        262144     float     sum       0    100.0   10.49   19.66  0e+00    100.0   10.49   19.66  0e+00\n"));
+        assert_eq!((p.old_errors, p.rows[0].redop.as_str(), p.rows[0].out_of_place.busbw), (0, "sum", 19.66));
         // alltoall's in-place error is printed, never counted
         let a2a =
             "#       size         count      type     time   algbw   busbw  error     time   algbw   busbw  error\n";
