@@ -1735,8 +1735,6 @@ fn loopback_bootstrap(log: &LogFacts) -> bool {
     log.bootstrap_ifs.iter().any(|i| i == "lo") || log.bootstrap_addrs.iter().any(|a| unroutable(a) == Some("loopback"))
 }
 
-/// `Connect to fe80::…%enP43105s1<57649> failed`: the peer address, when it is one no other
-/// host can reach, and the interface it belongs to.
 /// The address a failed connect named (misc/socket.cc: `connect to %s failed : %s`, `connect to
 /// %s returned %s, exceeded error retry count`, `Connect to %s failed : %s` before 2.19).
 fn connect_target(line: &str) -> Option<&str> {
@@ -1758,18 +1756,23 @@ fn unreached_bootstrap(log: &LogFacts) -> Option<(String, String)> {
     let err = "Network is unreachable";
     l.contains(err).then_some(())?;
     let addr = connect_target(l)?;
-    let (_, ifname, host) = log.bootstrap_on.iter().find(|(a, _, _)| a == addr)?;
+    let on = log.bootstrap_on.iter().find(|b| b.address == addr)?;
     // that host set up connections over a network (review 22: a node-local communicator's
     // completed init says nothing of the address between nodes)
-    if log.per_host.get(host).is_some_and(|v| v.net_channels > 0) {
+    if log.per_host.get(&on.host).is_some_and(|v| v.net_channels > 0) {
         return None;
     }
     Some((
-        format!("{host} bootstrapped over {ifname} ({addr}), which a peer's connect could not reach ({err})"),
+        format!(
+            "{} bootstrapped over {} ({addr}), which a peer's connect could not reach ({err})",
+            on.host, on.interface
+        ),
         l.to_string(),
     ))
 }
 
+/// `Connect to fe80::…%enP43105s1<57649> failed`: the peer address, when it is one no other
+/// host can reach, and the interface it belongs to.
 fn peer_address_kind(line: &str) -> Option<String> {
     let addr = connect_target(line)?;
     let (ip, dev) = match addr.split_once('%') {
@@ -2044,22 +2047,24 @@ fn notes_not_failures(s: &Scope, log: &LogFacts, findings: &mut Vec<Finding>, no
 /// Libraries that did not load, where the job did not need them: a net plugin on a job that ran
 /// on RDMA all the same, on sockets it expects, or on one node; vLLM's or SGLang's pynccl.
 fn library_notes(s: &Scope, log: &LogFacts, findings: &mut Vec<Finding>, notes: &mut Vec<String>) {
-    // A net plugin that did not load, where the job ran on RDMA all the same (NCCL's own IB,
-    // another plugin) or on one node: the job lost nothing it used.
-    // (RDMA judged on the hosts that printed the error, where the log names them: review 21, one
-    // node's broken plugin beside another's working one is that node's lost fabric)
+    // A net plugin that did not load, where the job lost nothing it used: it ran on RDMA all
+    // the same (judged on the hosts that printed the error, where the log names them — review
+    // 21: one node's broken plugin beside another's working one is that node's lost fabric), on
+    // the sockets the user expects, or on one node.
     let rdma_there = log
         .plugin_broken_on
         .iter()
-        .all(|h| log.per_host.get(h).is_some_and(|v| v.networks.iter().any(|n| crate::nccl::log::is_rdma_name(n))));
-    if log.on_rdma() && rdma_there {
-        let why = ", while the job's network is RDMA all the same: the plugin's extras (SHARP, its own tuning) are what it lost";
-        demote(findings, notes, |f| f.id == "net-plugin-broken", why);
+        .all(|h| log.per_host.get(h).is_some_and(|v| v.networks.iter().any(|n| crate::nccl::log::rdma_network(n))));
+    let why = if log.on_rdma() && rdma_there {
+        Some(", while the job's network is RDMA all the same: the plugin's extras (SHARP, its own tuning) are what it lost")
     } else if s.expected == "Socket" {
-        let why = ": TCP sockets are what the job expects (--expect socket)";
-        demote(findings, notes, |f| f.id == "net-plugin-broken", why);
+        Some(": TCP sockets are what the job expects (--expect socket)")
     } else if s.nodes == Some(1) && log.hosts.len() <= 1 && !log.crossed_network() {
-        let why = ": a job on one node sends nothing over a network; jobs over nodes lose what the plugin brings";
+        Some(": a job on one node sends nothing over a network; jobs over nodes lose what the plugin brings")
+    } else {
+        None
+    };
+    if let Some(why) = why {
         demote(findings, notes, |f| f.id == "net-plugin-broken", why);
     }
     // vLLM's or SGLang's pynccl wrapper could not load the library it was given: most releases
