@@ -162,6 +162,9 @@ pub enum Failure {
     RemoteExit,
     /// The framework's watchdog: a collective ran past its timeout.
     CollectiveTimeout,
+    /// PyTorch's heartbeat monitor found ProcessGroupNCCL's watchdog thread itself stuck (a CUDA
+    /// or NCCL call that did not return) and ends the process.
+    WatchdogStuck,
     /// `Duplicate GPU detected`, `Multiple Ranks are using the same GPU`.
     DuplicateGpu,
     /// The process saw no GPU: c10's `No CUDA GPUs are available`, CUDA's `no CUDA-capable
@@ -3978,6 +3981,19 @@ impl Analyser {
             self.watchdog_failure_lines += usize::from(has!(l, " failure detected by watchdog at work sequence id"));
             self.fail(Failure::CollectiveTimeout, None, None, l);
         }
+        // ProcessGroupNCCL's heartbeat monitor (2.2+, TORCH_NCCL_ENABLE_MONITORING, on by
+        // default): `ProcessGroupNCCL's watchdog got stuck for %d seconds without making progress
+        // in monitoring enqueued collectives. …` (2.3+; 2.8+ from the watchdog's own handleStall),
+        // 2.2's `Heartbeat monitor timed out! Process will be terminated after dumping debug
+        // info.` — then it aborts the process (pytorch's ProcessGroupNCCL.cpp HeartbeatMonitor)
+        if !is_nccl
+            && m & gbit!("ProcessGroupNCCL") != 0
+            && (has!(l, "ProcessGroupNCCL's watchdog got stuck for ")
+                || has!(l, "Heartbeat monitor timed out! Process will be terminated"))
+        {
+            self.f.nccl_lines += 1;
+            self.fail(Failure::WatchdogStuck, None, None, l);
+        }
         // c10d's TCPStore (2.8+, pytorch#153586): a client whose server went away while it waited
         // on a key — the store's host exited or crashed (a crash, or rank 0 ending first): a
         // note, not a failure (the same line follows a healthy rank 0 that finished first)
@@ -5220,6 +5236,62 @@ mod tests {
     }
 
     #[test]
+    fn gpudirect_tcpx_warnings_behind_its_own_prefix() {
+        // the plugin logs through NCCL's logger with __PRETTY_FUNCTION__ where NCCL puts its
+        // file (net_tcpx.cc's `WARN("%p:%p, nic %d, %s, %s %s ctrl timeout cnt %lu, nanos %lu", …)`)
+        let fmt = "%p:%p, nic %d, %s, %s %s ctrl timeout cnt %lu, nanos %lu";
+        let msg = fmt
+            .replacen("%p:%p", "0x1:0x2", 1)
+            .replacen("%d", "0", 1)
+            .replacen("%s", "enp12s0", 1)
+            .replacen("%s", "10.0.0.1<1><-10.0.0.2<2>", 1)
+            .replacen("%s", "rx", 1)
+            .replacen("%lu", "3", 1)
+            .replacen("%lu", "10000000585", 1);
+        let l = format!("host:1:2 [0] tcpxResult_t tcpxCommProgress(tcpxComm*):1231 NCCL WARN {msg}\n");
+        let f = analyse(&l);
+        let w = f.failed(Failure::NcclWarning).expect("a finding");
+        assert_eq!(w.class.as_deref(), Some("tcpx-stall"), "{:?}", f.failures);
+        // the receive-datapath-manager's client (gpu/rx_pool.cu)
+        let l = "h:1:2 [0] gpumem_import(...):71 NCCL WARN unix client 3, gpumem fd client connect failed No such file or directory\n";
+        assert_eq!(analyse(l).failed(Failure::NcclWarning).and_then(|w| w.class.clone()).as_deref(), Some("tcpx-rxdm"));
+    }
+
+    #[test]
+    fn the_heartbeat_monitor_from_pytorchs_formats() {
+        // ProcessGroupNCCL.cpp's HeartbeatMonitor (2.3–2.7: errorMsg; 2.8+: handleStall's
+        // LOG(ERROR)), behind glog's prefix and c10d's `[PG ID %d PG GUID %s Rank %d] `, and 2.2's
+        // errorMsg; the monitor aborts the process after it
+        let stuck = |secs: u32| {
+            format!(
+                "ProcessGroupNCCL's watchdog got stuck for {secs} seconds without making progress in monitoring \
+                 enqueued collectives. This typically indicates a NCCL/CUDA API (e.g., CudaEventDestroy) hang \
+                 blocking the watchdog, and could be triggered by another thread holding the GIL inside a CUDA api \
+                 (for example, CudaEventDestroy), or other deadlock-prone behaviors.If you suspect the watchdog is \
+                 not actually stuck and a longer timeout would help, you can either increase the timeout \
+                 (TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC) to a larger value or disable the heartbeat monitor \
+                 (TORCH_NCCL_ENABLE_MONITORING=0)."
+            )
+        };
+        for l in [
+            format!("[rank3]:[E1224 16:22:36.695363169 ProcessGroupNCCL.cpp:1484] [PG ID 0 PG GUID 0(default_pg) Rank 3] {}", stuck(480)),
+            format!("[E ProcessGroupNCCL.cpp:1287] [PG 0 Rank 1] {}", stuck(600)),
+            "[E ProcessGroupNCCL.cpp:1172] [Rank 0] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=1".to_string(),
+        ] {
+            let f = analyse(&format!("{l}\n"));
+            assert_eq!(f.failures.first().map(|x| x.kind), Some(Failure::WatchdogStuck), "{l}");
+        }
+        // its settings banner, other backends' copies of the monitor, and a comment about it are not
+        for l in [
+            "[I1206 11:26:38.715986447 ProcessGroupNCCL.cpp:1725] [PG ID 0 PG GUID 0 Rank 0] HeartbeatMonitor environments: TORCH_NCCL_ENABLE_MONITORING (Whether to kill program when no watchdog heartbeat detected): 1, TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC: 480",
+            "[E ProcessGroupHCCL.cpp:1502] [Rank 0] ProcessGroupHCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives.",
+            "# NCCL's watchdog aborted at its 480s default (\"watchdog got stuck for 480 seconds without making progress\")",
+        ] {
+            assert!(analyse(&format!("{l}\n")).failed(Failure::WatchdogStuck).is_none(), "{l}");
+        }
+    }
+
+    #[test]
     fn framework_and_verbs_failures_from_their_producers_formats() {
         // ProcessGroupNCCL's watchdog that ended on a timeout (held-out pytorch#105287)
         for l in [
@@ -5425,6 +5497,8 @@ mod tests {
             // after `ailed` (`recvValueWithTimeout failed`) and that line's own words
             "Connection was likely closed. Did the remote server shutdown or crash?",
             "remote=[",
+            // after `ProcessGroupNCCL` (the line's logger prefix, required beside it)
+            "Heartbeat monitor timed out! Process will be terminated",
             " MNNVL ",
             "use ring PXN ",
             " GDR ",

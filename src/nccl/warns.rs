@@ -1,6 +1,6 @@
 //! NCCL's WARN messages as its sources write them (`warns.tsv`: every distinct format string of
-//! NCCL 2.18–2.31, aws-ofi-nccl, the SHARP plugin and RCCL's own, with the releases that print it and a
-//! class), and what each class means (`warn-classes.tsv`). A WARN that the specific readers of
+//! NCCL 2.18–2.31, aws-ofi-nccl, the SHARP plugin, Google's GPUDirect-TCPX plugin and RCCL's own,
+//! with the releases that print it and a class), and what each class means (`warn-classes.tsv`). A WARN that the specific readers of
 //! `log.rs` do not know is looked up here: a harmless one is passed over, a classified one is a
 //! finding with its class's cause and fix, and one that NCCL prints but no one has classified is
 //! "a warning no rule knows" — never silence (issue 38).
@@ -16,8 +16,8 @@ pub struct Row {
     pub format: &'static str,
     /// `harmless`, `unclassified`, or a class of `warn-classes.tsv`.
     pub class: &'static str,
-    /// `nccl`, `ofi` (aws-ofi-nccl), `sharp` (nccl-rdma-sharp-plugins) or `rccl` (AMD's RCCL,
-    /// the formats NCCL does not print).
+    /// `nccl`, `ofi` (aws-ofi-nccl), `sharp` (nccl-rdma-sharp-plugins), `tcpx` (Google's
+    /// GPUDirect-TCPX plugin) or `rccl` (AMD's RCCL, the formats NCCL does not print).
     pub source: &'static str,
     pub first: &'static str,
     pub last: &'static str,
@@ -101,6 +101,7 @@ impl Row {
             "rccl" => "RCCL",
             "ofi" => "aws-ofi-nccl",
             "sharp" => "the SHARP plugin",
+            "tcpx" => "Google's GPUDirect-TCPX plugin",
             _ => "NCCL",
         }
     }
@@ -237,7 +238,7 @@ mod tests {
     fn the_table_reads_and_every_class_has_its_text() {
         assert!(rows().len() > 1500, "{}", rows().len());
         for r in rows() {
-            assert!(["nccl", "ofi", "sharp", "rccl"].contains(&r.source), "{r:?}");
+            assert!(["nccl", "ofi", "sharp", "rccl", "tcpx"].contains(&r.source), "{r:?}");
             if r.class != "harmless" && r.class != "unclassified" {
                 assert!(class(r.class).is_some(), "class {} of {:?} has no cause/fix row", r.class, r.format);
             }

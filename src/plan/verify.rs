@@ -316,6 +316,12 @@ pub const RULES: &[Rule] = &[
         fix: "find the rank that did not enter the collective (its log, py-spy); NCCL's first WARN on any node",
     },
     Rule {
+        id: "watchdog-stuck",
+        message: "ProcessGroupNCCL's watchdog got stuck for N seconds without making progress in monitoring enqueued collectives / Heartbeat monitor timed out! Process will be terminated",
+        meaning: "PyTorch's heartbeat monitor saw its NCCL watchdog thread blocked in a CUDA or NCCL call for TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC (480 s by default) and aborted the process: a communicator abort that hung after another failure, a GPU that stopped answering, or a deadlock on the GIL",
+        fix: "read the failure before it on every rank (a collective timeout, a peer that died: the stuck thread was cleaning up after it); else dump the stuck rank's stacks (py-spy dump --native, TORCH_NCCL_DUMP_ON_TIMEOUT's flight recorder) and check the GPU (dmesg Xid, nvidia-smi); raise TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC only where a CUDA call is known to block that long",
+    },
+    Rule {
         id: "duplicate-gpu",
         message: "Duplicate GPU detected / Multiple Ranks are using the same GPU",
         meaning: "two ranks on one node use the same GPU",
@@ -757,6 +763,7 @@ fn plain_failure(kind: crate::nccl::log::Failure) -> Option<(&'static str, &'sta
         F::CollNet => ("collnet", "SHARP/CollNet could not start"),
         F::TopologyFile => ("topology-file", "a topology file that does not fit"),
         F::Crash => ("crash", "a process crashed"),
+        F::WatchdogStuck => ("watchdog-stuck", "PyTorch's watchdog thread was stuck; its monitor ended the process"),
         F::CudaFailure
         | F::CollectiveTimeout
         | F::Rendezvous
@@ -2139,9 +2146,8 @@ fn rank(findings: &mut [Finding], log: &LogFacts) {
         // an expert-parallel kernel's timeout on a peer comes before the trap's launch failure
         "cuda-failure" if trap_after => 3,
         "collective-timeout" if ep => 0,
-        "remote-exit" | "collective-timeout" | "nccl-error" | "completion-error" | "slow" | "stalled" | "ofi-abort" => {
-            2
-        }
+        "remote-exit" | "collective-timeout" | "nccl-error" | "completion-error" | "slow" | "stalled" | "ofi-abort"
+        | "watchdog-stuck" => 2,
         // A process that died of a signal: what the degradations found beside it do not explain.
         "crash"
         | "slurm-stopped"
