@@ -13,12 +13,19 @@
 # skipped where there is no iptables. Ran on the device (H100, NCCL 2.28.9, torch 2.11) on
 # 2026-12-07: device set 16 (four cases), and again after nl.py gave the namespace its own /sys
 # (ns-healthy's `Could not get speed from /sys/class/net/vethb/speed` is gone; lo has none).
+# ns-fw-reject, ns-v6-linklocal and ns-fw-drop ran there on 2026-12-07 (device set 18): both
+# firewall cases hang in init with no NCCL line after `Init START` until the time limit; the
+# link-local case fails at once (`connect to fe80::…%6<…> failed : Network is unreachable`: the
+# scope is rank 0's interface index, which means nothing on the other host).
 set -u
 # (logs are written straight under $OUT/netns: a run cut by its time limit keeps what it made)
 OUT=${OUT:-device-out}; D=$OUT/netns; mkdir -p "$D"
 export NCCL_NVLS_ENABLE=0 PYTHONWARNINGS=ignore NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV,BOOTSTRAP PG_TIMEOUT=40
 py=${PY:-$PWD/tests/device/failures.py} # PY: another script, e.g. a gloo all-reduce to check the wiring on a CPU
 NS=ibwnsb A=vetha B=vethb IPA=10.77.0.1 IPB=10.77.0.2 HB=ibwire-node1 # HB: the second node's host name
+# a second link between the nodes (C here, E in $NS): a data network apart from the store's, for
+# the cases that block it while torchrun's rendezvous still passes
+C=vethc E=vethd IPC=10.78.0.1 IPE=10.78.0.2 BADMAC=02:00:00:00:00:01
 { for c in ip iptables nft tc; do printf '%s: %s\n' "$c" "$(command -v $c || echo missing)"; done
   python3 -c 'import torch;print(torch.__version__, torch.cuda.nccl.version())'; } > "$D/caps.txt" 2>&1
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -31,10 +38,14 @@ if [ "${NETLINK:-}" != py ] && command -v ip >/dev/null; then # NETLINK=py: nl.p
   setup() {
     ip netns add $NS && ip link add $A type veth peer name $B && ip link set $B netns $NS &&
       ip addr add $IPA/24 dev $A && ip link set $A up &&
-      inns ip addr add $IPB/24 dev $B && inns ip link set $B up && inns ip link set lo up
+      inns ip addr add $IPB/24 dev $B && inns ip link set $B up && inns ip link set lo up &&
+      ip link add $C type veth peer name $E && ip link set $E netns $NS && ip addr add $IPC/24 dev $C &&
+      ip link set $C up && inns ip addr add $IPE/24 dev $E && inns ip link set $E up
   }
+  unreach() { ip route "${2:-add}" unreachable "$1"/32; } # this side's connections to $1: EHOSTUNREACH
+  dropto() { ip neigh replace "$2" lladdr $BADMAC dev "$1" nud permanent; } # frames to $2 go nowhere
   show() { ip -br addr; inns ip -br addr; }
-  teardown() { ip netns del $NS 2>/dev/null; ip link del $A 2>/dev/null; true; }
+  teardown() { ip netns del $NS 2>/dev/null; ip link del $A 2>/dev/null; ip link del $C 2>/dev/null; unreach $IPE del 2>/dev/null; true; }
 else
   # no iproute2 (the device machines): a process holds the namespace, nl.py speaks rtnetlink
   echo "netns: no ip command: tests/device/nl.py over rtnetlink" >> "$D/caps.txt"
@@ -43,10 +54,13 @@ else
   link() { nl "$1" $A; }
   setup() {
     NSPID=$(nl netns-new $HB) && nl veth $A $B $NSPID && nl addr $A $IPA/24 && nl up $A &&
-      nl -n $NSPID addr $B $IPB/24 && nl -n $NSPID up $B && nl -n $NSPID up lo
+      nl -n $NSPID addr $B $IPB/24 && nl -n $NSPID up $B && nl -n $NSPID up lo &&
+      nl veth $C $E $NSPID && nl addr $C $IPC/24 && nl up $C && nl -n $NSPID addr $E $IPE/24 && nl -n $NSPID up $E
   }
+  unreach() { if [ "${2:-add}" = del ]; then nl unroute unreachable "$1"/32; else nl route unreachable "$1"/32; fi; }
+  dropto() { nl neigh "$1" "$2" $BADMAC; }
   show() { nl show; inns python3 "$HERE/nl.py" show; }
-  teardown() { [ -n "$NSPID" ] && kill $NSPID 2>/dev/null; nl del $A 2>/dev/null; NSPID=; true; }
+  teardown() { [ -n "$NSPID" ] && kill $NSPID 2>/dev/null; nl del $A 2>/dev/null; nl del $C 2>/dev/null; unreach $IPE del 2>/dev/null; NSPID=; true; }
 fi
 command -v python3 >/dev/null || { echo "netns: no python3 here: no case can run" | tee -a "$D/caps.txt"; exit 2; }
 teardown; setup >> "$D/caps.txt" 2>&1 || { echo "netns: could not make the namespace and the veth pair (see above)" | tee -a "$D/caps.txt"; teardown; exit 2; }
@@ -60,7 +74,7 @@ pair() { # name
     inns timeout ${TMO:-75} env ${COMMON:-} ${A1:-} torchrun --nnodes=2 --node-rank=1 --nproc-per-node=1 --master-addr=$IPA --master-port=$port "$py"
     echo "# rc(agent 1)=$?"; wait $ap; echo "# rc(agent 0)=$?"; } > "$D/$name.log" 2>&1
 }
-all="ns-healthy ns-ifname-unreachable ns-lo-rank1 ns-link-down ns-firewall"
+all="ns-healthy ns-ifname-unreachable ns-lo-rank1 ns-link-down ns-firewall ns-fw-reject ns-v6-linklocal ns-fw-drop" # ns-fw-drop last: its neighbour entries stay until the teardown
 for c in ${CASES:-$all}; do case $c in
   # the bootstrap and the sockets over the veth link: a healthy job over two nodes on TCP
   ns-healthy) COMMON=IBWIRE_CASE=ok A0=NCCL_SOCKET_IFNAME=$A A1=NCCL_SOCKET_IFNAME=$B pair ns-healthy ;;
@@ -80,6 +94,25 @@ for c in ${CASES:-$all}; do case $c in
       COMMON="IBWIRE_CASE=ok PG_TIMEOUT=25" A0=NCCL_SOCKET_IFNAME=$A A1=NCCL_SOCKET_IFNAME=$B TMO=90 pair ns-firewall
       inns iptables -F INPUT
     else echo "ns-firewall: no iptables in the namespace" >> "$D/caps.txt"; fi ;;
+  # node 1's firewall rejects new connections on the data network (firewalld's REJECT answers
+  # icmp-host-prohibited: the connecting side gets EHOSTUNREACH, as an unreachable route gives it);
+  # the store's network is open, so the rendezvous passes and NCCL's own connections fail
+  ns-fw-reject)
+    if unreach $IPE 2>>"$D/caps.txt"; then
+      COMMON="IBWIRE_CASE=ok PG_TIMEOUT=25" A0=NCCL_SOCKET_IFNAME=$C A1=NCCL_SOCKET_IFNAME=$E TMO=90 pair ns-fw-reject
+      unreach $IPE del
+    else echo "ns-fw-reject: could not add the route" >> "$D/caps.txt"; fi ;;
+  # a firewall between the nodes drops the data network's packets without an answer (DROP): frames
+  # to the other node's address go to a MAC nobody has, both ways; the store's network passes
+  ns-fw-drop)
+    if dropto $C $IPE 2>>"$D/caps.txt" && inns python3 "$HERE/nl.py" neigh $E $IPC $BADMAC 2>>"$D/caps.txt"; then
+      COMMON="IBWIRE_CASE=ok PG_TIMEOUT=25" A0=NCCL_SOCKET_IFNAME=$C A1=NCCL_SOCKET_IFNAME=$E TMO=100 pair ns-fw-drop
+    else echo "ns-fw-drop: could not add the neighbour entries" >> "$D/caps.txt"; fi ;;
+  # NCCL over IPv6 on an interface whose only IPv6 address is link-local (fe80::, scope: the
+  # interface's index on its own host)
+  ns-v6-linklocal)
+    { cat /proc/sys/net/ipv6/conf/$C/disable_ipv6; inns cat /proc/sys/net/ipv6/conf/$E/disable_ipv6; } >> "$D/caps.txt" 2>&1
+    COMMON="IBWIRE_CASE=ok PG_TIMEOUT=25 NCCL_SOCKET_FAMILY=AF_INET6" A0=NCCL_SOCKET_IFNAME=$C A1=NCCL_SOCKET_IFNAME=$E TMO=90 pair ns-v6-linklocal ;;
 esac; done
 teardown
 ls -la "$D"

@@ -9,6 +9,13 @@
   nl.py [-n PID] addr IF A.B.C.D/LEN
   nl.py [-n PID] up|down|del IF
   nl.py [-n PID] show             interfaces with their state and IPv4 addresses
+  nl.py [-n PID] route unreachable|prohibit|blackhole A.B.C.D/LEN
+                                  a route of that type (connect gets EHOSTUNREACH, EACCES, EINVAL)
+  nl.py [-n PID] unroute TYPE A.B.C.D/LEN
+                                  remove it (a route of these types outlives the link)
+  nl.py [-n PID] neigh IF A.B.C.D LLADDR
+                                  a permanent neighbour entry (a wrong LLADDR drops the frames
+                                  silently, as a firewall's DROP does)
   nl.py exec PID CMD [ARG...]     run CMD in PID's network, mount and UTS namespaces
 
 -n PID: do it in PID's network namespace. Errors: one line on stderr, exit 1.
@@ -23,7 +30,10 @@ import sys
 
 CLONE_NEWNET, CLONE_NEWUTS, CLONE_NEWNS = 0x40000000, 0x04000000, 0x00020000
 MS_REC, MS_PRIVATE = 0x4000, 0x40000
-RTM_NEWLINK, RTM_DELLINK, RTM_NEWADDR = 16, 17, 20
+RTM_NEWLINK, RTM_DELLINK, RTM_NEWADDR, RTM_NEWROUTE, RTM_DELROUTE, RTM_NEWNEIGH = 16, 17, 20, 24, 25, 28
+RTA_DST, NDA_DST, NDA_LLADDR, NUD_PERMANENT = 1, 1, 2, 0x80
+RT_TABLE_MAIN, RTPROT_STATIC = 254, 4
+RTN = {"blackhole": 6, "unreachable": 7, "prohibit": 8}
 NLM_F_REQUEST, NLM_F_ACK, NLM_F_EXCL, NLM_F_CREATE = 1, 4, 0x200, 0x400
 NLMSG_ERROR = 2
 IFLA_IFNAME, IFLA_LINKINFO, IFLA_NET_NS_PID = 3, 18, 19
@@ -164,6 +174,17 @@ def main(a):
         request(RTM_NEWLINK, 0, ifinfo(index(args[0]), IFF_UP if cmd == "up" else 0, IFF_UP), f"{cmd} {args[0]}")
     elif cmd == "del" and len(args) == 1:
         request(RTM_DELLINK, 0, ifinfo(index(args[0])), f"delete {args[0]}")
+    elif cmd in ("route", "unroute") and len(args) == 2 and args[0] in RTN:
+        ip, _, plen = args[1].partition("/")
+        body = struct.pack("BBBBBBBBI", socket.AF_INET, int(plen or 32), 0, 0, RT_TABLE_MAIN, RTPROT_STATIC, 0,
+                           RTN[args[0]], 0)
+        typ, fl = (RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL) if cmd == "route" else (RTM_DELROUTE, 0)
+        request(typ, fl, body + attr(RTA_DST, socket.inet_aton(ip)), f"{cmd} {args[0]} {args[1]}")
+    elif cmd == "neigh" and len(args) == 3:
+        mac = bytes(int(x, 16) for x in args[2].split(":"))
+        body = struct.pack("BxxxiHBB", socket.AF_INET, index(args[0]), NUD_PERMANENT, 0, 0)
+        request(RTM_NEWNEIGH, NLM_F_CREATE | 0x100, body + attr(NDA_DST, socket.inet_aton(args[1])) + attr(NDA_LLADDR, mac),
+                f"neighbour {args[1]} on {args[0]}")  # 0x100: NLM_F_REPLACE
     elif cmd == "show" and not args:
         for _, n in socket.if_nameindex():
             print(f"{n:<16} {'UP' if flags(n) & IFF_UP else 'DOWN':<5} {ipv4(n)}")
