@@ -94,6 +94,7 @@ impl Read {
     fn of(mut facts: log::LogFacts, tests: tests_output::TestsOutput, allreduce: Option<(f64, usize)>) -> Read {
         facts.rank_table = tests.whole_rank_table();
         facts.separate_runs = tests.separate_runs().or(facts.separate_runs);
+        facts.stalls_passed_by(tests.done_at);
         Read { facts, tests, allreduce }
     }
 }

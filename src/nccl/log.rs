@@ -311,6 +311,10 @@ pub struct LogFacts {
     /// The hosts that printed a net plugin's load error ([`plugin_load_error`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plugin_broken_on: Vec<String>,
+    /// The line (of those read, blank ones aside) of the last slowness report of a net plugin
+    /// (warns.tsv class `tcpx-stall`); 0: none.
+    #[serde(skip)]
+    pub last_stall_at: usize,
     /// Who bootstrapped on each address, each address once (where the line names its host).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bootstrap_on: Vec<BootstrapOn>,
@@ -476,6 +480,20 @@ pub struct LogFacts {
 }
 
 impl LogFacts {
+    /// A net plugin's slowness reports (`tcpx-stall`) that an nccl-tests run finished after
+    /// (`done_at`: the line of its last bounds check or summary, counted as `lines` is): the
+    /// plugin waited and then went on, as a warning that an init completed after.
+    pub fn stalls_passed_by(&mut self, done_at: usize) {
+        if self.last_stall_at == 0 || done_at <= self.last_stall_at {
+            return;
+        }
+        for x in self.failures.iter_mut() {
+            if x.kind == Failure::NcclWarning && x.class.as_deref() == Some("tcpx-stall") {
+                x.init_completed_after = true;
+            }
+        }
+    }
+
     /// The network NCCL used: its own word, else what the channel lines show.
     pub fn observed(&self) -> Option<String> {
         self.network.clone().or_else(|| {
@@ -991,6 +1009,10 @@ fn short(msg: &str) -> Option<Short> {
     }
     match b.first()? {
         b'C' if msg.starts_with("Channel ") => Some(match via(msg) {
+            // another process's line glued after the transport (`…/GDRDMA[rank1]:[E …]
+            // ProcessGroupNCCL's watchdog got stuck …`, review 23): no `[` follows `via ` in
+            // NCCL's own, so the whole line is read
+            Some(i) if memchr::memchr(b'[', &b[i..]).is_some() => return None,
             Some(i) => Short::Channel(i),
             None => ring_len(msg).map_or(Short::Nothing, Short::Ring),
         }),
@@ -1009,7 +1031,11 @@ fn short(msg: &str) -> Option<Short> {
         // …)` is a failure for the readers — review 15 —, and so is another process's watchdog
         // line glued onto a comm line: `comm 0x… rank 0 nra[rank0]:[E …] … Watchdog caught …`,
         // set 89's ALCF log)
-        b'c' | b'n' if comm_line(msg) && !has!(msg, "rror") && !has!(msg, "atchdog") => Some(Short::Comm),
+        b'c' | b'n'
+            if comm_line(msg) && !has!(msg, "rror") && !has!(msg, "atchdog") && !has!(msg, "ProcessGroupNCCL") =>
+        {
+            Some(Short::Comm)
+        }
         _ if is_trace(msg) => Some(Short::Trace),
         _ => None,
     }
@@ -2677,6 +2703,9 @@ impl Analyser {
             self.f.ibverbs_missing = true;
             return;
         }
+        if row.class == "tcpx-stall" {
+            self.f.last_stall_at = self.f.lines;
+        }
         match table_kind(row.class) {
             Some(None) => {}
             Some(Some(k)) => self.fail(k, None, None, msg),
@@ -3128,7 +3157,15 @@ impl Analyser {
         if any(&[gbit!("ocket")]) {
             self.connect_retries(l);
         }
-        let warnish = [gbit!("WARN"), gbit!("rror"), gbit!("Test NCCL"), gbit!("atchdog"), gbit!("userspace device")];
+        // (`ProcessGroupNCCL`: PyTorch's line glued onto an NCCL one, review 23)
+        let warnish = [
+            gbit!("WARN"),
+            gbit!("rror"),
+            gbit!("Test NCCL"),
+            gbit!("atchdog"),
+            gbit!("userspace device"),
+            gbit!("ProcessGroupNCCL"),
+        ];
         if !is_nccl || any(&warnish) || names_result(l, m) || (self.ungated && has!(l, " -> ")) {
             self.warnings_and_errors(l, is_nccl, m);
         }
@@ -3795,6 +3832,11 @@ impl Analyser {
                 if ["imeout", "timed out", "DesyncReport"].iter().any(|w| e.contains(w)) {
                     self.f.nccl_lines += 1;
                     self.fail(Failure::CollectiveTimeout, None, None, l);
+                } else if e.starts_with("CUDA error: ") {
+                    // c10's C10_CUDA_CHECK in the watchdog's own CUDA calls (its event queries:
+                    // a kernel's fault surfaces there, review 23)
+                    self.f.nccl_lines += 1;
+                    self.fail(Failure::CudaFailure, None, None, l);
                 }
             }
         }
@@ -3986,12 +4028,12 @@ impl Analyser {
         // in monitoring enqueued collectives. …` (2.3+; 2.8+ from the watchdog's own handleStall),
         // 2.2's `Heartbeat monitor timed out! Process will be terminated after dumping debug
         // info.` — then it aborts the process (pytorch's ProcessGroupNCCL.cpp HeartbeatMonitor)
-        if !is_nccl
-            && m & gbit!("ProcessGroupNCCL") != 0
+        // (also glued onto the end of an NCCL line by another process's write: review 23)
+        if m & gbit!("ProcessGroupNCCL") != 0
             && (has!(l, "ProcessGroupNCCL's watchdog got stuck for ")
                 || has!(l, "Heartbeat monitor timed out! Process will be terminated"))
         {
-            self.f.nccl_lines += 1;
+            self.f.nccl_lines += usize::from(!is_nccl);
             self.fail(Failure::WatchdogStuck, None, None, l);
         }
         // c10d's TCPStore (2.8+, pytorch#153586): a client whose server went away while it waited
@@ -5281,6 +5323,22 @@ mod tests {
             let f = analyse(&format!("{l}\n"));
             assert_eq!(f.failures.first().map(|x| x.kind), Some(Failure::WatchdogStuck), "{l}");
         }
+        // glued onto NCCL's own lines by another process's write (review 23): after a channel's
+        // transport, after a comm line's Init COMPLETE
+        for nccl in [
+            "h:1:2 [0] NCCL INFO Channel 01/0 : 0[0] -> 1[0] [send] via NET/IB/1/GDRDMA",
+            "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0x66d0 rank 1 nranks 2 cudaDev 0 nvmlDev 0 busId 18000 commId 0xabc - Init COMPLETE",
+        ] {
+            for torch in [
+                format!("[rank1]:[E1224 16:22:36.695363169 ProcessGroupNCCL.cpp:1484] [PG ID 0 PG GUID 0(default_pg) Rank 1] {}", stuck(480)),
+                "[rank1]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=2".to_string(),
+            ] {
+                let f = analyse(&format!("{nccl}{torch}\n"));
+                assert!(f.failed(Failure::WatchdogStuck).is_some(), "{nccl}{torch}");
+            }
+            // the NCCL line alone stays what it was
+            assert!(analyse(&format!("{nccl}\n")).failures.is_empty(), "{nccl}");
+        }
         // its settings banner, other backends' copies of the monitor, and a comment about it are not
         for l in [
             "[I1206 11:26:38.715986447 ProcessGroupNCCL.cpp:1725] [PG ID 0 PG GUID 0 Rank 0] HeartbeatMonitor environments: TORCH_NCCL_ENABLE_MONITORING (Whether to kill program when no watchdog heartbeat detected): 1, TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC: 480",
@@ -5288,6 +5346,22 @@ mod tests {
             "# NCCL's watchdog aborted at its 480s default (\"watchdog got stuck for 480 seconds without making progress\")",
         ] {
             assert!(analyse(&format!("{l}\n")).failed(Failure::WatchdogStuck).is_none(), "{l}");
+        }
+    }
+
+    #[test]
+    fn the_watchdogs_own_cuda_error_is_a_cuda_failure() {
+        // ProcessGroupNCCL's watchdog ends on c10's C10_CUDA_CHECK (`CUDA error: %s`,
+        // cudaGetErrorString's words) in its own event queries: `[PG ID %d PG GUID %s Rank %d]
+        // Process group watchdog thread terminated with exception: CUDA error: …` (2.2+), `[Rank
+        // %d] NCCL watchdog thread terminated with exception: …` before; and its `what():` relay
+        for l in [
+            "[rank1]:[E409 05:10:01.930967482 ProcessGroupNCCL.cpp:1595] [PG ID 0 PG GUID 0(default_pg) Rank 1] Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered",
+            "[E ProcessGroupNCCL.cpp:915] [Rank 0] NCCL watchdog thread terminated with exception: CUDA error: unknown error",
+            "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 1] Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered",
+        ] {
+            let f = analyse(&format!("{l}\n"));
+            assert_eq!(f.failures.first().map(|x| x.kind), Some(Failure::CudaFailure), "{l}");
         }
     }
 

@@ -76,6 +76,10 @@ pub struct TestsOutput {
     /// header and no result (review 7: a second test of a script that hung after its init).
     #[serde(default)]
     pub last_silent: bool,
+    /// The line (non-blank lines given to the parser, counted as the log reader counts its own)
+    /// of the last run's bounds check or summary; 0: none.
+    #[serde(skip)]
+    pub done_at: usize,
 }
 
 impl TestsOutput {
@@ -180,6 +184,8 @@ pub(super) fn rank_proc(r: &str) -> Option<String> {
 #[derive(Default)]
 pub struct Parser {
     seen: std::collections::HashSet<(u8, String)>,
+    /// Non-blank lines given so far.
+    n: usize,
     t: TestsOutput,
     /// The last row's size since the table's header or a summary; whether a row came after the
     /// last summary.
@@ -240,13 +246,19 @@ impl Parser {
 
     /// One line already cleaned and unwrapped.
     pub fn line_unwrapped(&mut self, l: &str) {
+        self.n += usize::from(!l.is_empty());
         let l = self.table_text(l);
-        self.line_nccl(l);
+        self.table_or_skip(l);
     }
 
     /// A line with no wrapper to look for in it: NCCL's own (`host:pid:tid [dev] …` as it came,
     /// [`super::unwrap_line_fast`]), or one [`Parser::table_text`] took it from.
     pub fn line_nccl(&mut self, l: &str) {
+        self.n += usize::from(!l.is_empty());
+        self.table_or_skip(l);
+    }
+
+    fn table_or_skip(&mut self, l: &str) {
         // (what follows reads only lines that start with '#', `Rank ` or a digit: NCCL's own
         // lines, the bulk of a log, start with their host)
         // (`O`, `A`: the summary lines of nccl-tests before 2.x, without their `#`)
@@ -294,6 +306,8 @@ impl Parser {
             }
             self.t.summaries += 1;
             self.t.last_done = true;
+            self.t.done_at = self.n;
+            self.t.done_at = self.n;
             self.t.last_silent = false;
             self.rows_since_summary = false;
             self.last_size = None;

@@ -659,3 +659,36 @@ fn review_21_a_broken_net_plugin_is_judged_where_it_broke() {
     assert_eq!(code, Some(1), "{v}");
     assert!(v.contains("NCCL could not load the net plugin"), "{v}");
 }
+
+#[test]
+fn a_net_plugins_stall_that_the_run_finished_after_is_a_note() {
+    // Google's GPUDirect-TCPX plugin's slowness report (net_tcpx.cc: `%p:%p, nic %d, %s, %s %s
+    // ctrl timeout cnt %lu, nanos %lu`) inside an nccl-tests run (common.cu's rank table, header,
+    // rows, `# Out of bounds values : %d %s` and `# Avg bus bandwidth    : %g`) over two nodes
+    // (review 23): a run that finished after it got over the wait; one that did not finish, or a
+    // report after the run's end, is a stall.
+    let head = "#  Rank  0 Group  0 Pid   1201 on  a3-node-0 device  0 [0x04] NVIDIA H100 80GB HBM3\n\
+        #  Rank  1 Group  0 Pid   2201 on  a3-node-1 device  0 [0x04] NVIDIA H100 80GB HBM3\n\
+        a3-node-0:1201:1201 [0] NCCL INFO NCCL version 2.19.4+cuda12.2\n\
+        a3-node-0:1201:1201 [0] NCCL INFO Using network GPUDirectTCPX_v7\n\
+        a3-node-1:2201:2201 [0] NCCL INFO Using network GPUDirectTCPX_v7\n\
+        a3-node-0:1201:1295 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/GPUDirectTCPX_v7/0/GDRDMA\n\
+        a3-node-0:1201:1295 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/GPUDirectTCPX_v7/0/GDRDMA\n\
+        a3-node-1:2201:2295 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/GPUDirectTCPX_v7/0/GDRDMA\n\
+        a3-node-1:2201:2295 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [send] via NET/GPUDirectTCPX_v7/0/GDRDMA\n\
+        a3-node-0:1201:1201 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 4000 - Init COMPLETE\n\
+        a3-node-1:2201:2201 [0] NCCL INFO comm 0x2 rank 1 nranks 2 cudaDev 0 busId 4000 - Init COMPLETE\n\
+        #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n\
+        #        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n";
+    let stall = "a3-node-0:1201:1295 [0] tcpxResult_t tcpxCommProgress(tcpxComm*):1231 NCCL WARN 0x7f3a5c0b2e10:0x7f3a5c0a1200, nic 0, eth1, 10.0.1.1<39187><-10.0.1.2<46723> rx rx ctrl timeout cnt 7331502, nanos 10000000585\n";
+    let rows = "    16777216       4194304     float     sum      -1    960.0   17.48   17.48      0    950.0   17.66   17.66      0\n\
+        33554432       8388608     float     sum      -1   1900.0   17.66   17.66      0   1890.0   17.75   17.75      0\n";
+    let end = "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 17.64 \n";
+    let (code, v) = verdict_of(&format!("{head}{stall}{rows}{end}"));
+    assert_eq!(code, Some(0), "{v}");
+    assert!(!flat(&v).contains("tcpx-stall"), "{v}");
+    let (code, v) = verdict_of(&format!("{head}{rows}{end}{stall}"));
+    assert_eq!(code, Some(1), "a report after the run's end: {v}");
+    let (code, v) = verdict_of(&format!("{head}{rows}{stall}"));
+    assert_eq!(code, Some(1), "a run that did not finish after it: {v}");
+}
