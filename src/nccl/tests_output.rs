@@ -307,7 +307,6 @@ impl Parser {
             self.t.summaries += 1;
             self.t.last_done = true;
             self.t.done_at = self.n;
-            self.t.done_at = self.n;
             self.t.last_silent = false;
             self.rows_since_summary = false;
             self.last_size = None;
@@ -358,6 +357,7 @@ impl Parser {
     /// run's end, and the values it found wrong.
     fn bounds_line(&mut self, v: &str) {
         self.t.last_done = true;
+        self.t.done_at = self.n;
         self.old_pending = 0;
         let mut w = v.trim_start_matches([' ', ':']).split_whitespace();
         if let (Some(n), Some("FAILED")) = (w.next().and_then(|n| n.parse::<u64>().ok()), w.next()) {

@@ -1,9 +1,10 @@
 //! NCCL's WARN messages as its sources write them (`warns.tsv`: every distinct format string of
 //! NCCL 2.18–2.31, aws-ofi-nccl, the SHARP plugin, Google's GPUDirect-TCPX plugin and RCCL's own,
-//! with the releases that print it and a class), and what each class means (`warn-classes.tsv`). A WARN that the specific readers of
-//! `log.rs` do not know is looked up here: a harmless one is passed over, a classified one is a
-//! finding with its class's cause and fix, and one that NCCL prints but no one has classified is
-//! "a warning no rule knows" — never silence (issue 38).
+//! with the releases that print it and a class), and what each class means
+//! (`warn-classes.tsv`). A WARN that the specific readers of `log.rs` do not know is looked up
+//! here: a harmless one is passed over, a classified one is a finding with its class's cause and
+//! fix, and one that NCCL prints but no one has classified is "a warning no rule knows" — never
+//! silence (issue 38).
 
 use std::sync::OnceLock;
 
