@@ -311,6 +311,9 @@ pub struct LogFacts {
     /// The hosts that printed a net plugin's load error ([`plugin_load_error`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plugin_broken_on: Vec<String>,
+    /// A `Cuda failure` WARN from NCCL's NVLS transport (`transport/nvls.cc:`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub nvls_cuda_failure: bool,
     /// The line (of those read, blank ones aside) of the last slowness report of a net plugin
     /// (warns.tsv class `tcpx-stall`); 0: none.
     #[serde(skip)]
@@ -3744,6 +3747,11 @@ impl Analyser {
         let warn = m & gbit!("WARN") != 0;
         if let Some(i) = if warn { find!(l, "NCCL WARN ") } else { None } {
             let msg = l[i + "NCCL WARN ".len()..].to_string();
+            // a CUDA call of NCCL's NVLS transport (transport/nvls.cc: the multicast objects
+            // over the NVSwitches, cuMulticast*), by the WARN's source location
+            if has!(&msg, "Cuda failure") && has!(&l[..i], "nvls.cc:") {
+                self.f.nvls_cuda_failure = true;
+            }
             self.warning(&msg);
         } else if let Some((true, msg)) = if warn && is_nccl { old_tag(l).or_else(|| ofi_test_tag(l)) } else { None } {
             // NCCL 2.0–2.2's untagged `… [0] transport/net_ib.cu:204 WARN <msg>`; aws-ofi-nccl's
@@ -5350,6 +5358,21 @@ mod tests {
     }
 
     #[test]
+    fn a_cuda_failure_of_the_nvls_transport_is_told_by_its_location() {
+        // NCCL's CUCHECK (`Cuda failure %d '%s'`) in transport/nvls.cc's multicast calls, with
+        // and without 2.26's timestamp; the same failure elsewhere is not NVLS's
+        for l in [
+            "[2025-07-21 19:05:29] node004:27907:27907 [1] transport/nvls.cc:254 NCCL WARN Cuda failure 401 'the operation cannot be performed in the present state'",
+            "gpu47:4962:5097 [1] transport/nvls.cc:223 NCCL WARN Cuda failure 999 'unknown error'",
+        ] {
+            let f = analyse(&format!("{l}\n"));
+            assert!(f.nvls_cuda_failure && f.failed(Failure::CudaFailure).is_some(), "{l}");
+        }
+        let f = analyse("h:1:2 [0] transport/p2p.cc:272 NCCL WARN Cuda failure 1 'invalid argument'\n");
+        assert!(!f.nvls_cuda_failure && f.failed(Failure::CudaFailure).is_some());
+    }
+
+    #[test]
     fn the_watchdogs_own_cuda_error_is_a_cuda_failure() {
         // ProcessGroupNCCL's watchdog ends on c10's C10_CUDA_CHECK (`CUDA error: %s`,
         // cudaGetErrorString's words) in its own event queries: `[PG ID %d PG GUID %s Rank %d]
@@ -5571,6 +5594,8 @@ mod tests {
             // after `ailed` (`recvValueWithTimeout failed`) and that line's own words
             "Connection was likely closed. Did the remote server shutdown or crash?",
             "remote=[",
+            // on WARN lines only (read whole, every reader on), beside `Cuda failure`
+            "nvls.cc:",
             // after `ProcessGroupNCCL` (the line's logger prefix, required beside it)
             "Heartbeat monitor timed out! Process will be terminated",
             " MNNVL ",

@@ -828,7 +828,17 @@ fn failure_detail(
             peer_address_kind(&fs.line).or_else(|| log.bootstrap_ifs.first().map(|b| format!("bootstrap over {b}"))),
         ),
         F::CudaFailure => {
-            ("cuda-failure", cuda_problem(&fs.line), cuda_error_text(&fs.line).and_then(cuda_hint).map(str::to_string))
+            let hint = cuda_error_text(&fs.line).and_then(cuda_hint).map(str::to_string);
+            // NCCL's NVLS transport's CUDA calls (cuMulticastCreate, cuMulticastAddDevice,
+            // cuMulticastBindMem…): the NVSwitch fabric's state, not the job's
+            let nvls = log.nvls_cuda_failure.then(|| {
+                "in NCCL's NVLS (NVLink SHARP) setup (transport/nvls.cc: its multicast objects over the NVSwitches): \
+                 the fabric manager and the NVSwitches decide it — check that nvidia-fabricmanager runs and the \
+                 GPUs' fabric state is Completed (nvidia-smi -q, Fabric), reset the GPUs after a fabric manager \
+                 restart; NCCL_NVLS_ENABLE=0 runs the job without NVLS meanwhile"
+                    .to_string()
+            });
+            ("cuda-failure", cuda_problem(&fs.line), nvls.or(hint))
         }
         F::Rendezvous if fs.code == Some(5) => ("nccl-id-not-received", rendezvous_problem(fs.code).into(), None),
         F::Rendezvous if fs.code == Some(6) => ("store-timeout", rendezvous_problem(fs.code).into(), None),
