@@ -17,6 +17,9 @@
 # firewall cases hang in init with no NCCL line after `Init START` until the time limit; the
 # link-local case fails at once (`connect to fe80::…%6<…> failed : Network is unreachable`: the
 # scope is rank 0's interface index, which means nothing on the other host).
+# ns-ports-exhausted and ns-ifname-down were written the same day and have NOT run on the device
+# yet (no machine came); their wiring was checked here as root (the namespace's port range, the
+# link down), not NCCL's answer to them.
 set -u
 # (logs are written straight under $OUT/netns: a run cut by its time limit keeps what it made)
 OUT=${OUT:-device-out}; D=$OUT/netns; mkdir -p "$D"
@@ -74,7 +77,7 @@ pair() { # name
     inns timeout ${TMO:-75} env ${COMMON:-} ${A1:-} torchrun --nnodes=2 --node-rank=1 --nproc-per-node=1 --master-addr=$IPA --master-port=$port "$py"
     echo "# rc(agent 1)=$?"; wait $ap; echo "# rc(agent 0)=$?"; } > "$D/$name.log" 2>&1
 }
-all="ns-healthy ns-ifname-unreachable ns-lo-rank1 ns-link-down ns-firewall ns-fw-reject ns-v6-linklocal ns-fw-drop" # ns-fw-drop last: its neighbour entries stay until the teardown
+all="ns-healthy ns-ifname-unreachable ns-lo-rank1 ns-link-down ns-firewall ns-fw-reject ns-v6-linklocal ns-ports-exhausted ns-ifname-down ns-fw-drop" # ns-fw-drop last: its neighbour entries stay until the teardown
 for c in ${CASES:-$all}; do case $c in
   # the bootstrap and the sockets over the veth link: a healthy job over two nodes on TCP
   ns-healthy) COMMON=IBWIRE_CASE=ok A0=NCCL_SOCKET_IFNAME=$A A1=NCCL_SOCKET_IFNAME=$B pair ns-healthy ;;
@@ -102,6 +105,20 @@ for c in ${CASES:-$all}; do case $c in
       COMMON="IBWIRE_CASE=ok PG_TIMEOUT=25" A0=NCCL_SOCKET_IFNAME=$C A1=NCCL_SOCKET_IFNAME=$E TMO=90 pair ns-fw-reject
       unreach $IPE del
     else echo "ns-fw-reject: could not add the route" >> "$D/caps.txt"; fi ;;
+  # node 1 has almost no ephemeral ports left (its namespace's ip_local_port_range narrowed to
+  # three ports, as a node whose ports are taken by other connections): the store's client takes
+  # one, NCCL's listening and connecting sockets need more
+  ns-ports-exhausted)
+    old=$(inns cat /proc/sys/net/ipv4/ip_local_port_range 2>>"$D/caps.txt")
+    if inns sh -c 'echo "40000 40002" > /proc/sys/net/ipv4/ip_local_port_range' 2>>"$D/caps.txt"; then
+      COMMON="IBWIRE_CASE=ok PG_TIMEOUT=25" A0=NCCL_SOCKET_IFNAME=$C A1=NCCL_SOCKET_IFNAME=$E TMO=80 pair ns-ports-exhausted
+      inns sh -c "echo '$old' > /proc/sys/net/ipv4/ip_local_port_range" 2>>"$D/caps.txt"
+    else echo "ns-ports-exhausted: could not narrow the port range" >> "$D/caps.txt"; fi ;;
+  # node 1's NCCL_SOCKET_IFNAME names an interface that is down there (its peer is up)
+  ns-ifname-down)
+    inns python3 "$HERE/nl.py" down $E 2>>"$D/caps.txt"
+    COMMON="IBWIRE_CASE=ok PG_TIMEOUT=25" A0=NCCL_SOCKET_IFNAME=$C A1=NCCL_SOCKET_IFNAME=$E TMO=80 pair ns-ifname-down
+    inns python3 "$HERE/nl.py" up $E 2>>"$D/caps.txt" ;;
   # a firewall between the nodes drops the data network's packets without an answer (DROP): frames
   # to the other node's address go to a MAC nobody has, both ways; the store's network passes
   ns-fw-drop)
