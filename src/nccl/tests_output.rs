@@ -339,8 +339,17 @@ impl Parser {
             return l;
         }
         // (one byte search a line: NCCL's own lines hold no '#')
-        if let Some(i) = memchr::memchr(b'#', b).filter(|&i| i > 0 && b[i - 1].is_ascii_whitespace()) {
-            self.wrapped |= l[i..].starts_with("# nThread ");
+        // (or right after Open MPI's `--tag-output` `[1,0]<stdout>:` behind that wrapper: review 24)
+        if let Some(i) =
+            memchr::memchr(b'#', b).filter(|&i| i > 0 && (b[i - 1].is_ascii_whitespace() || b[..i].ends_with(b">:")))
+        {
+            // (its header, or — where the header came before the wrapper did — its table's
+            // column header or its end: review 24)
+            let t = &l[i..];
+            self.wrapped |= t.starts_with("# nThread ")
+                || t.starts_with("# Out of bounds values")
+                || t.starts_with("# Avg bus bandwidth")
+                || t.trim_start_matches(['#', ' ']).starts_with("size ");
             if self.wrapped {
                 return &l[i..];
             }
@@ -570,6 +579,27 @@ mod tests {
         assert_eq!(p.old_errors, 0);
         let p = parse(&format!("{head}        1024           256     int32     sum    20.00    0.05    0.05  1e+00    20.00    0.05    0.05    N/A\n        1024           256     float     sum    20.00    0.05    0.05    inf    20.00    0.05    0.05    nan\n"));
         assert_eq!(p.old_errors, 2);
+    }
+
+    /// nccl-tests behind docker compose's `name  | ` (a wrapper no rule names) and Open MPI's
+    /// `--tag-output` glued to its `#` (review 24); and behind a wrapper that began after the
+    /// run's header had been printed.
+    #[test]
+    fn a_table_behind_a_wrapper_and_mpiruns_tag_is_read() {
+        let w = "worker1-1  | [1,0]<stdout>:";
+        let t = [
+            "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0",
+            "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",
+            "     1048576        262144     float     sum      -1    44.00   23.83   44.93     12    44.00   23.83   44.93     12",
+            "# Out of bounds values : 24 FAILED",
+            "# Avg bus bandwidth    : 44.93 ",
+        ];
+        let text: String = t.iter().map(|l| format!("{w}{l}\n")).collect();
+        let p = parse(&text);
+        assert_eq!((p.rows.len(), p.out_of_bounds, p.avg_busbw), (1, 24, Some(44.93)));
+        let late: String = t.iter().enumerate().map(|(i, l)| format!("{}{l}\n", if i == 0 { "" } else { w })).collect();
+        let p = parse(&late);
+        assert_eq!((p.rows.len(), p.out_of_bounds, p.avg_busbw), (1, 24, Some(44.93)));
     }
 
     /// nccl-tests before 2.x printed its summary without the `#` (common.cu: `PRINT(" Out of
