@@ -3161,15 +3161,13 @@ impl Analyser {
             self.connect_retries(l);
         }
         // (`ProcessGroupNCCL`: PyTorch's line glued onto an NCCL one, review 23)
-        let warnish = [
-            gbit!("WARN"),
-            gbit!("rror"),
-            gbit!("Test NCCL"),
-            gbit!("atchdog"),
-            gbit!("userspace device"),
-            gbit!("ProcessGroupNCCL"),
-        ];
-        if !is_nccl || any(&warnish) || names_result(l, m) || (self.ungated && has!(l, " -> ")) {
+        const WARNISH: u64 = gbit!("WARN")
+            | gbit!("rror")
+            | gbit!("Test NCCL")
+            | gbit!("atchdog")
+            | gbit!("userspace device")
+            | gbit!("ProcessGroupNCCL");
+        if !is_nccl || m & WARNISH != 0 || names_result(l, m) || (self.ungated && has!(l, " -> ")) {
             self.warnings_and_errors(l, is_nccl, m);
         }
         // NCCL's error traces behind a plugin's words (`NCCL/NET (shim) …/x.cc:132 -> 4`), the
@@ -4006,6 +4004,22 @@ impl Analyser {
         }
     }
 
+    /// ProcessGroupNCCL's heartbeat monitor (2.2+, TORCH_NCCL_ENABLE_MONITORING, on by default):
+    /// `ProcessGroupNCCL's watchdog got stuck for %d seconds without making progress in
+    /// monitoring enqueued collectives. …` (2.3+; 2.8+ from the watchdog's own handleStall),
+    /// 2.2's `Heartbeat monitor timed out! Process will be terminated after dumping debug info.`
+    /// — then it aborts the process (pytorch's ProcessGroupNCCL.cpp HeartbeatMonitor); also
+    /// glued onto the end of an NCCL line by another process's write (review 23).
+    fn heartbeat_monitor(&mut self, l: &str, is_nccl: bool, m: u64) {
+        if m & gbit!("ProcessGroupNCCL") != 0
+            && (has!(l, "ProcessGroupNCCL's watchdog got stuck for ")
+                || has!(l, "Heartbeat monitor timed out! Process will be terminated"))
+        {
+            self.f.nccl_lines += usize::from(!is_nccl);
+            self.fail(Failure::WatchdogStuck, None, None, l);
+        }
+    }
+
     /// PyTorch's watchdog on a collective, and its store's client timing out.
     fn watchdog_and_store(&mut self, l: &str, is_nccl: bool, m: u64) {
         if m & gbit!("atchdog") != 0 && has!(l, "Watchdog caught collective operation timeout") {
@@ -4030,19 +4044,6 @@ impl Analyser {
             self.f.nccl_lines += 1;
             self.watchdog_failure_lines += usize::from(has!(l, " failure detected by watchdog at work sequence id"));
             self.fail(Failure::CollectiveTimeout, None, None, l);
-        }
-        // ProcessGroupNCCL's heartbeat monitor (2.2+, TORCH_NCCL_ENABLE_MONITORING, on by
-        // default): `ProcessGroupNCCL's watchdog got stuck for %d seconds without making progress
-        // in monitoring enqueued collectives. …` (2.3+; 2.8+ from the watchdog's own handleStall),
-        // 2.2's `Heartbeat monitor timed out! Process will be terminated after dumping debug
-        // info.` — then it aborts the process (pytorch's ProcessGroupNCCL.cpp HeartbeatMonitor)
-        // (also glued onto the end of an NCCL line by another process's write: review 23)
-        if m & gbit!("ProcessGroupNCCL") != 0
-            && (has!(l, "ProcessGroupNCCL's watchdog got stuck for ")
-                || has!(l, "Heartbeat monitor timed out! Process will be terminated"))
-        {
-            self.f.nccl_lines += usize::from(!is_nccl);
-            self.fail(Failure::WatchdogStuck, None, None, l);
         }
         // c10d's TCPStore (2.8+, pytorch#153586): a client whose server went away while it waited
         // on a key — the store's host exited or crashed (a crash, or rank 0 ending first): a
@@ -4083,6 +4084,7 @@ impl Analyser {
             self.framework_errors(l);
         }
         self.watchdog_and_store(l, is_nccl, m);
+        self.heartbeat_monitor(l, is_nccl, m);
         self.wrapper_lines(l, is_nccl, m);
         // ProcessGroupNCCL's watchdog ended the process: `[Rank %d] NCCL watchdog thread
         // terminated with exception: %s` (`Process group watchdog …` since 2.2). Its exception

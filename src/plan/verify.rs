@@ -827,19 +827,7 @@ fn failure_detail(
             "a TCP connection to a peer failed".into(),
             peer_address_kind(&fs.line).or_else(|| log.bootstrap_ifs.first().map(|b| format!("bootstrap over {b}"))),
         ),
-        F::CudaFailure => {
-            let hint = cuda_error_text(&fs.line).and_then(cuda_hint).map(str::to_string);
-            // NCCL's NVLS transport's CUDA calls (cuMulticastCreate, cuMulticastAddDevice,
-            // cuMulticastBindMem…): the NVSwitch fabric's state, not the job's
-            let nvls = log.nvls_cuda_failure.then(|| {
-                "in NCCL's NVLS (NVLink SHARP) setup (transport/nvls.cc: its multicast objects over the NVSwitches): \
-                 the fabric manager and the NVSwitches decide it — check that nvidia-fabricmanager runs and the \
-                 GPUs' fabric state is Completed (nvidia-smi -q, Fabric), reset the GPUs after a fabric manager \
-                 restart; NCCL_NVLS_ENABLE=0 runs the job without NVLS meanwhile"
-                    .to_string()
-            });
-            ("cuda-failure", cuda_problem(&fs.line), nvls.or(hint))
-        }
+        F::CudaFailure => ("cuda-failure", cuda_problem(&fs.line), cuda_detail(log, &fs.line)),
         F::Rendezvous if fs.code == Some(5) => ("nccl-id-not-received", rendezvous_problem(fs.code).into(), None),
         F::Rendezvous if fs.code == Some(6) => ("store-timeout", rendezvous_problem(fs.code).into(), None),
         F::Rendezvous => ("rendezvous-failed", rendezvous_problem(fs.code).into(), rendezvous_where(&fs.line)),
@@ -1016,6 +1004,22 @@ fn cuda_error_text(l: &str) -> Option<&str> {
 /// `a CUDA call failed`, with the error's words where the line has them.
 fn cuda_problem(l: &str) -> String {
     cuda_error_text(l).map_or("a CUDA call failed".into(), |t| format!("a CUDA call failed: {t}"))
+}
+
+/// A CUDA failure's detail: where NCCL's NVLS transport's CUDA calls failed (cuMulticastCreate,
+/// cuMulticastAddDevice, cuMulticastBindMem…: the NVSwitch fabric's state, not the job's), else
+/// what its error's words mean.
+fn cuda_detail(log: &LogFacts, line: &str) -> Option<String> {
+    if log.nvls_cuda_failure {
+        return Some(
+            "in NCCL's NVLS (NVLink SHARP) setup (transport/nvls.cc: its multicast objects over the NVSwitches): \
+             the fabric manager and the NVSwitches decide it — check that nvidia-fabricmanager runs and the \
+             GPUs' fabric state is Completed (nvidia-smi -q, Fabric), reset the GPUs after a fabric manager \
+             restart; NCCL_NVLS_ENABLE=0 runs the job without NVLS meanwhile"
+                .to_string(),
+        );
+    }
+    cuda_error_text(line).and_then(cuda_hint).map(str::to_string)
 }
 
 /// What a CUDA error's words mean for a distributed job, where they say more than the text.
