@@ -287,16 +287,15 @@ fn nccl_prefixed(s: &str) -> &str {
     if prefixed {
         return &s[start..];
     }
-    // Open MPI's `--tag-output` (`[1,0]<stdout>:`) behind that wrapper, glued to NCCL's prefix
-    // (SageMaker's local mode: docker compose's `name  | ` before mpirun's tag — held-out set 95)
-    if start > 0 && b[start - 1].is_ascii_whitespace() {
-        if let Some(w) = s[start..].split_whitespace().next() {
-            if let Some(i) = w.rfind(">:").filter(|_| w.starts_with('[')) {
-                let rest = &w[i + 2..];
-                if looks_like_nccl_prefix(rest) && host_chars(rest) {
-                    return &s[start + i + 2..];
-                }
-            }
+    // A wrapper the known ones take off (Open MPI's `--tag-output` `[1,0]<stdout>:`) behind that
+    // one, glued to NCCL's prefix (SageMaker's local mode: docker compose's `name  | ` before
+    // mpirun's tag — held-out set 95): the known wrappers read from the word on
+    if start > 0 && b[start - 1].is_ascii_whitespace() && b[start] == b'[' {
+        let inner = unwrap_known(&s[start..]).0;
+        if inner.len() < s.len() - start
+            && inner.split_whitespace().next().is_some_and(|w| looks_like_nccl_prefix(w) && host_chars(w))
+        {
+            return inner;
         }
     }
     s
