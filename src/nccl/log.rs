@@ -3746,9 +3746,10 @@ impl Analyser {
         if let Some(i) = if warn { find!(l, "NCCL WARN ") } else { None } {
             let msg = l[i + "NCCL WARN ".len()..].to_string();
             // a CUDA call of NCCL's NVLS transport (transport/nvls.cc: the multicast objects
-            // over the NVSwitches, cuMulticast*), by the WARN's source location
-            if has!(&msg, "Cuda failure") && has!(&l[..i], "nvls.cc:") {
-                self.f.nvls_cuda_failure = true;
+            // over the NVSwitches, cuMulticast*), by the WARN's source location — where it is
+            // the first CUDA failure, the one the finding quotes
+            if has!(&msg, "Cuda failure") && self.f.failed(Failure::CudaFailure).is_none() {
+                self.f.nvls_cuda_failure = has!(&l[..i], "nvls.cc:");
             }
             self.warning(&msg);
         } else if let Some((true, msg)) = if warn && is_nccl { old_tag(l).or_else(|| ofi_test_tag(l)) } else { None } {
@@ -5370,8 +5371,13 @@ mod tests {
             let f = analyse(&format!("{l}\n"));
             assert!(f.nvls_cuda_failure && f.failed(Failure::CudaFailure).is_some(), "{l}");
         }
-        let f = analyse("h:1:2 [0] transport/p2p.cc:272 NCCL WARN Cuda failure 1 'invalid argument'\n");
+        let p2p = "h:1:2 [0] transport/p2p.cc:272 NCCL WARN Cuda failure 1 'invalid argument'\n";
+        let f = analyse(p2p);
         assert!(!f.nvls_cuda_failure && f.failed(Failure::CudaFailure).is_some());
+        // the finding quotes the first CUDA failure: an NVLS one after another is not its line
+        let nvls = "h:1:2 [0] transport/nvls.cc:254 NCCL WARN Cuda failure 401 'the operation cannot be performed in the present state'\n";
+        assert!(!analyse(&format!("{p2p}{nvls}")).nvls_cuda_failure);
+        assert!(analyse(&format!("{nvls}{p2p}")).nvls_cuda_failure);
     }
 
     #[test]
