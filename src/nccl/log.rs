@@ -106,6 +106,11 @@ pub struct IbDev {
     pub port: u32,
     /// `IB` or `RoCE`.
     pub link: String,
+    /// The port's active rate in Mb/s as NCCL's own line gives it (2.27+, NCCL_DEBUG_SUBSYS
+    /// with NET: `NET/IB: [0] mlx5_0:uverbs0:1/IB provider=Mlx5 speed=400000 …`), the slowest
+    /// where hosts differ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed_mbps: Option<u32>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -1941,6 +1946,8 @@ pub struct Analyser {
     views: Vec<(String, HostView)>,
     view_idx: rustc_hash::FxHashMap<String, usize>,
     last_view: Option<usize>,
+    /// Each IB device's port speed (Mb/s) from net_ib.cc's device lines, the slowest seen.
+    port_speeds: rustc_hash::FxHashMap<String, u32>,
     /// NCCL's return-code traces that reached set-up, and the first (a bootstrap one first).
     trace_failures: usize,
     trace_line: Option<String>,
@@ -3157,8 +3164,8 @@ impl Analyser {
         ]) {
             self.verbs_and_plugin(l, m, is_nccl, host);
         }
-        if any(&[gbit!("ocket")]) {
-            self.connect_retries(l);
+        if any(&[gbit!("ocket"), gbit!(" provider")]) {
+            self.retries_and_port_speeds(l, m, is_nccl);
         }
         // (`ProcessGroupNCCL`: PyTorch's line glued onto an NCCL one, review 23)
         const WARNISH: u64 = gbit!("WARN")
@@ -3361,6 +3368,40 @@ impl Analyser {
         }
     }
 
+    /// Lines that name a socket (connect retries) or a provider (net_ib.cc's device line).
+    fn retries_and_port_speeds(&mut self, l: &str, m: u64, is_nccl: bool) {
+        if m & gbit!("ocket") != 0 {
+            self.connect_retries(l);
+        }
+        if is_nccl && m & gbit!(" provider") != 0 && has!(l, " speed=") {
+            self.ib_port_speed(l);
+        }
+    }
+
+    /// net_ib.cc's device line (2.27+, INFO with the NET subsystem; a TRACE before):
+    /// `NET/IB: [%d] %s:%s:%d/%s provider=%s speed=%d context=%p pciPath=%s ar=%d`. The speed is
+    /// the port's active rate (ncclIbSpeed(active_speed) × width, Mb/s): the link as trained,
+    /// not the NIC's nominal rate. By device name, the slowest where hosts print different ones.
+    fn ib_port_speed(&mut self, l: &str) {
+        let Some(v) = after!(l, "NET/IB: [") else { return };
+        let Some((_, rest)) = v.split_once("] ") else { return };
+        let name = rest.split(':').next().unwrap_or("");
+        let Some(mbps) = after!(rest, " speed=").and_then(first_int).and_then(|x| u32::try_from(x).ok()) else {
+            return;
+        };
+        if name.is_empty() || name.len() > 64 || mbps == 0 || name.contains(char::is_whitespace) {
+            return;
+        }
+        let full = self.port_speeds.len() >= MAX_SMALL;
+        match self.port_speeds.get_mut(name) {
+            Some(s) => *s = (*s).min(mbps),
+            None if !full => {
+                self.port_speeds.insert(name.to_string(), mbps);
+            }
+            None => {}
+        }
+    }
+
     /// `[0]mlx5_0:1/IB [1]mlx5_1:1/RoCE ; OOB ib0:10.0.0.1<0>`
     fn ib_devices(&mut self, v: &str, host: Option<&str>) {
         let (devs, oob) = match v.split_once("; OOB ") {
@@ -3390,7 +3431,7 @@ impl Analyser {
             let port = c.next().and_then(|p| p.parse().ok()).unwrap_or(0);
             n += 1;
             if self.seen_dev.len() < MAX_SMALL && self.seen_dev.insert((name.clone(), port)) {
-                self.f.ib_devices.push(IbDev { index, name, port, link });
+                self.f.ib_devices.push(IbDev { index, name, port, link, speed_mbps: None });
             }
         }
         // (a list the bound cut may have more to record: read again)
@@ -4190,6 +4231,9 @@ impl Analyser {
         f.net_plugin_split = plugin_split(&f.per_host);
         f.modify_qp_errnos.sort_unstable();
         f.modify_qp_errnos.dedup();
+        for d in f.ib_devices.iter_mut() {
+            d.speed_mbps = self.port_speeds.get(&d.name).copied();
+        }
         // No `Using network` line, and channels over both NET/IB and NET/Socket: processes that
         // took different networks (NCCL's net is one per process), or two jobs in one file (an
         // `sbatch --open-mode=append` output, review 12) — both networks seen, so "mixed"
@@ -5645,6 +5689,9 @@ mod tests {
             "NET/OFI",
             "NET/IB: ",
             "NET/IB : ",
+            // after ` provider` (net_ib.cc's device line with its port speed)
+            "NET/IB: [",
+            " speed=",
             "is unsupported",
             "NET/IB : Using",
             // with " nranks " (`anks `), with "failed : Connection refused" (`ailed`)

@@ -498,7 +498,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "slow",
         message: "busbw far below the ceiling",
-        meaning: "the measured bus bandwidth is under half the bound the hardware allows",
+        meaning: "the measured bus bandwidth is under half the bound the hardware allows (under a quarter where the bound is from the port speeds in NCCL's own lines)",
         fix: "the causes listed with it; `ibwire fleet` for a slow node",
     },
     Rule {
@@ -625,6 +625,23 @@ pub struct CeilingInputs {
 /// NDR HCAs reaches ~470–510 GB/s of a 750 GB/s bound; a socket fallback, a missing rail or
 /// no GPUDirect fall far below half.
 pub const SLOW: f64 = 0.5;
+
+/// The share below which busbw is called slow where the ceiling comes from the port speeds in
+/// NCCL's own lines (a log from another node, no `--hca-gbit`). A port's speed is the link's
+/// rate; the slot or the chip behind it can hold it lower for good (GB10's two PCIe x4
+/// functions of one 200 Gb/s port, each printed at 200000; a 400 Gb/s NIC in a Gen4 x16 slot),
+/// and the log does not say so: only far below it is called slow.
+pub const SLOW_BY_PORT_SPEED: f64 = 0.25;
+
+/// The slowest port speed (Gb/s) NCCL printed for the IB devices it used, where it printed one
+/// for every one of them and the job's network is IB.
+fn log_port_gbit(log: &LogFacts) -> Option<f64> {
+    if log.ib_devices.is_empty() || log.network.as_deref() != Some("IB") {
+        return None;
+    }
+    let slowest = log.ib_devices.iter().map(|d| d.speed_mbps).collect::<Option<Vec<_>>>()?.into_iter().min()?;
+    Some(slowest as f64 / 1000.0)
+}
 
 /// Can NCCL use NVLink SHARP (NVSwitch multicast) on this GPU model?
 fn nvls_capable(model: &str) -> bool {
@@ -1842,6 +1859,33 @@ struct Ceilings {
     ran: bool,
     /// One node held to the ring's bound for want of NCCL's word on NVLS: NVLS's bound.
     nvls_unshown: Option<f64>,
+    /// The HCA rate is the port speed NCCL's own lines gave ([`log_port_gbit`]).
+    rate_from_log: Option<f64>,
+}
+
+/// The HCAs the ceiling counts (`--hcas`, this node's where it is the job's, else the log's) and
+/// the link rate (Gb/s) it takes: `--hca-gbit`, else this node's slowest healthy port where it
+/// is the job's, else the port speed the log's own NCCL lines give (the last value, apart, as
+/// it is held to a lower share). Second: this node's port rates (empty for a foreign log).
+fn hca_rate(
+    node: &Node,
+    plan: &Plan,
+    log: &LogFacts,
+    ci: &CeilingInputs,
+    same_node: bool,
+) -> (Option<usize>, Vec<f64>, Option<f64>, Option<f64>) {
+    let n_hcas = ci
+        .hcas
+        .or_else(|| same_node.then_some(plan.hcas.len()))
+        .or_else(|| (!log.ib_devices.is_empty()).then_some(log.ib_devices.len()));
+    let rates: Vec<f64> = plan
+        .hcas
+        .iter()
+        .filter_map(|(d, p)| node.rdma_device(d)?.ports.iter().find(|x| x.port == *p)?.rate_gbps)
+        .collect();
+    let from_log = if same_node || ci.hca_gbit.is_some() { None } else { log_port_gbit(log) };
+    let rate = ci.hca_gbit.or_else(|| if same_node { rates.iter().cloned().reduce(f64::min) } else { from_log });
+    (n_hcas, rates, rate, from_log)
 }
 
 fn ceilings(
@@ -1853,16 +1897,7 @@ fn ceilings(
     s: &Scope,
 ) -> Ceilings {
     let (same_node, nodes, multi) = (s.same_node, s.nodes, s.multi);
-    let rates: Vec<f64> = plan
-        .hcas
-        .iter()
-        .filter_map(|(d, p)| node.rdma_device(d)?.ports.iter().find(|x| x.port == *p)?.rate_gbps)
-        .collect();
-    let n_hcas = ci
-        .hcas
-        .or_else(|| same_node.then_some(plan.hcas.len()))
-        .or_else(|| (!log.ib_devices.is_empty()).then_some(log.ib_devices.len()));
-    let rate = ci.hca_gbit.or_else(|| if same_node { rates.iter().cloned().reduce(f64::min) } else { None });
+    let (n_hcas, rates, rate, rate_from_log) = hca_rate(node, plan, log, ci, same_node);
     let nranks = measured.map(|m| m.nranks).filter(|n| *n > 0).or(log.nranks).unwrap_or(0);
     let gpn = match nodes {
         Some(n) if n > 0 && nranks >= n => nranks / n,
@@ -1872,10 +1907,7 @@ fn ceilings(
     let nvl = model_name.as_deref().and_then(nvlink_gbps);
     let ring_only = log.env("NCCL_ALGO").is_some_and(|a| a.eq_ignore_ascii_case("ring"));
     let nvls = !log.nvls_off() && model_name.as_deref().is_some_and(nvls_capable);
-    let net = match (n_hcas, rate) {
-        (Some(h), Some(r)) if h > 0 => Some(ring_ceiling(h, r)),
-        _ => None,
-    };
+    let net = n_hcas.zip(rate).filter(|(h, _)| *h > 0).map(|(h, r)| ring_ceiling(h, r));
     let ring = net.filter(|_| multi);
     let hier = match (ring, multi && nranks > 1) {
         (Some(r), true) => bound(Some(r), nodes.unwrap_or(2), gpn, nvl, nvls, false),
@@ -1899,7 +1931,18 @@ fn ceilings(
         }
         _ => None,
     };
-    let mut c = Ceilings { rates, ring, hier, ceiling, nvl, nccl_model, links, nvls_unshown, ..Default::default() };
+    let mut c = Ceilings {
+        rates,
+        ring,
+        hier,
+        ceiling,
+        nvl,
+        nccl_model,
+        links,
+        nvls_unshown,
+        rate_from_log: rate_from_log.filter(|_| ceiling.is_some()),
+        ..Default::default()
+    };
     c.measured(measured);
     c
 }
@@ -1987,9 +2030,22 @@ fn bandwidth_findings(
     if r > 1.0 {
         notes.push(format!("busbw {b:.1} GB/s is above the {ceil:.0} GB/s bound: the HCA count, rate or node count given is lower than the job's"));
     }
-    if r >= SLOW {
+    if r >= c.rate_from_log.map_or(SLOW, |_| SLOW_BY_PORT_SPEED) {
         return;
     }
+    let d = slow_details(node, plan, log, s, c);
+    push(
+        findings,
+        "slow",
+        format!("SLOW: busbw {b:.1} GB/s is {:.1}% of the {ceil:.0} GB/s ceiling", r * 100.0),
+        Some(d.join("; ")),
+        None,
+    );
+}
+
+/// What a SLOW finding adds: on the job's own node, what there could hold the bandwidth down;
+/// for a log's own port speeds, where the ceiling came from.
+fn slow_details(node: &Node, plan: &Plan, log: &LogFacts, s: &Scope, c: &Ceilings) -> Vec<String> {
     let rates = &c.rates;
     let mut d = Vec::new();
     let max = rates.iter().cloned().fold(0.0, f64::max);
@@ -2006,13 +2062,13 @@ fn bandwidth_findings(
     if !down.is_empty() {
         d.push(format!("PCIe links below their width: {}", down.join(", ")));
     }
-    push(
-        findings,
-        "slow",
-        format!("SLOW: busbw {b:.1} GB/s is {:.1}% of the {ceil:.0} GB/s ceiling", r * 100.0),
-        Some(d.join("; ")),
-        None,
-    );
+    if let Some(g) = c.rate_from_log {
+        d.push(format!(
+            "the ceiling: {} HCA(s) at the {g:.0} Gb/s NCCL printed as their port speed (`NET/IB: [n] … speed=`); a slot can hold a port below its speed, so a quarter of it is the line (--hca-gbit RATE holds the log to another rate)",
+            log.ib_devices.len()
+        ));
+    }
+    d
 }
 
 /// Failures a log shows that are not what failed, as notes: a GPU-less helper's exception beside
@@ -2302,6 +2358,10 @@ fn human_bytes(b: u64) -> String {
 fn bw_note(s: &Scope, c: &Ceilings) -> String {
     let (nodes, multi) = (s.nodes, s.multi);
     match (c.ratio, c.busbw, c.ceiling) {
+        (Some(r), Some(b), Some(ceil)) if c.rate_from_log.is_some() => format!(
+            "; busbw {b:.1} GB/s = {:.1}% of the {ceil:.0} GB/s ceiling (the port speeds NCCL printed)",
+            r * 100.0
+        ),
         (Some(r), Some(b), Some(c)) => format!("; busbw {b:.1} GB/s = {:.1}% of the {c:.0} GB/s ceiling", r * 100.0),
         (None, Some(b), _) if c.average => {
             format!("; nccl-tests' average bus bandwidth {b:.1} GB/s (over every size, held to no ceiling)")
