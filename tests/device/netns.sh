@@ -29,6 +29,8 @@ NS=ibwnsb A=vetha B=vethb IPA=10.77.0.1 IPB=10.77.0.2 HB=ibwire-node1 # HB: the 
 # a second link between the nodes (C here, E in $NS): a data network apart from the store's, for
 # the cases that block it while torchrun's rendezvous still passes
 C=vethc E=vethd IPC=10.78.0.1 IPE=10.78.0.2 BADMAC=02:00:00:00:00:01
+# links made by one case each: F/G (one address on both nodes), H/I (two subnets on one link)
+F=vethf G=vethg H=vethh I=vethi
 { for c in ip iptables nft tc; do printf '%s: %s\n' "$c" "$(command -v $c || echo missing)"; done
   python3 -c 'import torch;print(torch.__version__, torch.cuda.nccl.version())'; } > "$D/caps.txt" 2>&1
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -47,8 +49,16 @@ if [ "${NETLINK:-}" != py ] && command -v ip >/dev/null; then # NETLINK=py: nl.p
   }
   unreach() { ip route "${2:-add}" unreachable "$1"/32; } # this side's connections to $1: EHOSTUNREACH
   dropto() { ip neigh replace "$2" lladdr $BADMAC dev "$1" nud permanent; } # frames to $2 go nowhere
+  nodad() { case $1 in *:*) echo nodad ;; esac; }
+  addr() { ip addr add "$2" dev "$1" $(nodad "$2"); }
+  inaddr() { inns ip addr add "$2" dev "$1" $(nodad "$2"); }
+  vpair() { # X (here) Y (in $NS) X's address, Y's address
+    ip link add "$1" type veth peer name "$2" && ip link set "$2" netns $NS && addr "$1" "$3" && ip link set "$1" up &&
+      inaddr "$2" "$4" && inns ip link set "$2" up
+  }
+  undrop() { ip neigh del "$2" dev "$1"; }
   show() { ip -br addr; inns ip -br addr; }
-  teardown() { ip netns del $NS 2>/dev/null; ip link del $A 2>/dev/null; ip link del $C 2>/dev/null; unreach $IPE del 2>/dev/null; true; }
+  teardown() { ip netns del $NS 2>/dev/null; for l in $A $C $F $H; do ip link del $l 2>/dev/null; done; unreach $IPE del 2>/dev/null; true; }
 else
   # no iproute2 (the device machines): a process holds the namespace, nl.py speaks rtnetlink
   echo "netns: no ip command: tests/device/nl.py over rtnetlink" >> "$D/caps.txt"
@@ -62,8 +72,12 @@ else
   }
   unreach() { if [ "${2:-add}" = del ]; then nl unroute unreachable "$1"/32; else nl route unreachable "$1"/32; fi; }
   dropto() { nl neigh "$1" "$2" $BADMAC; }
+  addr() { nl addr "$1" "$2"; }
+  inaddr() { nl -n $NSPID addr "$1" "$2"; }
+  vpair() { nl veth "$1" "$2" $NSPID && nl addr "$1" "$3" && nl up "$1" && nl -n $NSPID addr "$2" "$4" && nl -n $NSPID up "$2"; }
+  undrop() { nl unneigh "$1" "$2"; }
   show() { nl show; inns python3 "$HERE/nl.py" show; }
-  teardown() { [ -n "$NSPID" ] && kill $NSPID 2>/dev/null; nl del $A 2>/dev/null; nl del $C 2>/dev/null; unreach $IPE del 2>/dev/null; NSPID=; true; }
+  teardown() { [ -n "$NSPID" ] && kill $NSPID 2>/dev/null; for l in $A $C $F $H; do nl del $l 2>/dev/null; done; unreach $IPE del 2>/dev/null; NSPID=; true; }
 fi
 command -v python3 >/dev/null || { echo "netns: no python3 here: no case can run" | tee -a "$D/caps.txt"; exit 2; }
 teardown; setup >> "$D/caps.txt" 2>&1 || { echo "netns: could not make the namespace and the veth pair (see above)" | tee -a "$D/caps.txt"; teardown; exit 2; }
@@ -77,7 +91,7 @@ pair() { # name
     inns timeout ${TMO:-75} env ${COMMON:-} ${A1:-} torchrun --nnodes=2 --node-rank=1 --nproc-per-node=1 --master-addr=$IPA --master-port=$port "$py"
     echo "# rc(agent 1)=$?"; wait $ap; echo "# rc(agent 0)=$?"; } > "$D/$name.log" 2>&1
 }
-all="ns-healthy ns-ifname-unreachable ns-lo-rank1 ns-link-down ns-firewall ns-fw-reject ns-v6-linklocal ns-ports-exhausted ns-ifname-down ns-fw-drop" # ns-fw-drop last: its neighbour entries stay until the teardown
+all="ns-healthy ns-ifname-unreachable ns-lo-rank1 ns-link-down ns-firewall ns-fw-reject ns-v6-linklocal ns-v6-global ns-ports-exhausted ns-ifname-down ns-same-ip ns-other-subnet ns-mid-drop ns-fw-drop" # ns-fw-drop last: its neighbour entries stay until the teardown; ns-v6-global after ns-v6-linklocal (its addresses stay)
 for c in ${CASES:-$all}; do case $c in
   # the bootstrap and the sockets over the veth link: a healthy job over two nodes on TCP
   ns-healthy) COMMON=IBWIRE_CASE=ok A0=NCCL_SOCKET_IFNAME=$A A1=NCCL_SOCKET_IFNAME=$B pair ns-healthy ;;
@@ -125,6 +139,29 @@ for c in ${CASES:-$all}; do case $c in
     if dropto $C $IPE 2>>"$D/caps.txt" && inns python3 "$HERE/nl.py" neigh $E $IPC $BADMAC 2>>"$D/caps.txt"; then
       COMMON="IBWIRE_CASE=ok PG_TIMEOUT=25" A0=NCCL_SOCKET_IFNAME=$C A1=NCCL_SOCKET_IFNAME=$E TMO=100 pair ns-fw-drop
     else echo "ns-fw-drop: could not add the neighbour entries" >> "$D/caps.txt"; fi ;;
+  # each node's data interface has the same address (containers on Docker's default bridge on
+  # two hosts: both are 172.17.0.2): a node that connects to the other's address reaches itself
+  ns-same-ip)
+    if vpair $F $G 10.79.0.1/24 10.79.0.1/24 2>>"$D/caps.txt"; then
+      COMMON="IBWIRE_CASE=ok PG_TIMEOUT=25" A0=NCCL_SOCKET_IFNAME=$F A1=NCCL_SOCKET_IFNAME=$G TMO=90 pair ns-same-ip
+    else echo "ns-same-ip: could not make $F/$G" >> "$D/caps.txt"; fi ;;
+  # the nodes' data interfaces share a link but not a subnet (one node's NIC in another VLAN's
+  # address range): neither has a route to the other's address, connect gets ENETUNREACH
+  ns-other-subnet)
+    if vpair $H $I 10.80.0.1/24 10.81.0.2/24 2>>"$D/caps.txt"; then
+      COMMON="IBWIRE_CASE=ok PG_TIMEOUT=25" A0=NCCL_SOCKET_IFNAME=$H A1=NCCL_SOCKET_IFNAME=$I TMO=90 pair ns-other-subnet
+    else echo "ns-other-subnet: could not make $H/$I" >> "$D/caps.txt"; fi ;;
+  # the data network goes silent 20 s into a stream of all-reduces (a switch that drops
+  # everything: frames to a MAC nobody has, both ways) while the store's network stays up
+  ns-mid-drop)
+    ( sleep 20; dropto $C $IPE; inns python3 "$HERE/nl.py" neigh $E $IPC $BADMAC; echo "# $(date +%T) data network dropped" ) > "$D/ns-mid-drop.events" 2>&1 & lp=$!
+    COMMON="IBWIRE_CASE=loop IBWIRE_LOOP_S=60 PG_TIMEOUT=20" A0=NCCL_SOCKET_IFNAME=$C A1=NCCL_SOCKET_IFNAME=$E TMO=100 pair ns-mid-drop
+    wait $lp; undrop $C $IPE 2>>"$D/caps.txt"; inns python3 "$HERE/nl.py" unneigh $E $IPC 2>>"$D/caps.txt" ;;
+  # a healthy job over IPv6 with unique local (fd00::/8) addresses on the data network
+  ns-v6-global)
+    if addr $C fd00:78::1/64 2>>"$D/caps.txt" && inaddr $E fd00:78::2/64 2>>"$D/caps.txt"; then
+      COMMON="IBWIRE_CASE=ok PG_TIMEOUT=25 NCCL_SOCKET_FAMILY=AF_INET6" A0=NCCL_SOCKET_IFNAME=$C A1=NCCL_SOCKET_IFNAME=$E TMO=90 pair ns-v6-global
+    else echo "ns-v6-global: could not add the addresses" >> "$D/caps.txt"; fi ;;
   # NCCL over IPv6 on an interface whose only IPv6 address is link-local (fe80::, scope: the
   # interface's index on its own host)
   ns-v6-linklocal)

@@ -6,7 +6,9 @@
                                   exec` gives) and UTS namespaces (HOSTNAME: the namespace's host
                                   name, as another node has its own); print its pid
   nl.py [-n PID] veth A B PEERPID make veth A (here) with its peer B in PEERPID's namespace
-  nl.py [-n PID] addr IF A.B.C.D/LEN
+  nl.py [-n PID] addr IF A.B.C.D/LEN | IF V6ADDR/LEN
+                                  (an IPv6 address without duplicate address detection: usable
+                                  at once, not tentative)
   nl.py [-n PID] up|down|del IF
   nl.py [-n PID] show             interfaces with their state and IPv4 addresses
   nl.py [-n PID] route unreachable|prohibit|blackhole A.B.C.D/LEN
@@ -16,6 +18,8 @@
   nl.py [-n PID] neigh IF A.B.C.D LLADDR
                                   a permanent neighbour entry (a wrong LLADDR drops the frames
                                   silently, as a firewall's DROP does)
+  nl.py [-n PID] unneigh IF A.B.C.D
+                                  remove that entry
   nl.py exec PID CMD [ARG...]     run CMD in PID's network, mount and UTS namespaces
 
 -n PID: do it in PID's network namespace. Errors: one line on stderr, exit 1.
@@ -30,7 +34,7 @@ import sys
 
 CLONE_NEWNET, CLONE_NEWUTS, CLONE_NEWNS = 0x40000000, 0x04000000, 0x00020000
 MS_REC, MS_PRIVATE = 0x4000, 0x40000
-RTM_NEWLINK, RTM_DELLINK, RTM_NEWADDR, RTM_NEWROUTE, RTM_DELROUTE, RTM_NEWNEIGH = 16, 17, 20, 24, 25, 28
+RTM_NEWLINK, RTM_DELLINK, RTM_NEWADDR, RTM_NEWROUTE, RTM_DELROUTE, RTM_NEWNEIGH, RTM_DELNEIGH = 16, 17, 20, 24, 25, 28, 29
 RTA_DST, NDA_DST, NDA_LLADDR, NUD_PERMANENT = 1, 1, 2, 0x80
 RT_TABLE_MAIN, RTPROT_STATIC = 254, 4
 RTN = {"blackhole": 6, "unreachable": 7, "prohibit": 8}
@@ -38,7 +42,7 @@ NLM_F_REQUEST, NLM_F_ACK, NLM_F_EXCL, NLM_F_CREATE = 1, 4, 0x200, 0x400
 NLMSG_ERROR = 2
 IFLA_IFNAME, IFLA_LINKINFO, IFLA_NET_NS_PID = 3, 18, 19
 IFLA_INFO_KIND, IFLA_INFO_DATA, VETH_INFO_PEER = 1, 2, 1
-IFA_ADDRESS, IFA_LOCAL = 1, 2
+IFA_ADDRESS, IFA_LOCAL, IFA_F_NODAD = 1, 2, 0x02
 IFF_UP = 1
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -166,9 +170,14 @@ def main(a):
                 f"veth {args[0]}/{args[1]}")
     elif cmd == "addr" and len(args) == 2:
         ip, _, plen = args[1].partition("/")
-        a4 = socket.inet_aton(ip)
-        body = struct.pack("BBBBI", socket.AF_INET, int(plen or 32), 0, 0, index(args[0]))
-        request(RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, body + attr(IFA_LOCAL, a4) + attr(IFA_ADDRESS, a4),
+        fam = socket.AF_INET6 if ":" in ip else socket.AF_INET
+        try:
+            a = socket.inet_pton(fam, ip)
+        except OSError:
+            die(f"not an address: {ip!r}")
+        body = struct.pack("BBBBI", fam, int(plen or (128 if fam == socket.AF_INET6 else 32)),
+                           IFA_F_NODAD if fam == socket.AF_INET6 else 0, 0, index(args[0]))
+        request(RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, body + attr(IFA_LOCAL, a) + attr(IFA_ADDRESS, a),
                 f"address {args[1]} on {args[0]}")
     elif cmd in ("up", "down") and len(args) == 1:
         request(RTM_NEWLINK, 0, ifinfo(index(args[0]), IFF_UP if cmd == "up" else 0, IFF_UP), f"{cmd} {args[0]}")
@@ -185,6 +194,9 @@ def main(a):
         body = struct.pack("BxxxiHBB", socket.AF_INET, index(args[0]), NUD_PERMANENT, 0, 0)
         request(RTM_NEWNEIGH, NLM_F_CREATE | 0x100, body + attr(NDA_DST, socket.inet_aton(args[1])) + attr(NDA_LLADDR, mac),
                 f"neighbour {args[1]} on {args[0]}")  # 0x100: NLM_F_REPLACE
+    elif cmd == "unneigh" and len(args) == 2:
+        body = struct.pack("BxxxiHBB", socket.AF_INET, index(args[0]), 0, 0, 0)
+        request(RTM_DELNEIGH, 0, body + attr(NDA_DST, socket.inet_aton(args[1])), f"remove neighbour {args[1]} on {args[0]}")
     elif cmd == "show" and not args:
         for _, n in socket.if_nameindex():
             print(f"{n:<16} {'UP' if flags(n) & IFF_UP else 'DOWN':<5} {ipv4(n)}")
