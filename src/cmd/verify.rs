@@ -507,6 +507,10 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
             wrong: tests.wrong_total.saturating_add(tests.out_of_bounds).saturating_add(tests.old_errors),
             average,
             finished: tests.sweep_done(),
+            collective: match tests.tests_run.as_slice() {
+                [one] => Some(one.trim_end_matches("_mpi").trim_end_matches("_perf").to_string()),
+                _ => None,
+            },
         })
     } else {
         input.allreduce.map(|(b, w)| Measured {
@@ -519,6 +523,7 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
             wrong: 0,
             average: false,
             finished: true,
+            collective: Some("all_reduce".to_string()),
         })
     };
     let ci = CeilingInputs {

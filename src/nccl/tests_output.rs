@@ -80,6 +80,10 @@ pub struct TestsOutput {
     /// of the last run's bounds check or summary; 0: none.
     #[serde(skip)]
     pub done_at: usize,
+    /// The tests run, by name (`all_gather_perf`): util.cu's `# Collective test starting: %s`
+    /// (nccl-tests 2.17.1+), each once, at most eight.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tests_run: Vec<String>,
 }
 
 impl TestsOutput {
@@ -269,6 +273,18 @@ impl Parser {
         self.table_line(l);
     }
 
+    /// util.cu (2.17.1+): `# Collective test starting: %s`, the binary's name.
+    fn test_started(&mut self, v: &str) {
+        let name = v.split_whitespace().next().unwrap_or("");
+        if !name.is_empty()
+            && name.len() <= 64
+            && self.t.tests_run.len() < 8
+            && !self.t.tests_run.iter().any(|t| t == name)
+        {
+            self.t.tests_run.push(name.to_string());
+        }
+    }
+
     /// [`Parser::line_nccl`] of a line that may be nccl-tests' own.
     fn table_line(&mut self, l: &str) {
         // `#  Rank  0 Group  0 Pid 4766 on host device  0 [0x21] …`; before 2.x's groups,
@@ -287,6 +303,10 @@ impl Parser {
             return;
         }
         self.t.ranks_closed |= self.t.ranks > 0;
+        if let Some(v) = l.strip_prefix("# Collective test starting: ") {
+            self.test_started(v);
+            return;
+        }
         // `# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) …`
         if let Some(v) = l.strip_prefix("# nThread ").and_then(|v| v.split_once(" maxBytes ")) {
             self.run_header(v.1);

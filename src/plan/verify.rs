@@ -75,6 +75,10 @@ pub struct Measured {
     /// The benchmark said it finished: nccl-tests' summary, or an allreduce figure printed at
     /// the end. Rows alone are not that (a log cut mid-table has rows).
     pub finished: bool,
+    /// The collective measured, where the output names one alone: nccl-tests' `# Collective
+    /// test starting: all_gather_perf` (2.17.1+) as `all_gather`, ibwire's allreduce figure as
+    /// `all_reduce`.
+    pub collective: Option<String>,
 }
 
 /// At messages of this size or more, a busbw under [`STALLED_GBPS`] is a path that stalled:
@@ -450,8 +454,8 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "topology-file",
         message: "Attribute arch of node cpu not found / NCCL_TOPO_FILE",
-        meaning: "a topology file NCCL loaded (NCCL_TOPO_FILE, or one a plugin ships for an instance type) does not describe this machine",
-        fix: "unset NCCL_TOPO_FILE, or use the file for this exact instance type and plugin version",
+        meaning: "a topology or graph file NCCL loaded (NCCL_TOPO_FILE, NCCL_GRAPH_FILE, or one a plugin ships for an instance type) does not describe this machine, or (the graph file) cannot be opened",
+        fix: "unset NCCL_TOPO_FILE / NCCL_GRAPH_FILE, or use the file for this exact instance type and plugin version",
     },
     Rule {
         id: "crash",
@@ -498,7 +502,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "slow",
         message: "busbw far below the ceiling",
-        meaning: "the measured bus bandwidth is under half the bound the hardware allows (under a quarter where the bound is from the port speeds in NCCL's own lines)",
+        meaning: "the measured bus bandwidth is under half the bound the hardware allows (under a third where the bound is from the port speeds in NCCL's own lines)",
         fix: "the causes listed with it; `ibwire fleet` for a slow node",
     },
     Rule {
@@ -627,20 +631,30 @@ pub struct CeilingInputs {
 pub const SLOW: f64 = 0.5;
 
 /// The share below which busbw is called slow where the ceiling comes from the port speeds in
-/// NCCL's own lines (a log from another node, no `--hca-gbit`). A port's speed is the link's
-/// rate; the slot or the chip behind it can hold it lower for good (GB10's two PCIe x4
-/// functions of one 200 Gb/s port, each printed at 200000; a 400 Gb/s NIC in a Gen4 x16 slot),
-/// and the log does not say so: only far below it is called slow.
-pub const SLOW_BY_PORT_SPEED: f64 = 0.25;
+/// NCCL's own lines (a log from another node, no `--hca-gbit`). A port's speed is the link's;
+/// the slot or the chip behind it can hold it lower for good, and the log does not say so: a
+/// 400 Gb/s NIC in a PCIe Gen4 x16 slot carries about half its speed (GB10's two PCIe x4
+/// functions of one 200 Gb/s port print 200000 each). Only under a third of it is called slow.
+pub const SLOW_BY_PORT_SPEED: f64 = 1.0 / 3.0;
 
-/// The slowest port speed (Gb/s) NCCL printed for the IB devices it used, where it printed one
-/// for every one of them and the job's network is IB.
-fn log_port_gbit(log: &LogFacts) -> Option<f64> {
-    if log.ib_devices.is_empty() || log.network.as_deref() != Some("IB") {
-        return None;
+/// The collectives whose bus bandwidth the ring over the nodes' NICs bounds (nccl-tests'
+/// busbw of each is the ring's per-rank rate). Send/receive and all-to-all are not: one pair's
+/// traffic takes one NIC, all-to-all's busbw counts what never leaves a node (review 25).
+const RING_BOUND: [&str; 5] = ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"];
+
+/// The port speed (Gb/s) NCCL printed for the IB devices of a job over nodes, where a ceiling
+/// can rest on it: NCCL's network is IB, every device of its `NET/IB : Using` list has a speed
+/// line, every line on every host gives the same speed (different ones are a port trained
+/// below its peers, or NICs of different kinds, which no one rate stands for: review 25), and
+/// the measurement is of a collective the ring bounds.
+fn log_port_gbit(log: &LogFacts, measured: Option<&Measured>) -> Option<f64> {
+    let ring_bound = measured.and_then(|m| m.collective.as_deref()).is_some_and(|c| RING_BOUND.contains(&c));
+    match log.ib_port_speeds_mbps.as_slice() {
+        [one] if ring_bound && log.ib_speeds_cover_devices && log.network.as_deref() == Some("IB") => {
+            Some(*one as f64 / 1000.0)
+        }
+        _ => None,
     }
-    let slowest = log.ib_devices.iter().map(|d| d.speed_mbps).collect::<Option<Vec<_>>>()?.into_iter().min()?;
-    Some(slowest as f64 / 1000.0)
 }
 
 /// Can NCCL use NVLink SHARP (NVSwitch multicast) on this GPU model?
@@ -839,11 +853,9 @@ fn failure_detail(
             "no bootstrap interface".into(),
             log.env("NCCL_SOCKET_IFNAME").map(|v| format!("NCCL_SOCKET_IFNAME={v}")),
         ),
-        F::SocketConnect => (
-            "socket-connect",
-            "a TCP connection to a peer failed".into(),
-            peer_address_kind(&fs.line).or_else(|| log.bootstrap_ifs.first().map(|b| format!("bootstrap over {b}"))),
-        ),
+        F::SocketConnect => {
+            ("socket-connect", "a TCP connection to a peer failed".into(), socket_connect_detail(log, &fs.line))
+        }
         F::CudaFailure => ("cuda-failure", cuda_problem(&fs.line), cuda_detail(log, &fs.line)),
         F::Rendezvous if fs.code == Some(5) => ("nccl-id-not-received", rendezvous_problem(fs.code).into(), None),
         F::Rendezvous if fs.code == Some(6) => ("store-timeout", rendezvous_problem(fs.code).into(), None),
@@ -1826,6 +1838,29 @@ fn peer_address_kind(line: &str) -> Option<String> {
     })
 }
 
+/// What a failed connect's line and the log say of it: an address that does not route between
+/// hosts, connect(2)'s EADDRNOTAVAIL, an address two hosts bootstrapped on, else the bootstrap
+/// interface.
+fn socket_connect_detail(log: &LogFacts, line: &str) -> Option<String> {
+    if let Some(d) = peer_address_kind(line) {
+        return Some(d);
+    }
+    // connect(2): EADDRNOTAVAIL, no port of the ephemeral range free to bind the socket to
+    // (device set 19: a node whose ip_local_port_range was three ports)
+    if line.contains("Cannot assign requested address") {
+        return Some("EADDRNOTAVAIL: the connecting node had no free local port for it (its ephemeral port range, net.ipv4.ip_local_port_range, used up: connections piling up in TIME_WAIT, or a narrowed range) or its own address went away; widen the range and find what holds the ports (`ss -s`)".into());
+    }
+    if let Some((addr, hosts)) = &log.shared_bootstrap {
+        if connect_target(line).is_none_or(|t| t == addr) {
+            return Some(format!(
+                "{} bootstrapped on one address, {addr}: a node that connects to it reaches itself (containers on each host's private bridge, such as Docker's default 172.17.0.x, or cloned machines); run the containers with the host's network, or set NCCL_SOCKET_IFNAME to the interface with each node's own routable address",
+                hosts.join(" and ")
+            ));
+        }
+    }
+    log.bootstrap_ifs.first().map(|b| format!("bootstrap over {b}"))
+}
+
 /// RDMA of another kind than the one expected (EFA where IB was meant, RoCE where IB was).
 fn wrong_fabric(expected: &str, got: Option<&str>) -> bool {
     match (expected, got) {
@@ -1861,6 +1896,8 @@ struct Ceilings {
     nvls_unshown: Option<f64>,
     /// The HCA rate is the port speed NCCL's own lines gave ([`log_port_gbit`]).
     rate_from_log: Option<f64>,
+    /// The ring bound those speeds gave, which the measurement exceeded: not held to it.
+    log_bound_beaten: Option<f64>,
 }
 
 /// The HCAs the ceiling counts (`--hcas`, this node's where it is the job's, else the log's) and
@@ -1871,9 +1908,11 @@ fn hca_rate(
     node: &Node,
     plan: &Plan,
     log: &LogFacts,
+    measured: Option<&Measured>,
     ci: &CeilingInputs,
-    same_node: bool,
+    s: &Scope,
 ) -> (Option<usize>, Vec<f64>, Option<f64>, Option<f64>) {
+    let same_node = s.same_node;
     let n_hcas = ci
         .hcas
         .or_else(|| same_node.then_some(plan.hcas.len()))
@@ -1883,9 +1922,30 @@ fn hca_rate(
         .iter()
         .filter_map(|(d, p)| node.rdma_device(d)?.ports.iter().find(|x| x.port == *p)?.rate_gbps)
         .collect();
-    let from_log = if same_node || ci.hca_gbit.is_some() { None } else { log_port_gbit(log) };
+    let from_log = if same_node || ci.hca_gbit.is_some() || !s.multi { None } else { log_port_gbit(log, measured) };
     let rate = ci.hca_gbit.or_else(|| if same_node { rates.iter().cloned().reduce(f64::min) } else { from_log });
     (n_hcas, rates, rate, from_log)
+}
+
+/// The log's port speed where it binds the job (else no rate from it), with the NICs it counts:
+/// a GPU's ring runs through one NIC, so a node moves at most min(NICs, GPUs) NICs' worth
+/// (review 25: one GPU a node beside eight NICs); where several GPUs of a node are not known
+/// to share NVLink, their own PCIe links carry the ring too and bind it below the NICs (an
+/// L40S's Gen4 x16), which the log does not give. Its ceiling is that ring's bound alone, and
+/// a measurement above it drops it ([`Ceilings::measured`]).
+fn log_rate_where_it_binds(
+    n_hcas: Option<usize>,
+    rate: Option<f64>,
+    from_log: Option<f64>,
+    gpn: usize,
+    nvlink: bool,
+    ci: &CeilingInputs,
+) -> (Option<usize>, Option<f64>, Option<f64>) {
+    match from_log {
+        None => (n_hcas, rate, None),
+        Some(_) if gpn > 1 && !nvlink => (n_hcas, None, None),
+        Some(g) => (n_hcas.map(|h| if ci.hcas.is_none() { h.min(gpn) } else { h }), Some(g), Some(g)),
+    }
 }
 
 fn ceilings(
@@ -1896,8 +1956,8 @@ fn ceilings(
     ci: &CeilingInputs,
     s: &Scope,
 ) -> Ceilings {
-    let (same_node, nodes, multi) = (s.same_node, s.nodes, s.multi);
-    let (n_hcas, rates, rate, rate_from_log) = hca_rate(node, plan, log, ci, same_node);
+    let (nodes, multi) = (s.nodes, s.multi);
+    let (n_hcas, rates, rate, rate_from_log) = hca_rate(node, plan, log, measured, ci, s);
     let nranks = measured.map(|m| m.nranks).filter(|n| *n > 0).or(log.nranks).unwrap_or(0);
     let gpn = match nodes {
         Some(n) if n > 0 && nranks >= n => nranks / n,
@@ -1907,6 +1967,7 @@ fn ceilings(
     let nvl = model_name.as_deref().and_then(nvlink_gbps);
     let ring_only = log.env("NCCL_ALGO").is_some_and(|a| a.eq_ignore_ascii_case("ring"));
     let nvls = !log.nvls_off() && model_name.as_deref().is_some_and(nvls_capable);
+    let (n_hcas, rate, rate_from_log) = log_rate_where_it_binds(n_hcas, rate, rate_from_log, gpn, nvl.is_some(), ci);
     let net = n_hcas.zip(rate).filter(|(h, _)| *h > 0).map(|(h, r)| ring_ceiling(h, r));
     let ring = net.filter(|_| multi);
     let hier = match (ring, multi && nranks > 1) {
@@ -1914,6 +1975,7 @@ fn ceilings(
         _ => None,
     };
     let ceiling = match nodes {
+        Some(n) if n > 1 && rate_from_log.is_some() => net,
         Some(n) if n > 1 && nranks > 1 => bound(net, n, gpn, nvl, nvls, ring_only),
         // Rank count unknown: the hierarchical bound's limit, 2 × the network (2(n−1)/n < 2).
         Some(n) if n > 1 => net.map(|b| if ring_only { b } else { 2.0 * b }),
@@ -1963,6 +2025,11 @@ impl Ceilings {
             (Some(b), Some(c)) if c > 0.0 && self.small().is_none() && !self.average => Some(b / c),
             _ => None,
         };
+        // a bound from the log's port speeds that the job beat is not its bound
+        if self.rate_from_log.is_some() && self.ratio.is_some_and(|r| r > 1.0) {
+            self.log_bound_beaten = self.ceiling.take();
+            (self.ratio, self.rate_from_log) = (None, None);
+        }
         self.ran = measured.is_some_and(|m| m.finished);
     }
 }
@@ -2017,6 +2084,7 @@ fn bandwidth_findings(
             ));
         }
     }
+    port_speed_notes(log, s, c, notes);
     if stalled(log, s, c, findings) {
         return;
     }
@@ -2062,13 +2130,30 @@ fn slow_details(node: &Node, plan: &Plan, log: &LogFacts, s: &Scope, c: &Ceiling
     if !down.is_empty() {
         d.push(format!("PCIe links below their width: {}", down.join(", ")));
     }
-    if let Some(g) = c.rate_from_log {
+    if let (Some(g), Some(ceil)) = (c.rate_from_log, c.ceiling) {
         d.push(format!(
-            "the ceiling: {} HCA(s) at the {g:.0} Gb/s NCCL printed as their port speed (`NET/IB: [n] … speed=`); a slot can hold a port below its speed, so a quarter of it is the line (--hca-gbit RATE holds the log to another rate)",
-            log.ib_devices.len()
+            "the ceiling: the ring over {:.0} NIC(s) a node (one a GPU) at the {g:.0} Gb/s NCCL printed as their port speed (`NET/IB: [n] … speed=`); a slot can hold a port below its speed, so a third of it is the line (--hca-gbit RATE holds the log to another rate)",
+            ceil * 8.0 / g
         ));
     }
     d
+}
+
+/// What the port speeds in NCCL's lines say where they set no ceiling: a bound the job beat,
+/// or different speeds (a port trained below its peers, NICs of different kinds).
+fn port_speed_notes(log: &LogFacts, s: &Scope, c: &Ceilings, notes: &mut Vec<String>) {
+    if let Some(b) = c.log_bound_beaten {
+        notes.push(format!(
+            "the port speeds NCCL printed give a ring bound of {b:.0} GB/s, which the measurement exceeds: not held to it (pass --hcas/--hca-gbit to judge the bandwidth)"
+        ));
+    }
+    if s.multi && log.ib_port_speeds_mbps.len() > 1 {
+        let v: Vec<String> = log.ib_port_speeds_mbps.iter().map(|m| format!("{} Gb/s", m / 1000)).collect();
+        notes.push(format!(
+            "NCCL printed different port speeds for its IB devices ({}): a link trained below its peers (check it with ibstat on each node; `ibwire fleet` compares them), or NICs of different kinds in NCCL's list; no ceiling is taken from them",
+            v.join(", ")
+        ));
+    }
 }
 
 /// Failures a log shows that are not what failed, as notes: a GPU-less helper's exception beside
@@ -2079,6 +2164,11 @@ fn slow_details(node: &Node, plan: &Plan, log: &LogFacts, s: &Scope, c: &Ceiling
 /// GID table or an OOB interface not read), which carried nothing (held-out set 15).
 fn notes_not_failures(s: &Scope, log: &LogFacts, findings: &mut Vec<Finding>, notes: &mut Vec<String>) {
     const UNUSED: [&str; 4] = ["ofi-no-device", "ib-open-failed", "roce-gid", "no-oob-interface"];
+    if let Some(l) = &log.topo_file_skipped {
+        notes.push(format!(
+            "NCCL could not open a topology file it was given and went on without it ('{l}'): it detected the topology itself, not a failure; where it cannot see the machine's topology (a VM), point NCCL_TOPO_FILE at the file for it"
+        ));
+    }
     if log.nranks.is_some_and(|n| log.init_done >= n) {
         let why = ", while every rank of the communicator completed its init on a GPU: a process of the job other than its ranks";
         demote(findings, notes, |f| f.id == "no-gpu", why);
@@ -2708,6 +2798,36 @@ mod tests {
         assert!(super::peer_address_kind(l).unwrap().contains("Docker's default bridge"));
         assert_eq!(super::peer_address_kind("Connect to 10.0.0.5<35417> failed : Connection refused"), None);
         assert_eq!(super::peer_address_kind("Connect to "), None);
+    }
+
+    /// Device set 19: connect(2)'s EADDRNOTAVAIL (`Cannot assign requested address`: no local
+    /// port free) and two hosts that bootstrapped on one address (each connects to itself) are
+    /// named where the connect failed.
+    #[test]
+    fn a_connect_that_failed_for_want_of_a_port_or_on_a_shared_address_says_so() {
+        let log = crate::nccl::log::analyse("");
+        let l = "socketStartConnect: connect to 10.78.0.1<60141> failed : Cannot assign requested address";
+        assert!(super::socket_connect_detail(&log, l).unwrap().starts_with("EADDRNOTAVAIL"));
+        let boot = "a:1:1 [0] NCCL INFO Bootstrap: Using eth0:10.79.0.1<0>\nb:2:2 [0] NCCL INFO Bootstrap: Using eth0:10.79.0.1<0>\n";
+        let log = crate::nccl::log::analyse(boot);
+        assert_eq!(log.shared_bootstrap, Some(("10.79.0.1".to_string(), vec!["a".to_string(), "b".to_string()])));
+        let l = "socketPollConnect: connect to 10.79.0.1<33253> returned Connection refused, exceeded error retry count after 35 attempts";
+        assert!(super::socket_connect_detail(&log, l)
+            .unwrap()
+            .starts_with("a and b bootstrapped on one address, 10.79.0.1"));
+        // Docker's own bridge address is named as such first
+        let docker = crate::nccl::log::analyse(&boot.replace("10.79.0.1", "172.17.0.2"));
+        let l = "socketPollConnect: connect to 172.17.0.2<33253> returned Connection refused, exceeded error retry count after 35 attempts";
+        assert!(super::socket_connect_detail(&docker, l).unwrap().contains("Docker's default bridge"));
+        // another address: not this; one host twice, or loopback on two: not shared
+        let l = "socketPollConnect: connect to 10.0.0.9<33253> returned Connection refused, exceeded error retry count after 35 attempts";
+        assert_eq!(super::socket_connect_detail(&log, l).as_deref(), Some("bootstrap over eth0"));
+        for t in [
+            "a:1:1 [0] NCCL INFO Bootstrap: Using eth0:10.0.0.1<0>\na:2:2 [0] NCCL INFO Bootstrap: Using eth0:10.0.0.1<0>\n",
+            "a:1:1 [0] NCCL INFO Bootstrap: Using lo:127.0.0.1<0>\nb:2:2 [0] NCCL INFO Bootstrap: Using lo:127.0.0.1<0>\n",
+        ] {
+            assert_eq!(crate::nccl::log::analyse(t).shared_bootstrap, None, "{t}");
+        }
     }
 
     /// A failed connect to another host's bootstrap address names that host's interface, from
