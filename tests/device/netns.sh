@@ -17,9 +17,11 @@
 # firewall cases hang in init with no NCCL line after `Init START` until the time limit; the
 # link-local case fails at once (`connect to fe80::…%6<…> failed : Network is unreachable`: the
 # scope is rank 0's interface index, which means nothing on the other host).
-# ns-ports-exhausted and ns-ifname-down were written the same day and have NOT run on the device
-# yet (no machine came); their wiring was checked here as root (the namespace's port range, the
-# link down), not NCCL's answer to them.
+# ns-ports-exhausted, ns-ifname-down and the cases of the next session (ns-v6-global, ns-same-ip,
+# ns-other-subnet, ns-mid-drop) ran there on 2026-12-07 (device set 19, H100, 435 s): a shared
+# address gives 35 refused connects (each node reaches itself), a foreign subnet `Network is
+# unreachable` at once, no free port `Cannot assign requested address`, an interface down
+# `Bootstrap : no socket interface found`, a silent data network nothing until the watchdog.
 set -u
 # (logs are written straight under $OUT/netns: a run cut by its time limit keeps what it made)
 OUT=${OUT:-device-out}; D=$OUT/netns; mkdir -p "$D"
