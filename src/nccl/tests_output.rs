@@ -367,6 +367,7 @@ impl Parser {
             // column header or its end: review 24)
             let t = &l[i..];
             self.wrapped |= t.starts_with("# nThread ")
+                || t.starts_with("# Collective test starting: ")
                 || t.starts_with("# Out of bounds values")
                 || t.starts_with("# Avg bus bandwidth")
                 || t.trim_start_matches(['#', ' ']).starts_with("size ");

@@ -35,6 +35,17 @@ pub fn nvlink_gbps(model: &str) -> Option<f64> {
     }
 }
 
+/// A board whose GPUs share NVLink, beyond those [`nvlink_gbps`] gives a figure for (review 26):
+/// SXM and HGX boards by their names (`Tesla V100-SXM2-32GB`, `NVIDIA B300 SXM6 AC`), H20 and
+/// the B300/GB300 generation. Not the PCIe and NVL cards.
+fn nvlink_board(model: &str) -> bool {
+    let m = model.to_ascii_uppercase();
+    if m.contains("PCIE") || m.split_whitespace().any(|w| w == "NVL") {
+        return false;
+    }
+    m.contains("SXM") || m.contains("H20") || m.contains("B300") || m.contains("GB300")
+}
+
 /// NCCL's own model of one NVLink's usable bandwidth (GB/s) when it drives it with copies and
 /// kernels, not NVLink SHARP: `SM80_NVLINK_BW`/`SM90_NVLINK_BW` = 20.0 in nccl src/graph/topo.h.
 pub fn nccl_nvlink_per_link(model: &str) -> Option<f64> {
@@ -75,9 +86,9 @@ pub struct Measured {
     /// The benchmark said it finished: nccl-tests' summary, or an allreduce figure printed at
     /// the end. Rows alone are not that (a log cut mid-table has rows).
     pub finished: bool,
-    /// The collective measured, where the output names one alone: nccl-tests' `# Collective
-    /// test starting: all_gather_perf` (2.17.1+) as `all_gather`, ibwire's allreduce figure as
-    /// `all_reduce`.
+    /// The collectives measured, where the output names them: nccl-tests' `# Collective test
+    /// starting: all_gather_perf` (2.17.1+) as `all_gather` (several joined by `,`), ibwire's
+    /// allreduce figure as `all_reduce`.
     pub collective: Option<String>,
 }
 
@@ -648,7 +659,9 @@ const RING_BOUND: [&str; 5] = ["all_reduce", "all_gather", "reduce_scatter", "br
 /// below its peers, or NICs of different kinds, which no one rate stands for: review 25), and
 /// the measurement is of a collective the ring bounds.
 fn log_port_gbit(log: &LogFacts, measured: Option<&Measured>) -> Option<f64> {
-    let ring_bound = measured.and_then(|m| m.collective.as_deref()).is_some_and(|c| RING_BOUND.contains(&c));
+    // (every one of them: the table's best row may be any's; review 26)
+    let ring_bound =
+        measured.and_then(|m| m.collective.as_deref()).is_some_and(|c| c.split(',').all(|x| RING_BOUND.contains(&x)));
     match log.ib_port_speeds_mbps.as_slice() {
         [one] if ring_bound && log.ib_speeds_cover_devices && log.network.as_deref() == Some("IB") => {
             Some(*one as f64 / 1000.0)
@@ -1845,20 +1858,26 @@ fn socket_connect_detail(log: &LogFacts, line: &str) -> Option<String> {
     if let Some(d) = peer_address_kind(line) {
         return Some(d);
     }
+    if let Some(d) = shared_address(log, line) {
+        return Some(d);
+    }
     // connect(2): EADDRNOTAVAIL, no port of the ephemeral range free to bind the socket to
     // (device set 19: a node whose ip_local_port_range was three ports)
     if line.contains("Cannot assign requested address") {
         return Some("EADDRNOTAVAIL: the connecting node had no free local port for it (its ephemeral port range, net.ipv4.ip_local_port_range, used up: connections piling up in TIME_WAIT, or a narrowed range) or its own address went away; widen the range and find what holds the ports (`ss -s`)".into());
     }
-    if let Some((addr, hosts)) = &log.shared_bootstrap {
-        if connect_target(line).is_none_or(|t| t == addr) {
-            return Some(format!(
-                "{} bootstrapped on one address, {addr}: a node that connects to it reaches itself (containers on each host's private bridge, such as Docker's default 172.17.0.x, or cloned machines); run the containers with the host's network, or set NCCL_SOCKET_IFNAME to the interface with each node's own routable address",
-                hosts.join(" and ")
-            ));
-        }
-    }
     log.bootstrap_ifs.first().map(|b| format!("bootstrap over {b}"))
+}
+
+/// Two hosts bootstrapped on the address the failed connect went to (or the line names none).
+fn shared_address(log: &LogFacts, line: &str) -> Option<String> {
+    let (addr, hosts) = log.shared_bootstrap.as_ref()?;
+    connect_target(line).is_none_or(|t| t == addr).then(|| {
+        format!(
+            "{} bootstrapped on one address, {addr}: a node that connects to it reaches itself (containers on each host's private bridge, such as Docker's default 172.17.0.x, or cloned machines); run the containers with the host's network, or set NCCL_SOCKET_IFNAME to the interface with each node's own routable address",
+            hosts.join(" and ")
+        )
+    })
 }
 
 /// RDMA of another kind than the one expected (EFA where IB was meant, RoCE where IB was).
@@ -1938,9 +1957,10 @@ fn log_rate_where_it_binds(
     rate: Option<f64>,
     from_log: Option<f64>,
     gpn: usize,
-    nvlink: bool,
+    model: Option<&str>,
     ci: &CeilingInputs,
 ) -> (Option<usize>, Option<f64>, Option<f64>) {
+    let nvlink = model.is_some_and(|m| nvlink_gbps(m).is_some() || nvlink_board(m));
     match from_log {
         None => (n_hcas, rate, None),
         Some(_) if gpn > 1 && !nvlink => (n_hcas, None, None),
@@ -1959,15 +1979,13 @@ fn ceilings(
     let (nodes, multi) = (s.nodes, s.multi);
     let (n_hcas, rates, rate, rate_from_log) = hca_rate(node, plan, log, measured, ci, s);
     let nranks = measured.map(|m| m.nranks).filter(|n| *n > 0).or(log.nranks).unwrap_or(0);
-    let gpn = match nodes {
-        Some(n) if n > 0 && nranks >= n => nranks / n,
-        _ => 1,
-    };
+    let gpn = nodes.filter(|n| *n > 0 && nranks >= *n).map_or(1, |n| nranks / n);
     let model_name = measured.and_then(|m| m.gpu_model.clone()).or_else(|| node.gpus.first().map(|g| g.model.clone()));
     let nvl = model_name.as_deref().and_then(nvlink_gbps);
     let ring_only = log.env("NCCL_ALGO").is_some_and(|a| a.eq_ignore_ascii_case("ring"));
     let nvls = !log.nvls_off() && model_name.as_deref().is_some_and(nvls_capable);
-    let (n_hcas, rate, rate_from_log) = log_rate_where_it_binds(n_hcas, rate, rate_from_log, gpn, nvl.is_some(), ci);
+    let (n_hcas, rate, rate_from_log) =
+        log_rate_where_it_binds(n_hcas, rate, rate_from_log, gpn, model_name.as_deref(), ci);
     let net = n_hcas.zip(rate).filter(|(h, _)| *h > 0).map(|(h, r)| ring_ceiling(h, r));
     let ring = net.filter(|_| multi);
     let hier = match (ring, multi && nranks > 1) {
@@ -2888,6 +2906,17 @@ mod tests {
         let r = |v: Option<f64>| v.map(|x| format!("{x:.1}"));
         assert_eq!(r(bound(None, 1, 8, Some(450.0), false, false)).as_deref(), Some("450.0"));
         assert_eq!(r(bound(None, 1, 8, Some(450.0), true, false)).as_deref(), Some("787.5"));
+    }
+
+    /// Review 26: boards whose GPUs share NVLink without a figure in the table.
+    #[test]
+    fn nvlink_boards_by_name() {
+        for m in ["Tesla V100-SXM2-32GB", "NVIDIA H20", "NVIDIA B300 SXM6 AC", "NVIDIA GB300"] {
+            assert!(super::nvlink_board(m), "{m}");
+        }
+        for m in ["NVIDIA L40S", "NVIDIA H100 PCIe", "NVIDIA H100 NVL", "Tesla V100-PCIE-32GB", "NVIDIA GB10"] {
+            assert!(!super::nvlink_board(m), "{m}");
+        }
     }
 
     #[test]

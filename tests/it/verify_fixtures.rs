@@ -768,4 +768,17 @@ fn a_log_gives_its_own_port_speeds_as_the_ceiling() {
     let (code, h) = verdict_of(&table("all_gather_perf"));
     assert_eq!(code, Some(1), "{h}");
     assert!(h.starts_with("NOT OK: SLOW: busbw 2.8 GB/s is 11.4% of the 25 GB/s ceiling"), "{h}");
+    // review 26: two ring-bound tests in one log keep the ceiling, a send/receive among them
+    // drops it; the test's name behind a wrapper on every line is read like the rows
+    let two = |a: &str, b: &str| {
+        table(a) + &table(b).lines().filter(|l| l.starts_with('#') || l.starts_with(' ')).collect::<Vec<_>>().join("\n")
+    };
+    let (code, h) = verdict_of(&two("all_reduce_perf", "all_gather_perf"));
+    assert_eq!(code, Some(1), "{h}");
+    let (code, h) = verdict_of(&two("all_reduce_perf", "sendrecv_perf"));
+    assert_eq!(code, Some(0), "{h}");
+    assert!(h.contains("ceiling unknown"), "{h}");
+    let wrapped: String = table("all_gather_perf").lines().map(|l| format!("worker-0 | {l}\n")).collect();
+    let (code, h) = verdict_of(&wrapped);
+    assert_eq!(code, Some(1), "{h}");
 }
