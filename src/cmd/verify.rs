@@ -507,13 +507,12 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
             wrong: tests.wrong_total.saturating_add(tests.out_of_bounds).saturating_add(tests.old_errors),
             average,
             finished: tests.sweep_done(),
-            // every test the output names, `all_reduce,all_gather` (the table's best row is
-            // any of theirs)
-            collective: (!tests.tests_run.is_empty()).then(|| {
-                let names: Vec<&str> =
-                    tests.tests_run.iter().map(|t| t.trim_end_matches("_mpi").trim_end_matches("_perf")).collect();
-                names.join(",")
-            }),
+            // every test the output names (the table's best row is any of theirs)
+            collectives: tests
+                .tests_run
+                .iter()
+                .map(|t| t.trim_end_matches("_mpi").trim_end_matches("_perf").to_string())
+                .collect(),
         })
     } else {
         input.allreduce.map(|(b, w)| Measured {
@@ -526,7 +525,7 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
             wrong: 0,
             average: false,
             finished: true,
-            collective: Some("all_reduce".to_string()),
+            collectives: vec!["all_reduce".to_string()],
         })
     };
     let ci = CeilingInputs {

@@ -2997,15 +2997,20 @@ impl Analyser {
         }
     }
 
-    /// A line with `#` first: nccl-tests' header and summary (read by `shell_report` here and
-    /// by tests_output) or a comment (a job script's, a YAML file's) that may quote a failure's
-    /// words; no line NCCL or PyTorch prints starts with it (review 23: a healthy job whose log
-    /// echoed a comment quoting the watchdog's timeout was NOT OK). Read no further.
+    /// A line with `#` first: nccl-tests' header and summary (its rank lines read here, the
+    /// rest by tests_output) or a comment (a job script's, a YAML file's) that may quote a
+    /// failure's words; no line NCCL or PyTorch prints starts with it (review 23: a healthy job
+    /// whose log echoed a comment quoting the watchdog's timeout was NOT OK). Read no further.
     fn hash_line(&mut self, l: &str) -> bool {
         if l.trim_start().as_bytes().first() != Some(&b'#') {
             return false;
         }
-        self.shell_report(l);
+        if l.starts_with('#') {
+            if !self.tests_began {
+                self.tests_began = l.starts_with("# nThread ") || l.starts_with("#  Rank ");
+            }
+            self.tests_header(l);
+        }
         true
     }
 
@@ -3073,12 +3078,6 @@ impl Analyser {
     /// An interactive shell's report on the job's end by a signal, a short line of its own
     /// ([`bare_signal`]; on every line, gated or not: the first bytes decide at once).
     fn shell_report(&mut self, l: &str) {
-        if l.as_bytes().first() == Some(&b'#') {
-            if !self.tests_began {
-                self.tests_began = l.starts_with("# nThread ") || l.starts_with("#  Rank ");
-            }
-            self.tests_header(l);
-        }
         let first = l.trim_start().as_bytes().first();
         // after the job's first line only (NCCL's, its launcher's, nccl-tests' header: review
         // 9): a pasted session's earlier command (pip's build killed by the OOM killer before

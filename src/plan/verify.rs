@@ -15,11 +15,7 @@ use serde::Serialize;
 /// NVLink bandwidth per GPU and direction, GB/s, by model name.
 pub fn nvlink_gbps(model: &str) -> Option<f64> {
     let m = model.to_ascii_uppercase();
-    // PCIe cards (`NVIDIA A100-PCIE-40GB`, `H100 PCIe`) have NVLink only through a bridge that
-    // may not be there (held-out set 26: two A100-PCIE over PCIe at NCCL's 24 GB/s)
-    if m.contains("PCIE") || m.split_whitespace().any(|w| w == "NVL") {
-        // (and the NVL cards, `NVIDIA H100 NVL`, `H200 NVL`: PCIe cards bridged in pairs or
-        // fours, not an NVSwitch: review 7)
+    if pcie_card(&m) {
         return None;
     }
     if m.contains("B200") || m.contains("B100") || m.contains("GB200") {
@@ -35,15 +31,21 @@ pub fn nvlink_gbps(model: &str) -> Option<f64> {
     }
 }
 
-/// A board whose GPUs share NVLink, beyond those [`nvlink_gbps`] gives a figure for (review 26):
+/// A board whose GPUs share NVLink: those [`nvlink_gbps`] gives a figure for, and (review 26)
 /// SXM and HGX boards by their names (`Tesla V100-SXM2-32GB`, `NVIDIA B300 SXM6 AC`), H20 and
 /// the B300/GB300 generation. Not the PCIe and NVL cards.
 fn nvlink_board(model: &str) -> bool {
     let m = model.to_ascii_uppercase();
-    if m.contains("PCIE") || m.split_whitespace().any(|w| w == "NVL") {
-        return false;
-    }
-    m.contains("SXM") || m.contains("H20") || m.contains("B300") || m.contains("GB300")
+    nvlink_gbps(&m).is_some()
+        || (!pcie_card(&m) && (m.contains("SXM") || m.contains("H20") || m.contains("B300") || m.contains("GB300")))
+}
+
+/// PCIe cards (`NVIDIA A100-PCIE-40GB`, `H100 PCIe`) have NVLink only through a bridge that may
+/// not be there (held-out set 26: two A100-PCIE over PCIe at NCCL's 24 GB/s), and the NVL cards
+/// (`NVIDIA H100 NVL`, `H200 NVL`) are PCIe cards bridged in pairs or fours, not an NVSwitch
+/// (review 7). `m`: the model, upper case.
+fn pcie_card(m: &str) -> bool {
+    m.contains("PCIE") || m.split_whitespace().any(|w| w == "NVL")
 }
 
 /// NCCL's own model of one NVLink's usable bandwidth (GB/s) when it drives it with copies and
@@ -87,9 +89,9 @@ pub struct Measured {
     /// the end. Rows alone are not that (a log cut mid-table has rows).
     pub finished: bool,
     /// The collectives measured, where the output names them: nccl-tests' `# Collective test
-    /// starting: all_gather_perf` (2.17.1+) as `all_gather` (several joined by `,`), ibwire's
-    /// allreduce figure as `all_reduce`.
-    pub collective: Option<String>,
+    /// starting: all_gather_perf` (2.17.1+) as `all_gather`, ibwire's allreduce figure as
+    /// `all_reduce`; empty where it names none.
+    pub collectives: Vec<String>,
 }
 
 /// At messages of this size or more, a busbw under [`STALLED_GBPS`] is a path that stalled:
@@ -660,8 +662,8 @@ const RING_BOUND: [&str; 5] = ["all_reduce", "all_gather", "reduce_scatter", "br
 /// the measurement is of a collective the ring bounds.
 fn log_port_gbit(log: &LogFacts, measured: Option<&Measured>) -> Option<f64> {
     // (every one of them: the table's best row may be any's; review 26)
-    let ring_bound =
-        measured.and_then(|m| m.collective.as_deref()).is_some_and(|c| c.split(',').all(|x| RING_BOUND.contains(&x)));
+    let ring_bound = measured
+        .is_some_and(|m| !m.collectives.is_empty() && m.collectives.iter().all(|c| RING_BOUND.contains(&c.as_str())));
     match log.ib_port_speeds_mbps.as_slice() {
         [one] if ring_bound && log.ib_speeds_cover_devices && log.network.as_deref() == Some("IB") => {
             Some(*one as f64 / 1000.0)
@@ -1919,18 +1921,17 @@ struct Ceilings {
     log_bound_beaten: Option<f64>,
 }
 
-/// The HCAs the ceiling counts (`--hcas`, this node's where it is the job's, else the log's) and
-/// the link rate (Gb/s) it takes: `--hca-gbit`, else this node's slowest healthy port where it
-/// is the job's, else the port speed the log's own NCCL lines give (the last value, apart, as
-/// it is held to a lower share). Second: this node's port rates (empty for a foreign log).
-fn hca_rate(
-    node: &Node,
-    plan: &Plan,
-    log: &LogFacts,
-    measured: Option<&Measured>,
-    ci: &CeilingInputs,
-    s: &Scope,
-) -> (Option<usize>, Vec<f64>, Option<f64>, Option<f64>) {
+/// The HCAs the ceiling counts and the link rate (Gb/s) it takes, with this node's port rates
+/// (empty for a foreign log) and whether the rate is the log's own. The count: `--hcas`, this
+/// node's where it is the job's, else the log's. The rate: `--hca-gbit`, else this node's
+/// slowest healthy port where it is the job's, else the port speed NCCL's own lines give
+/// ([`log_port_gbit`]) where it binds the job: a GPU's ring runs through one NIC, so a node
+/// moves at most min(NICs, GPUs per node `gpn`) NICs' worth (review 25: one GPU a node beside
+/// eight NICs); where several GPUs of a node are not known to share NVLink, their own PCIe
+/// links carry the ring too and bind it below the NICs (an L40S's Gen4 x16), which the log does
+/// not give. That ceiling is the ring's bound alone, held to a lower share, and a measurement
+/// above it drops it ([`Ceilings::measured`]).
+fn hca_rate(node: &Node, plan: &Plan, log: &LogFacts, ci: &CeilingInputs, s: &Scope, job: JobShape) -> HcaRate {
     let same_node = s.same_node;
     let n_hcas = ci
         .hcas
@@ -1941,31 +1942,27 @@ fn hca_rate(
         .iter()
         .filter_map(|(d, p)| node.rdma_device(d)?.ports.iter().find(|x| x.port == *p)?.rate_gbps)
         .collect();
-    let from_log = if same_node || ci.hca_gbit.is_some() || !s.multi { None } else { log_port_gbit(log, measured) };
+    let from_log = if same_node || ci.hca_gbit.is_some() || !s.multi { None } else { log_port_gbit(log, job.measured) }
+        .filter(|_| job.gpn <= 1 || job.model.is_some_and(nvlink_board));
     let rate = ci.hca_gbit.or_else(|| if same_node { rates.iter().cloned().reduce(f64::min) } else { from_log });
-    (n_hcas, rates, rate, from_log)
+    let n_hcas = n_hcas.map(|h| if from_log.is_some() && ci.hcas.is_none() { h.min(job.gpn) } else { h });
+    HcaRate { n_hcas, rates, rate, from_log }
 }
 
-/// The log's port speed where it binds the job (else no rate from it), with the NICs it counts:
-/// a GPU's ring runs through one NIC, so a node moves at most min(NICs, GPUs) NICs' worth
-/// (review 25: one GPU a node beside eight NICs); where several GPUs of a node are not known
-/// to share NVLink, their own PCIe links carry the ring too and bind it below the NICs (an
-/// L40S's Gen4 x16), which the log does not give. Its ceiling is that ring's bound alone, and
-/// a measurement above it drops it ([`Ceilings::measured`]).
-fn log_rate_where_it_binds(
+/// What [`hca_rate`] reads of the job beside the log: its measurement, GPUs per node and model.
+#[derive(Clone, Copy)]
+struct JobShape<'a> {
+    measured: Option<&'a Measured>,
+    gpn: usize,
+    model: Option<&'a str>,
+}
+
+/// [`hca_rate`]'s answer.
+struct HcaRate {
     n_hcas: Option<usize>,
+    rates: Vec<f64>,
     rate: Option<f64>,
     from_log: Option<f64>,
-    gpn: usize,
-    model: Option<&str>,
-    ci: &CeilingInputs,
-) -> (Option<usize>, Option<f64>, Option<f64>) {
-    let nvlink = model.is_some_and(|m| nvlink_gbps(m).is_some() || nvlink_board(m));
-    match from_log {
-        None => (n_hcas, rate, None),
-        Some(_) if gpn > 1 && !nvlink => (n_hcas, None, None),
-        Some(g) => (n_hcas.map(|h| if ci.hcas.is_none() { h.min(gpn) } else { h }), Some(g), Some(g)),
-    }
 }
 
 fn ceilings(
@@ -1977,15 +1974,14 @@ fn ceilings(
     s: &Scope,
 ) -> Ceilings {
     let (nodes, multi) = (s.nodes, s.multi);
-    let (n_hcas, rates, rate, rate_from_log) = hca_rate(node, plan, log, measured, ci, s);
     let nranks = measured.map(|m| m.nranks).filter(|n| *n > 0).or(log.nranks).unwrap_or(0);
     let gpn = nodes.filter(|n| *n > 0 && nranks >= *n).map_or(1, |n| nranks / n);
     let model_name = measured.and_then(|m| m.gpu_model.clone()).or_else(|| node.gpus.first().map(|g| g.model.clone()));
+    let job = JobShape { measured, gpn, model: model_name.as_deref() };
+    let HcaRate { n_hcas, rates, rate, from_log: rate_from_log } = hca_rate(node, plan, log, ci, s, job);
     let nvl = model_name.as_deref().and_then(nvlink_gbps);
     let ring_only = log.env("NCCL_ALGO").is_some_and(|a| a.eq_ignore_ascii_case("ring"));
     let nvls = !log.nvls_off() && model_name.as_deref().is_some_and(nvls_capable);
-    let (n_hcas, rate, rate_from_log) =
-        log_rate_where_it_binds(n_hcas, rate, rate_from_log, gpn, model_name.as_deref(), ci);
     let net = n_hcas.zip(rate).filter(|(h, _)| *h > 0).map(|(h, r)| ring_ceiling(h, r));
     let ring = net.filter(|_| multi);
     let hier = match (ring, multi && nranks > 1) {
