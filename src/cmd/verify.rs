@@ -507,12 +507,17 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
             wrong: tests.wrong_total.saturating_add(tests.out_of_bounds).saturating_add(tests.old_errors),
             average,
             finished: tests.sweep_done(),
-            // every test the output names (the table's best row is any of theirs)
-            collectives: tests
-                .tests_run
-                .iter()
-                .map(|t| t.trim_end_matches("_mpi").trim_end_matches("_perf").to_string())
-                .collect(),
+            // every test the output names (the table's best row is any of theirs); where it
+            // names none, the one its rates' factor shows
+            collectives: if tests.tests_run.is_empty() {
+                tests.collective_from_factor().map(str::to_string).into_iter().collect()
+            } else {
+                tests
+                    .tests_run
+                    .iter()
+                    .map(|t| t.trim_end_matches("_mpi").trim_end_matches("_perf").to_string())
+                    .collect()
+            },
         })
     } else {
         input.allreduce.map(|(b, w)| Measured {

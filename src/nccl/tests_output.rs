@@ -134,6 +134,33 @@ impl TestsOutput {
         self.last_done
     }
 
+    /// The collective the table measured, where no `# Collective test starting:` line names it
+    /// (nccl-tests before 2.17.1): all-reduce alone has a bus-bandwidth factor over one, every
+    /// release's `AllReduceGetBw` (2(n−1)/n, 1.33 to 2 for three ranks or more); every other
+    /// test's is 1 or (n−1)/n. So a table whose every row with a readable rate has busbw/algbw
+    /// at all-reduce's factor (and at the rank table's own n where it is whole) is all-reduce.
+    /// Rows of two tests, or two ranks (a factor of 1), name nothing.
+    pub fn collective_from_factor(&self) -> Option<&'static str> {
+        let want = self.whole_rank_table().map(|(n, _)| 2.0 * (n as f64 - 1.0) / n as f64);
+        let mut read = 0;
+        for b in self.rows.iter().flat_map(|r| std::iter::once(&r.out_of_place).chain(r.in_place.as_ref())) {
+            // (a rate of two decimals: small ones are mostly rounding)
+            if b.algbw < 1.0 {
+                continue;
+            }
+            let f = b.busbw / b.algbw;
+            let fits = match want {
+                Some(w) => (f - w).abs() <= 0.02 * w + 0.01 / b.algbw.max(1.0),
+                None => (1.3..=2.01).contains(&f),
+            };
+            if !fits || want.is_some_and(|w| w < 1.3) {
+                return None;
+            }
+            read += 1;
+        }
+        (read > 0).then_some("all_reduce")
+    }
+
     pub fn peak_busbw(&self) -> Option<f64> {
         self.rows
             .iter()
@@ -600,6 +627,39 @@ mod tests {
         assert_eq!(p.old_errors, 0);
         let p = parse(&format!("{head}        1024           256     int32     sum    20.00    0.05    0.05  1e+00    20.00    0.05    0.05    N/A\n        1024           256     float     sum    20.00    0.05    0.05    inf    20.00    0.05    0.05    nan\n"));
         assert_eq!(p.old_errors, 2);
+    }
+
+    /// The factor nccl-tests' `*GetBw` puts between busbw and algbw names all-reduce (2(n−1)/n,
+    /// over one from three ranks on) and nothing else: every other test's is 1 or (n−1)/n.
+    #[test]
+    fn all_reduce_is_known_by_its_bus_bandwidth_factor() {
+        let table = |n: usize, rates: &[(f64, f64)]| {
+            let ranks: String = (0..n)
+                .map(|r| format!("#  Rank {r:2} Group  0 Pid 1 on host{} device {r} [0x1a] NVIDIA H100\n", r / 8))
+                .collect();
+            let rows: String = rates
+                .iter()
+                .map(|(a, b)| format!("   8589934592    2147483648     float     sum      -1    30000  {a:6.2}  {b:6.2}      0    30000  {a:6.2}  {b:6.2}      0\n"))
+                .collect();
+            parse(&format!("{ranks}#\n{HEAD}\n{rows}"))
+        };
+        // 16 ranks: AllReduceGetBw's 2·15/16 = 1.875, to two decimals
+        let f = |a: f64, n: usize| (a, (a * 2.0 * (n as f64 - 1.0) / n as f64 * 100.0).round() / 100.0);
+        assert_eq!(table(16, &[f(250.12, 16), f(1.07, 16)]).collective_from_factor(), Some("all_reduce"));
+        // all-gather, reduce-scatter, all-to-all: (n−1)/n; send/receive, broadcast: 1
+        assert_eq!(table(16, &[(250.0, 234.38)]).collective_from_factor(), None);
+        assert_eq!(table(16, &[(250.0, 250.0)]).collective_from_factor(), None);
+        // a log of two tests (all-reduce's rows beside all-to-all's) names neither
+        assert_eq!(table(16, &[f(250.0, 16), (250.0, 234.38)]).collective_from_factor(), None);
+        // two ranks: all-reduce's factor is 1, like send/receive's
+        assert_eq!(table(2, &[(20.0, 20.0)]).collective_from_factor(), None);
+        // the factor of 8 ranks in a table of 16: not this rank table's all-reduce
+        assert_eq!(table(16, &[f(250.0, 8)]).collective_from_factor(), None);
+        // no rank table: any all-reduce factor; rates under 1 GB/s are rounding only
+        let rows = format!("{HEAD}\n      1024    256     float     sum      -1    30.0    0.03    0.06      0    30.0    0.03    0.06      0\n");
+        assert_eq!(parse(&rows).collective_from_factor(), None);
+        let rows = format!("{HEAD}\n   8589934592    2147483648     float     sum      -1    30000  100.00  175.00      0    30000  100.00  175.00      0\n");
+        assert_eq!(parse(&rows).collective_from_factor(), Some("all_reduce"));
     }
 
     /// nccl-tests behind docker compose's `name  | ` (a wrapper no rule names) and Open MPI's
