@@ -251,6 +251,7 @@ fn unwrap_known(l: &str) -> (&str, bool) {
         s = host_prefixed(s);
         s = mpi_timestamped(s);
         s = engine_logged(s);
+        s = buildkit_step(s);
         if s.len() == before.len() {
             return (s, false);
         }
@@ -491,6 +492,29 @@ fn mpi_timestamped(s: &str) -> &str {
     }
 }
 
+/// Docker BuildKit's plain progress (`docker build --progress=plain`): `#12 1.234 ` (the
+/// step, the seconds since it began), whose `#` would make the line a comment (review 26).
+fn buildkit_step(s: &str) -> &str {
+    let b = s.as_bytes();
+    let digits = |at: usize| b.get(at..).map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count());
+    let step = digits(1);
+    let secs = digits(step + 2);
+    let frac = digits(step + 3 + secs);
+    let end = step + 3 + secs + frac;
+    if b.first() == Some(&b'#')
+        && (1..=4).contains(&step)
+        && b.get(step + 1) == Some(&b' ')
+        && secs > 0
+        && b.get(step + 2 + secs) == Some(&b'.')
+        && frac == 3
+        && b.get(end) == Some(&b' ')
+    {
+        &s[end + 1..]
+    } else {
+        s
+    }
+}
+
 /// pdsh/clush: `node07: node07:1234:1240 [0] NCCL INFO …`
 fn host_prefixed(mut s: &str) -> &str {
     let colon = memchr::memchr(b':', &s.as_bytes()[..head(s)]);
@@ -651,6 +675,11 @@ mod tests {
         assert_eq!(unwrap_line("Thu Jul 18 15:41:05 2024<stdout>:#  size  count"), "#  size  count");
         assert_eq!(unwrap_line("Thu Jul 18 15:41:05 2024[1,3]<stderr>:h:2:2 [0] NCCL INFO x"), "h:2:2 [0] NCCL INFO x");
         assert_eq!(unwrap_line("Thu Jul 18 is not a <stdout>: tag"), "Thu Jul 18 is not a <stdout>: tag");
+        // BuildKit's `#N S.mmm ` (docker build --progress=plain), not a comment's `#`
+        assert_eq!(unwrap_line("#12 1.234 #       size         count"), "#       size         count");
+        assert_eq!(unwrap_line("#7 12.500 h:2:2 [0] NCCL INFO x"), "h:2:2 [0] NCCL INFO x");
+        assert_eq!(unwrap_line("#12 DONE 1.2s"), "#12 DONE 1.2s");
+        assert_eq!(unwrap_line("# 12 1.234 a comment"), "# 12 1.234 a comment");
         // docker compose's `name  | ` (a wrapper no rule names) before Open MPI's --tag-output,
         // glued to NCCL's prefix; a bracketed word that is no tag stays
         assert_eq!(
