@@ -1275,6 +1275,8 @@ fn names_result(l: &str, m: u64) -> bool {
         && memchr::memmem::find_iter(l.as_bytes(), b"nccl")
             .any(|i| l[i + 4..].starts_with("Invalid") || l[i + 4..].starts_with("SocketInit:")))
         || (m & gbit!("NCCL_") != 0 && has!(l, " (run with NCCL_DEBUG="))
+        // XLA's `NCCL operation ncclX(…) failed: …` (the call's `nccl`, its `ailed`)
+        || (m & gbit!("nccl") != 0 && m & gbit!("ailed") != 0 && has!(l, "NCCL operation nccl"))
 }
 
 /// ` -> ` somewhere in `l` (an error trace's arrow): one byte search, no substring searcher.
@@ -1847,7 +1849,7 @@ fn nccl_error(l: &str) -> Option<&str> {
     // ncclGetErrorString's words (init.cc) as XLA, JAX and others relay them without the
     // result's name: `internal error - please report this issue to the NCCL developers`,
     // `unhandled cuda error (run with NCCL_DEBUG=INFO for details)`.
-    const PATS: [&str; 15] = [
+    const PATS: [&str; 16] = [
         "ncclInternalError",
         "ncclSystemError",
         "ncclRemoteError",
@@ -1863,6 +1865,10 @@ fn nccl_error(l: &str) -> Option<&str> {
         "remote process exited or there was a network error",
         "invalid usage (run with NCCL_DEBUG=",
         "invalid argument (run with NCCL_DEBUG=",
+        // TensorFlow's and XLA's relay, `%s:%d: NCCL operation %s failed: %s` (nccl_utils.cc,
+        // ToStatus/TranslateStatus): any release's ncclGetErrorString after it (before 2.18
+        // `invalid usage`, `internal error`, `invalid argument` with nothing after them)
+        "NCCL operation ",
     ];
     static AC: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
     let ac = AC.get_or_init(|| {
@@ -1874,12 +1880,32 @@ fn nccl_error(l: &str) -> Option<&str> {
     let mut best: Option<(usize, usize)> = None; // (pattern, start)
     for m in ac.find_overlapping_iter(l) {
         let (p, at) = (m.pattern().as_usize(), m.start());
+        // (after `file:line: `, `INTERNAL: ` or at the line's start, as XLA writes it)
+        if p == PATS.len() - 1 && (!(at == 0 || l[..at].trim_end().ends_with(':')) || !xla_relay(&l[at..])) {
+            continue;
+        }
         best = match best {
             Some((bp, bs)) if bp < p || (bp == p && bs <= at) => Some((bp, bs)),
             _ => Some((p, at)),
         };
     }
     best.map(|(_, at)| &l[at..])
+}
+
+/// After XLA's `NCCL operation `: the call, then ` failed: ` and one of ncclGetErrorString's
+/// results (every release's words; `NCCL operation in progress` is itself one, not a relay).
+fn xla_relay(v: &str) -> bool {
+    const RESULTS: [&str; 7] = [
+        "unhandled cuda error",
+        "unhandled system error",
+        "internal error",
+        "invalid argument",
+        "invalid usage",
+        "remote process exited or there was a network error",
+        "unknown result code",
+    ];
+    v.starts_with("NCCL operation nccl")
+        && v.find(" failed: ").is_some_and(|i| RESULTS.iter().any(|r| v[i + 9..].starts_with(r)))
 }
 
 /// ncclGetLastError's text as frameworks relay it: PyTorch ≥ 2.2 `Last NCCL warning(error):
@@ -5626,8 +5652,20 @@ mod tests {
             "nodeA:100:100 [0] NCCL INFO ncclAllReduce failed: invalid argument (run with NCCL_DEBUG=INFO for details)",
             "W0101 12:00:00.123 nccl_utils.cc:297] NCCL operation ncclAllReduce(...) failed: invalid argument (run with NCCL_DEBUG=WARN for details)",
             "h:1:2 [0] NCCL INFO x failed: invalid usage (run with NCCL_DEBUG=WARN for details)",
+            // TensorFlow/XLA's `%s:%d: NCCL operation %s failed: %s` over NCCL before 2.18,
+            // whose ncclGetErrorString had nothing after `invalid usage` (set 107, tf#62757)
+            "  (0) INTERNAL:  custom call 'xla.gpu.all_reduce' failed: external/local_xla/xla/service/gpu/nccl_utils.cc:297: NCCL operation ncclCommInitRank(&comm, nranks, id, rank) failed: invalid usage; current tracing scope: all-reduce-start.4",
+            "Internal: third_party/nccl/nccl.cc:12: NCCL operation ncclGroupEnd() failed: internal error",
         ] {
             assert!(!analyse(&format!("{l}\n")).errors.is_empty(), "{l}");
+        }
+        // not a relay: no result after it, or ncclInProgress's own words
+        for l in [
+            "NCCL operation ncclAllReduce(x) failed: see above",
+            "W0101 nccl.cc:1] waiting: NCCL operation in progress",
+            "the NCCL operation ncclSend failed: invalid usage of the words",
+        ] {
+            assert!(analyse(&format!("{l}\n")).errors.is_empty(), "{l}");
         }
         // set 43's TCPXO shim: its warning, then NCCL's error on its way up behind the shim's words
         let f = analyse(
@@ -5753,6 +5791,8 @@ mod tests {
             "Libfabric",
             "OFI",
             "ran for",
+            // with `nccl` and `ailed` (XLA's relay of a result)
+            "NCCL operation nccl",
             // with "waitForInput: socket " (c10d's store timeout)
             " timed out after ",
             // 2.3's WARN text only (a WARN line passes the gate by its tag)
