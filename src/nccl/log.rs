@@ -482,6 +482,11 @@ pub struct LogFacts {
     /// that stopped before NCCL's (or ran without NCCL_DEBUG) is thin, not "not a log".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launcher: Option<String>,
+    /// The node count a launcher's command or report states, before NCCL's first line
+    /// ([`launcher_nodes`]): the count and the words that state it. None where two lines
+    /// state different counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launcher_nodes: Option<(usize, String)>,
     /// The first Python exception a worker raised (`[rank0]: ValueError: …`), torchrun's own
     /// `ChildFailedError` aside: what a worker's non-zero exit was, where NCCL's lines say nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1968,6 +1973,8 @@ pub struct Analyser {
     /// nccl-tests' header was seen (`# nThread …`, `#  Rank …`): the job's output began, with
     /// NCCL's lines or without them (NCCL_DEBUG unset).
     tests_began: bool,
+    /// Two lines stated different node counts: [`LogFacts::launcher_nodes`] stays None.
+    launcher_nodes_conflict: bool,
     /// The processes of the current nccl-tests run (its rank lines).
     tests_procs: BTreeSet<String>,
     /// Every reader on every line, no gate and no short paths (the reference the gated
@@ -2083,6 +2090,86 @@ fn names_nccl(l: &str) -> bool {
         && !["export ", "#SBATCH", "srun ", "NCCL_", "torchrun ", "python ", "python3 "]
             .iter()
             .any(|p| t.starts_with(p))
+}
+
+/// The nodes a launcher was told to span, as a line of the log states it: a torchrun command
+/// (`torchrun`, `python -m torch.distributed.run|launch`) with `--nnodes N` or `--nnodes=N:N`
+/// (run.py: `<minimum_nodes>:<maximum_nodes>`; a range of two counts states none),
+/// torchrun's own report of its launch configs (launcher/api.py: `  min_nodes        : N`,
+/// from two nodes up: at least that many), Slurm's `#SBATCH`/`srun`/`sbatch` with `-N N`,
+/// `-NN` or `--nodes=N` (`N-M`: at least N) and its `SLURM_NNODES=N`/`SLURM_JOB_NUM_NODES=N`,
+/// DeepSpeed's `--num_nodes N` and accelerate's `--num_machines N`. The count and its words.
+fn launcher_nodes(l: &str) -> Option<(usize, String)> {
+    let h = l.trim_start();
+    let b = h.as_bytes();
+    // (one byte test first: every form below holds "node", "NODE", "-N" or "machines")
+    if [&b"node"[..], b"NODE", b"-N", b"machines"].iter().all(|w| memchr::memmem::find(b, w).is_none()) {
+        return None;
+    }
+    let words: Vec<&str> = h.split_whitespace().take(256).collect();
+    let cmd = |names: &[&str]| words.iter().any(|w| names.iter().any(|n| w.ends_with(n)));
+    let said = |what: &str, f: Option<(usize, String)>| f.map(|(n, how)| (n, format!("{what}{how}")));
+    if cmd(&["torchrun", "torch.distributed.run", "torch.distributed.launch"]) {
+        if let Some(f) = said("the launch command's ", node_flag(&words, &["--nnodes"], ':')) {
+            return Some(f);
+        }
+    }
+    if let Some(v) = h.split_once("min_nodes").and_then(|(_, r)| r.trim_start().strip_prefix(':')) {
+        if let Some(n) = v.split_whitespace().next().and_then(|v| v.parse::<usize>().ok()).filter(|n| *n >= 2) {
+            return Some((n, format!("torchrun's launch configs: min_nodes {n}")));
+        }
+    }
+    if words.first().is_some_and(|w| *w == "#SBATCH") || cmd(&["srun", "sbatch", "salloc"]) {
+        if let Some(f) = said("Slurm's ", node_flag(&words, &["--nodes", "-N"], '-')) {
+            return Some(f);
+        }
+    }
+    for var in ["SLURM_NNODES=", "SLURM_JOB_NUM_NODES="] {
+        if let Some(n) = words.iter().find_map(|w| w.strip_prefix(var)).and_then(|v| node_value(v, '-')) {
+            return Some((n, format!("{var}{n}")));
+        }
+    }
+    if cmd(&["deepspeed"]) {
+        return said("the launch command's ", node_flag(&words, &["--num_nodes"], '-'));
+    }
+    if cmd(&["accelerate"]) {
+        return said("the launch command's ", node_flag(&words, &["--num_machines"], '-'));
+    }
+    None
+}
+
+/// A node count as a launcher's flag gives it: `N`, or a range (`N:N` of torchrun's, where
+/// only two equal counts state one; `N-M` of Slurm's, at least N from two up).
+fn node_value(v: &str, range: char) -> Option<usize> {
+    let v = v.trim_matches(['"', '\'', ',', ';']);
+    let n: usize = match v.split_once(range) {
+        Some((a, b)) if range == ':' => (a == b).then(|| a.parse().ok()).flatten()?,
+        Some((a, _)) => a.parse().ok().filter(|n| *n >= 2)?,
+        None => v.parse().ok()?,
+    };
+    (1..=100_000).contains(&n).then_some(n)
+}
+
+/// The value of the first of `names` among `words`: `--flag N`, `--flag=N`, `-NN`; the count
+/// and the flag as written.
+fn node_flag(words: &[&str], names: &[&str], range: char) -> Option<(usize, String)> {
+    for (i, w) in words.iter().enumerate() {
+        for name in names {
+            let v = if *w == *name {
+                words.get(i + 1).copied()
+            } else if let Some(v) = w.strip_prefix(name).and_then(|v| v.strip_prefix('=')) {
+                Some(v)
+            } else if name.len() == 2 && w.len() > 2 && w.starts_with(name) {
+                Some(&w[2..])
+            } else {
+                None
+            };
+            if let Some((v, n)) = v.and_then(|v| Some((v, node_value(v, range)?))) {
+                return Some((n, format!("{name} {}", v.trim_matches(['"', '\'']))));
+            }
+        }
+    }
+    None
 }
 
 /// A line of PyTorch's distributed launcher or its c10d library, as their loggers print them at
@@ -3020,6 +3107,18 @@ impl Analyser {
         }
         if launcher_line(l) {
             self.f.launcher = Some(clip(l.trim(), 160));
+        }
+        if !self.launcher_nodes_conflict {
+            if let Some((n, how)) = launcher_nodes(l) {
+                match &self.f.launcher_nodes {
+                    Some((m, _)) if *m != n => {
+                        self.f.launcher_nodes = None;
+                        self.launcher_nodes_conflict = true;
+                    }
+                    Some(_) => {}
+                    None => self.f.launcher_nodes = Some((n, how)),
+                }
+            }
         }
     }
 
@@ -6264,6 +6363,40 @@ mod tests {
         // nccl-tests' header begins the job as NCCL's first line does (NCCL_DEBUG unset)
         let t = "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20\nBus error (core dumped)\n";
         assert_eq!(analyse(t).failures.iter().map(|x| x.kind).collect::<Vec<_>>(), [Failure::Crash]);
+    }
+
+    /// The node count the launcher was told, from its producers' own words: torchrun's flags
+    /// (run.py's `--nnodes`, `<minimum_nodes>:<maximum_nodes>`) and report (launcher/api.py's
+    /// `  min_nodes        : %(min_nodes)s`), Slurm's `-N`/`--nodes`, DeepSpeed's and
+    /// accelerate's flags; two lines that disagree state nothing.
+    #[test]
+    fn the_launchers_node_count() {
+        let n = |l: &str| launcher_nodes(l).map(|(n, _)| n);
+        assert_eq!(n("(ddp) wbl@ubuntu02:~$ torchrun --nproc_per_node 1 --nnodes 2 --node_rank 1 --master_addr \"172.17.141.98\" train.py"), Some(2));
+        assert_eq!(n("python -m torch.distributed.run --nnodes=4 --nproc-per-node=8 train.py"), Some(4));
+        assert_eq!(n("python3 -m torch.distributed.launch --nnodes=2:2 x.py"), Some(2));
+        assert_eq!(n("torchrun --nnodes=1:4 --rdzv-backend=c10d x.py"), None);
+        assert_eq!(n("torchrun --nnodes $NNODES x.py"), None);
+        assert_eq!(
+            n("[2024-03-12 08:22:45,549] torch.distributed.launcher.api: [INFO]   min_nodes        : 2"),
+            Some(2)
+        );
+        assert_eq!(n("  min_nodes        : 1"), None);
+        assert_eq!(n("#SBATCH --nodes=2"), Some(2));
+        assert_eq!(n("#SBATCH -N 4"), Some(4));
+        assert_eq!(n("srun -N2 --ntasks-per-node=1 bash run.sh"), Some(2));
+        assert_eq!(n("sbatch --nodes=2-4 job.sh"), Some(2));
+        assert_eq!(n("SLURM_NNODES=3"), Some(3));
+        assert_eq!(n("deepspeed --num_nodes 2 --num_gpus 8 train.py"), Some(2));
+        assert_eq!(n("accelerate launch --num_machines 2 --machine_rank 0 x.py"), Some(2));
+        // no launcher's words: prose, another program's flag, a value that is no count
+        assert_eq!(n("we ran with 2 nodes and --nnodes 2 in the docs"), None);
+        assert_eq!(n("mpirun -N 8 ./all_reduce_perf"), None);
+        assert_eq!(n("#SBATCH --nodes=all"), None);
+        let f = analyse("torchrun --nnodes 2 x.py\nh:1:2 [0] NCCL INFO Using network Socket\n");
+        assert_eq!(f.launcher_nodes.map(|(n, _)| n), Some(2));
+        let f = analyse("#SBATCH -N 2\nsrun -N 1 x\nh:1:2 [0] NCCL INFO Using network Socket\n");
+        assert_eq!(f.launcher_nodes, None);
     }
 
     #[test]

@@ -1237,11 +1237,9 @@ fn node_count(
     if log.remote_peer {
         return (Some(2), "a connection to a peer over the network".into());
     }
-    if let (1, Some(n)) = (log.hosts.len(), log.nranks) {
-        if n > 1 && log.ranks_seen == n {
-            // Every rank of the communicator wrote its `rank R nranks N` line from this host.
-            return (Some(1), format!("all {n} ranks wrote from one host ({})", log.hosts[0]));
-        }
+    // Every rank of the communicator wrote its `rank R nranks N` line from this host.
+    if let (1, Some(n)) = (log.hosts.len(), log.nranks.filter(|n| *n > 1 && log.ranks_seen == *n)) {
+        return (Some(1), format!("all {n} ranks wrote from one host ({})", log.hosts[0]));
     }
     let local_max =
         if same_node { node.gpus.len().max(1) } else { 8 }.max(log.cuda_devs).max(log.local_ranks.unwrap_or(0));
@@ -1250,6 +1248,10 @@ fn node_count(
     }
     if measured.is_some_and(|m| m.nranks == 1) {
         return (Some(1), "one rank".into());
+    }
+    // what the launcher was told (its command or report in the log), where NCCL's lines are mute
+    if let Some((n, how)) = log.launcher_nodes.clone() {
+        return (Some(n), how);
     }
     let c = &log.channels;
     if c.p2p + c.shm > 0
