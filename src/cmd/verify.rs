@@ -81,6 +81,30 @@ fn allreduce_glued(l: &str) -> Option<(f64, usize)> {
     allreduce_line(&l[i..])
 }
 
+/// The all-reduce benchmark of Stas Bekman's ml-engineering (network/benchmarks/
+/// all_reduce_bench.py, copied into many repositories): `The average bandwidth of all_reduce
+/// with a {payload}GB payload ({trials} trials, {n} ranks):`, then within a few lines
+/// ` busbw: {busbw:.3f} GBps ({Gbps} Gbps)`. Its ranks wait in `pending` (and the lines left
+/// to look at) until the busbw line; then the busbw (GB/s) and the ranks.
+fn bench_result(pending: &mut Option<(usize, u8)>, l: &str) -> Option<(f64, usize)> {
+    if let Some(r) = l.strip_prefix("The average bandwidth of all_reduce with a ") {
+        *pending = r
+            .split_once(" trials, ")
+            .and_then(|(_, r)| r.strip_suffix(" ranks):").or_else(|| r.strip_suffix(" ranks):\r")))
+            .and_then(|n| n.trim().parse().ok())
+            .map(|n| (n, 4));
+        return None;
+    }
+    let (ranks, left) = (*pending)?;
+    if let Some(v) = l.trim_start().strip_prefix("busbw: ") {
+        *pending = None;
+        let b: f64 = v.split_once(" GBps")?.0.trim().parse().ok()?;
+        return (b.is_finite() && b >= 0.0).then_some((b, ranks));
+    }
+    *pending = (left > 1).then_some((ranks, left - 1));
+    None
+}
+
 /// Everything read from the inputs, one line at a time.
 pub struct Read {
     pub facts: log::LogFacts,
@@ -102,10 +126,10 @@ impl Read {
 /// The longest line kept (a longer one is cut; NCCL's lines are far shorter).
 const MAX_LINE: usize = 64 * 1024;
 
-type Readers = (log::Analyser, tests_output::Parser, Option<(f64, usize)>, log::OwnLines);
+type Readers = (log::Analyser, tests_output::Parser, Option<(f64, usize)>, log::OwnLines, Option<(usize, u8)>);
 
 fn reader() -> Readers {
-    (log::Analyser::new(), tests_output::Parser::default(), None, log::OwnLines::default())
+    (log::Analyser::new(), tests_output::Parser::default(), None, log::OwnLines::default(), None)
 }
 
 fn feed(st: &mut Readers, raw: &str) {
@@ -117,7 +141,7 @@ fn feed(st: &mut Readers, raw: &str) {
     let l = crate::nccl::unwrap_line(&cleaned);
     st.0.line_unwrapped(l);
     st.1.line_unwrapped(l);
-    if let Some(r) = allreduce_line(l) {
+    if let Some(r) = allreduce_line(l).or_else(|| bench_result(&mut st.4, l)) {
         st.2 = Some(r);
     }
 }
@@ -268,6 +292,8 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
 struct Feed<'a> {
     tests: tests_output::Parser,
     allreduce: Option<(f64, usize)>,
+    /// [`bench_result`]'s ranks, waiting for its busbw line.
+    bench: Option<(usize, u8)>,
     out: Vec<u8>,
     slot: u8,
     /// Of each eight lines, how many get their tag and gate here rather than in the log
@@ -314,7 +340,9 @@ impl Feed<'_> {
         }
         // (on an NCCL line only where another process's result line was run onto its end —
         // review 15: its own line break ends it, so it ends the line)
-        if let Some(x) = if nccl { allreduce_glued(l) } else { allreduce_line(l) } {
+        if let Some(x) =
+            if nccl { allreduce_glued(l) } else { allreduce_line(l).or_else(|| bench_result(&mut self.bench, l)) }
+        {
             self.allreduce = Some(x);
         }
         // The tag and the gate's pass run here for `share` lines in eight and in the log
@@ -360,6 +388,7 @@ impl<'a> Feed<'a> {
         Feed {
             tests: tests_output::Parser::default(),
             allreduce: None,
+            bench: None,
             out: Vec::with_capacity(BATCH + MAX_LINE),
             slot: 0,
             share: 4,

@@ -620,6 +620,33 @@ fn review_15_glued_results_and_failed_init_calls() {
     assert_eq!(verdict_of(healthy).0, Some(0));
 }
 
+/// The all-reduce benchmark of ml-engineering (all_reduce_bench.py's print: `The average bandwidth
+/// of all_reduce with a %sGB payload (%d trials, %d ranks):` then ` busbw: %.3f GBps (%.1f Gbps)`),
+/// behind pdsh's and torchrun's prefixes: a measured all-reduce of that many ranks, judged with
+/// the ceiling given (set 110's A3 page was "not an NCCL log", exit 2).
+#[test]
+fn ml_engineerings_all_reduce_bench_is_a_measurement() {
+    let bench = "[node-a:0]:The average bandwidth of all_reduce with a 4.0GB payload (5 trials, 16 ranks):\n\
+                 [node-a:0]: algbw: 2.947 GBps (23.6 Gbps)\n\
+                 [node-a:0]: busbw: 5.526 GBps (44.2 Gbps)\n\
+                 [node-a:0]:\n";
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("bench.log");
+    std::fs::write(&f, bench).unwrap();
+    let o = ibwire(&["verify", "--from-log", f.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stdout(&o));
+    let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(j["busbw_gbps"].as_f64(), Some(5.526), "{j}");
+    // two nodes of eight with eight 400 Gb/s HCAs each: 5.5 GB/s is far below the ring's bound
+    let o = ibwire(&["verify", "--from-log", f.to_str().unwrap(), "--nodes", "2", "--hcas", "8", "--hca-gbit", "400"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("SLOW"), "{}", stdout(&o));
+    // its header without a busbw line within four lines measures nothing
+    let cut = "The average bandwidth of all_reduce with a 4.0GB payload (5 trials, 16 ranks):\na\nb\nc\nd\n busbw: 5.526 GBps (44.2 Gbps)\n";
+    std::fs::write(&f, cut).unwrap();
+    assert_eq!(ibwire(&["verify", "--from-log", f.to_str().unwrap()]).status.code(), Some(2));
+}
+
 /// Review 21: a net plugin that is there but does not load (NCCL 2.26+'s `%s/Plugin: %s: %s`,
 /// plugin_open.cc) is the cause of a job over nodes on sockets, a note where sockets are what the
 /// user expects, and judged on the host that printed it (one node's broken aws-ofi-nccl beside
