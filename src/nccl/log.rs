@@ -1973,8 +1973,9 @@ pub struct Analyser {
     /// nccl-tests' header was seen (`# nThread …`, `#  Rank …`): the job's output began, with
     /// NCCL's lines or without them (NCCL_DEBUG unset).
     tests_began: bool,
-    /// Two lines stated different node counts: [`LogFacts::launcher_nodes`] stays None.
-    launcher_nodes_conflict: bool,
+    /// The node counts lines stated before NCCL's first (each count and kind once): settled
+    /// into [`LogFacts::launcher_nodes`] by [`settled_launcher_nodes`].
+    launcher_nodes: Vec<(usize, String, Stated)>,
     /// The processes of the current nccl-tests run (its rank lines).
     tests_procs: BTreeSet<String>,
     /// Every reader on every line, no gate and no short paths (the reference the gated
@@ -2092,50 +2093,199 @@ fn names_nccl(l: &str) -> bool {
             .any(|p| t.starts_with(p))
 }
 
-/// The nodes a launcher was told to span, as a line of the log states it: a torchrun command
-/// (`torchrun`, `python -m torch.distributed.run|launch`) with `--nnodes N` or `--nnodes=N:N`
-/// (run.py: `<minimum_nodes>:<maximum_nodes>`; a range of two counts states none),
-/// torchrun's own report of its launch configs (launcher/api.py: `  min_nodes        : N`,
-/// from two nodes up: at least that many), Slurm's `#SBATCH`/`srun`/`sbatch` with `-N N`,
-/// `-NN` or `--nodes=N` (`N-M`: at least N) and its `SLURM_NNODES=N`/`SLURM_JOB_NUM_NODES=N`,
-/// DeepSpeed's `--num_nodes N` and accelerate's `--num_machines N`. The count and its words.
-fn launcher_nodes(l: &str) -> Option<(usize, String)> {
+/// The nodes a launcher was told to span, as a line of the log states it, read from the
+/// launcher's own options only (those between its name and the first word that is none, so a
+/// program's `numactl -N 2` after `srun` is not Slurm's; review 27): torchrun (`torchrun`,
+/// `python -m torch.distributed.run|launch`) with `--nnodes N` or `--nnodes=N:N` (run.py:
+/// `<minimum_nodes>:<maximum_nodes>`; a range of two counts states none) or `--standalone`
+/// (one node); torchrun's own report of its launch configs (launcher/api.py: `  min_nodes
+/// : N`, at least that many: it counts only from two, and disagrees with any other count);
+/// `srun` with `-N N`, `-NN` or `--nodes=N` (`N-M`: at least N; the step's nodes, not the
+/// allocation's that `#SBATCH`, `salloc` and SLURM_NNODES give, of which a step may use one);
+/// DeepSpeed's `--num_nodes N` and `accelerate launch`'s `--num_machines N`. Not a comment
+/// (`# srun -N 2`, a script's notes). The count, its words, and whether it is exact.
+fn launcher_nodes(l: &str) -> Option<(usize, String, Stated)> {
     let h = l.trim_start();
     let b = h.as_bytes();
-    // (one byte test first: every form below holds "node", "NODE", "-N" or "machines")
-    if [&b"node"[..], b"NODE", b"-N", b"machines"].iter().all(|w| memchr::memmem::find(b, w).is_none()) {
+    // (one byte test first: every form below holds "node", "NODES", "-N", "standalone" or "machines")
+    if [&b"node"[..], b"NODES", b"-N", b"standalone", b"machines"].iter().all(|w| memchr::memmem::find(b, w).is_none())
+    {
         return None;
     }
+    if let Some(a) = allocation_nodes(h) {
+        return Some(a);
+    }
+    if b.first() == Some(&b'#') {
+        return None;
+    }
+    // (its column padding before the ':', which a YAML key such as an autoscaler's has not)
+    if let Some(v) = h.split_once("min_nodes ").and_then(|(_, r)| r.trim_start().strip_prefix(':')) {
+        if let Some(n) = v.split_whitespace().next().and_then(|v| v.parse::<usize>().ok()).filter(|n| *n >= 1) {
+            return Some((n, format!("torchrun's launch configs: min_nodes {n}"), Stated::Report));
+        }
+    }
     let words: Vec<&str> = h.split_whitespace().take(256).collect();
-    let cmd = |names: &[&str]| words.iter().any(|w| names.iter().any(|n| w.ends_with(n)));
-    let said = |what: &str, f: Option<(usize, String)>| f.map(|(n, how)| (n, format!("{what}{how}")));
-    if cmd(&["torchrun", "torch.distributed.run", "torch.distributed.launch"]) {
-        if let Some(f) = said("the launch command's ", node_flag(&words, &["--nnodes"], ':')) {
-            return Some(f);
+    // (name, the options that take no value, the flag, its range's separator)
+    const LAUNCHERS: [(&str, &[&str], &str, char); 6] = [
+        ("torchrun", TORCHRUN_BOOL, "--nnodes", ':'),
+        ("torch.distributed.run", TORCHRUN_BOOL, "--nnodes", ':'),
+        ("torch.distributed.launch", TORCHRUN_BOOL, "--nnodes", ':'),
+        ("srun", SRUN_BOOL, "--nodes", '-'),
+        (
+            "deepspeed",
+            &["--no_ssh_check", "--no_local_rank", "--no_python", "--module", "--force_multi"],
+            "--num_nodes",
+            '-',
+        ),
+        (
+            "launch",
+            &["--multi_gpu", "--cpu", "--use_deepspeed", "--use_fsdp", "--no_python", "-m", "--module", "--debug"],
+            "--num_machines",
+            '-',
+        ),
+    ];
+    for (name, bools, flag, range) in LAUNCHERS {
+        let Some(at) = words.iter().position(|w| w.ends_with(name) && (name != "launch" || at_accelerate(&words, w)))
+        else {
+            continue;
+        };
+        let opts = options(&words[at + 1..], bools);
+        let names: &[&str] = if name == "srun" { &["--nodes", "-N"] } else { &[flag] };
+        if let Some((n, how)) = node_flag(opts, names, range) {
+            return Some((n, format!("the launch command's {how}"), Stated::Exact));
         }
-    }
-    if let Some(v) = h.split_once("min_nodes").and_then(|(_, r)| r.trim_start().strip_prefix(':')) {
-        if let Some(n) = v.split_whitespace().next().and_then(|v| v.parse::<usize>().ok()).filter(|n| *n >= 2) {
-            return Some((n, format!("torchrun's launch configs: min_nodes {n}")));
+        if name.starts_with("torch") && opts.contains(&"--standalone") {
+            return Some((1, "the launch command's --standalone".into(), Stated::Exact));
         }
-    }
-    if words.first().is_some_and(|w| *w == "#SBATCH") || cmd(&["srun", "sbatch", "salloc"]) {
-        if let Some(f) = said("Slurm's ", node_flag(&words, &["--nodes", "-N"], '-')) {
-            return Some(f);
-        }
-    }
-    for var in ["SLURM_NNODES=", "SLURM_JOB_NUM_NODES="] {
-        if let Some(n) = words.iter().find_map(|w| w.strip_prefix(var)).and_then(|v| node_value(v, '-')) {
-            return Some((n, format!("{var}{n}")));
-        }
-    }
-    if cmd(&["deepspeed"]) {
-        return said("the launch command's ", node_flag(&words, &["--num_nodes"], '-'));
-    }
-    if cmd(&["accelerate"]) {
-        return said("the launch command's ", node_flag(&words, &["--num_machines"], '-'));
     }
     None
+}
+
+/// The job's nodes from what its lines stated: the one launcher's count (two different ones
+/// state none), or torchrun's report of at least two alone; a report of another minimum than
+/// the command's, or a count over the allocation's, states none.
+fn settled_launcher_nodes(all: &[(usize, String, Stated)]) -> Option<(usize, String)> {
+    let of = |k: Stated| all.iter().filter(move |x| x.2 == k);
+    let mut exact = of(Stated::Exact);
+    let report = of(Stated::Report).next();
+    let (n, how) = match (exact.next(), exact.next(), report) {
+        (Some(_), Some(_), _) => return None,
+        (Some(e), None, Some(r)) if r.0 != e.0 => return None,
+        (Some(e), None, _) => (e.0, &e.1),
+        (None, _, Some(r)) if r.0 >= 2 => (r.0, &r.1),
+        _ => return None,
+    };
+    (of(Stated::Report).count() <= 1 && of(Stated::AtMost).all(|m| n <= m.0)).then(|| (n, how.clone()))
+}
+
+/// How a line states the nodes: a launcher's count, torchrun's report of its minimum (at
+/// least that many, and exactly what its command said), or an allocation's (Slurm's
+/// `#SBATCH`, `sbatch`, `salloc`, SLURM_NNODES, SLURM_JOB_NUM_NODES: at most that many, for
+/// a step may use fewer; review 27).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stated {
+    Exact,
+    Report,
+    AtMost,
+}
+
+/// The nodes of a Slurm allocation (`#SBATCH -N 2`, `#SBATCH --nodes=2-4`, `sbatch`/`salloc`
+/// with the same, `SLURM_NNODES=2`, `SLURM_JOB_NUM_NODES=2`): at most that many (a range's
+/// largest).
+fn allocation_nodes(h: &str) -> Option<(usize, String, Stated)> {
+    let most = |v: &str| -> Option<usize> {
+        let v = v.trim_matches(['"', '\'', ',', ';']);
+        let n: usize = v.rsplit('-').next()?.parse().ok()?;
+        (1..=100_000).contains(&n).then_some(n)
+    };
+    for var in ["SLURM_NNODES=", "SLURM_JOB_NUM_NODES="] {
+        if let Some(n) = h.split_whitespace().find_map(|w| w.strip_prefix(var)).and_then(most) {
+            return Some((n, format!("{var}{n}"), Stated::AtMost));
+        }
+    }
+    let words: Vec<&str> = h.split_whitespace().take(64).collect();
+    let at = words.iter().position(|w| *w == "#SBATCH" || w.ends_with("sbatch") || w.ends_with("salloc"))?;
+    let opts = if words[at] == "#SBATCH" { &words[at + 1..] } else { options(&words[at + 1..], SRUN_BOOL) };
+    for (i, w) in opts.iter().enumerate() {
+        let v = match *w {
+            "-N" | "--nodes" => opts.get(i + 1).copied(),
+            _ => w.strip_prefix("--nodes=").or_else(|| w.strip_prefix("-N").filter(|v| !v.is_empty())),
+        };
+        if let Some(n) = v.and_then(most) {
+            return Some((
+                n,
+                format!("Slurm's allocation ({} {n})", words[at].trim_start_matches('#')),
+                Stated::AtMost,
+            ));
+        }
+    }
+    None
+}
+
+/// `launch` as accelerate's subcommand (`accelerate launch`).
+fn at_accelerate(words: &[&str], w: &&str) -> bool {
+    *w == "launch" && words.windows(2).any(|p| p[0].ends_with("accelerate") && p[1] == "launch")
+}
+
+/// torchrun's options that take no value (run.py's `store_true` ones).
+const TORCHRUN_BOOL: &[&str] = &[
+    "--standalone",
+    "--no-python",
+    "--no_python",
+    "--run-path",
+    "--run_path",
+    "-m",
+    "--module",
+    "--virtual-local-rank",
+];
+
+/// srun's options that take no value.
+const SRUN_BOOL: &[&str] = &[
+    "--exclusive",
+    "--overlap",
+    "--pty",
+    "--unbuffered",
+    "-u",
+    "--label",
+    "-l",
+    "--kill-on-bad-exit",
+    "-K",
+    "--no-kill",
+    "-k",
+    "--overcommit",
+    "-O",
+    "--quiet",
+    "-Q",
+    "--verbose",
+    "-v",
+    "--exact",
+    "--whole",
+    "--x11",
+    "--spread-job",
+    "--use-min-nodes",
+    "--multi-prog",
+    "--test-only",
+    "--disable-status",
+    "-X",
+    "--preserve-env",
+    "-E",
+    "--hold",
+    "-H",
+];
+
+/// A launcher's options: its words up to the first that is none (the program it runs), an
+/// option's value taken with it (`-N 2`, `--nodes 2`; `--nodes=2` and `bools` take none).
+fn options<'a, 'w>(words: &'a [&'w str], bools: &[&str]) -> &'a [&'w str] {
+    let mut i = 0;
+    while let Some(w) = words.get(i) {
+        if !w.starts_with('-') {
+            break;
+        }
+        // (`-N2`: a short option with its value attached)
+        let takes_value = (w.starts_with("--") || w.len() <= 2) && !bools.contains(w) && !w.contains('=');
+        i += if takes_value && words.get(i + 1).is_some_and(|v| !v.starts_with('-')) { 2 } else { 1 };
+    }
+    &words[..i]
 }
 
 /// A node count as a launcher's flag gives it: `N`, or a range (`N:N` of torchrun's, where
@@ -3108,16 +3258,9 @@ impl Analyser {
         if launcher_line(l) {
             self.f.launcher = Some(clip(l.trim(), 160));
         }
-        if !self.launcher_nodes_conflict {
-            if let Some((n, how)) = launcher_nodes(l) {
-                match &self.f.launcher_nodes {
-                    Some((m, _)) if *m != n => {
-                        self.f.launcher_nodes = None;
-                        self.launcher_nodes_conflict = true;
-                    }
-                    Some(_) => {}
-                    None => self.f.launcher_nodes = Some((n, how)),
-                }
+        if let Some(x) = launcher_nodes(l) {
+            if self.launcher_nodes.len() < 16 && !self.launcher_nodes.iter().any(|y| (y.0, y.2) == (x.0, x.2)) {
+                self.launcher_nodes.push(x);
             }
         }
     }
@@ -4394,6 +4537,7 @@ impl Analyser {
 
     pub fn finish(mut self) -> LogFacts {
         let mut f = std::mem::take(&mut self.f);
+        f.launcher_nodes = settled_launcher_nodes(&self.launcher_nodes);
         if let Some(n) = f.nranks {
             f.ranks_seen = self.rank_pairs.iter().filter(|(r, m)| *m == n && *r < n).count();
         }
@@ -6371,32 +6515,63 @@ mod tests {
     /// accelerate's flags; two lines that disagree state nothing.
     #[test]
     fn the_launchers_node_count() {
-        let n = |l: &str| launcher_nodes(l).map(|(n, _)| n);
+        let n = |l: &str| launcher_nodes(l).map(|(n, ..)| n);
         assert_eq!(n("(ddp) wbl@ubuntu02:~$ torchrun --nproc_per_node 1 --nnodes 2 --node_rank 1 --master_addr \"172.17.141.98\" train.py"), Some(2));
         assert_eq!(n("python -m torch.distributed.run --nnodes=4 --nproc-per-node=8 train.py"), Some(4));
         assert_eq!(n("python3 -m torch.distributed.launch --nnodes=2:2 x.py"), Some(2));
+        assert_eq!(n("torchrun --standalone --nproc-per-node 8 x.py"), Some(1));
         assert_eq!(n("torchrun --nnodes=1:4 --rdzv-backend=c10d x.py"), None);
         assert_eq!(n("torchrun --nnodes $NNODES x.py"), None);
+        // the program's own flags are not the launcher's
+        assert_eq!(n("torchrun --standalone train.py --nnodes 2"), Some(1));
         assert_eq!(
             n("[2024-03-12 08:22:45,549] torch.distributed.launcher.api: [INFO]   min_nodes        : 2"),
             Some(2)
         );
-        assert_eq!(n("  min_nodes        : 1"), None);
-        assert_eq!(n("#SBATCH --nodes=2"), Some(2));
-        assert_eq!(n("#SBATCH -N 4"), Some(4));
+        assert_eq!(n("  min_nodes        : 1"), Some(1));
+        assert_eq!(n("    autoscaling: {min_nodes: 2, max_nodes: 8}"), None);
         assert_eq!(n("srun -N2 --ntasks-per-node=1 bash run.sh"), Some(2));
-        assert_eq!(n("sbatch --nodes=2-4 job.sh"), Some(2));
-        assert_eq!(n("SLURM_NNODES=3"), Some(3));
+        assert_eq!(n("srun --nodes=2-4 --exclusive python x.py"), Some(2));
+        assert_eq!(n("srun -p gpu --nodes 2 python x.py"), Some(2));
         assert_eq!(n("deepspeed --num_nodes 2 --num_gpus 8 train.py"), Some(2));
-        assert_eq!(n("accelerate launch --num_machines 2 --machine_rank 0 x.py"), Some(2));
+        assert_eq!(n("accelerate launch --multi_gpu --num_machines 2 --machine_rank 0 x.py"), Some(2));
+        // review 27: another program's -N after srun's options, a comment, an allocation
+        assert_eq!(n("srun --mpi=pmix numactl -N 2 --membind=2 python x.py"), None);
+        assert_eq!(n("srun --exclusive numactl -N 2 python x.py"), None);
+        assert_eq!(n("# srun -N 2 python x.py"), None);
+        assert_eq!(n("# For multi-node: torchrun --nnodes 2 --node-rank $R x.py"), None);
+        // an allocation's count is the most a step can use
+        let k = |l: &str| launcher_nodes(l).map(|(n, _, k)| (n, k));
+        assert_eq!(k("#SBATCH --nodes=2"), Some((2, Stated::AtMost)));
+        assert_eq!(k("#SBATCH -N 2-4"), Some((4, Stated::AtMost)));
+        assert_eq!(k("SLURM_JOB_NUM_NODES=2"), Some((2, Stated::AtMost)));
+        assert_eq!(k("salloc -N 2 --gres=gpu:8"), Some((2, Stated::AtMost)));
+        assert_eq!(k("## SBATCH -N 2"), None);
         // no launcher's words: prose, another program's flag, a value that is no count
         assert_eq!(n("we ran with 2 nodes and --nnodes 2 in the docs"), None);
         assert_eq!(n("mpirun -N 8 ./all_reduce_perf"), None);
-        assert_eq!(n("#SBATCH --nodes=all"), None);
+        assert_eq!(n("srun --nodes=all x"), None);
         let f = analyse("torchrun --nnodes 2 x.py\nh:1:2 [0] NCCL INFO Using network Socket\n");
         assert_eq!(f.launcher_nodes.map(|(n, _)| n), Some(2));
-        let f = analyse("#SBATCH -N 2\nsrun -N 1 x\nh:1:2 [0] NCCL INFO Using network Socket\n");
+        let f = analyse("srun -N 2 x\nsrun -N 1 x\nh:1:2 [0] NCCL INFO Using network Socket\n");
         assert_eq!(f.launcher_nodes, None);
+        // a step's count within its allocation's, and one over it (review 27: an allocation of
+        // one beside a command for two; a step on one node of an allocation of two)
+        let nodes =
+            |t: &str| analyse(&format!("{t}\nh:1:2 [0] NCCL INFO Using network Socket\n")).launcher_nodes.map(|x| x.0);
+        assert_eq!(nodes("#SBATCH -N 2\ntorchrun --nnodes 2 x.py"), Some(2));
+        assert_eq!(nodes("SLURM_NNODES=1\ntorchrun --nnodes 2 x.py"), None);
+        assert_eq!(nodes("SLURM_JOB_NUM_NODES=2\ntorchrun --standalone x.py"), Some(1));
+        assert_eq!(nodes("SLURM_JOB_NUM_NODES=2"), None);
+        assert_eq!(nodes("SLURM_NNODES=1\n  min_nodes        : 2"), None);
+        // torchrun's report of at least one beside a command's two: they disagree (review 27)
+        let f = analyse("torchrun --nnodes 2 x.py\n  min_nodes        : 1\nh:1:2 [0] NCCL INFO Using network Socket\n");
+        assert_eq!(f.launcher_nodes, None);
+        // its report alone: at least one is no count; at least two is
+        let f = analyse("  min_nodes        : 1\nh:1:2 [0] NCCL INFO Using network Socket\n");
+        assert_eq!(f.launcher_nodes, None);
+        let f = analyse("  min_nodes        : 2\ntorchrun --nnodes 2 x.py\nh:1:2 [0] NCCL INFO x\n");
+        assert_eq!(f.launcher_nodes.map(|(n, h)| (n, h.contains("--nnodes"))), Some((2, true)));
     }
 
     #[test]
