@@ -1167,7 +1167,24 @@ fn nccl_warning_finding(findings: &mut Vec<Finding>, fs: &crate::nccl::log::Fail
     }
     let r = rule("nccl-warning");
     let words = (if cause.is_empty() { r.meaning } else { cause }, if fix.is_empty() { r.fix } else { fix });
-    push_problem(findings, r, format!("NCCL warned: {class}{}", set.unwrap_or_default()), words, &fs.line);
+    let what = gist(cause).map_or(String::new(), |g| format!(" ({g})"));
+    push_problem(findings, r, format!("NCCL warned: {class}{what}{}", set.unwrap_or_default()), words, &fs.line);
+}
+
+/// A class's cause in a few words for the verdict's line (review 27: the class's name alone,
+/// `NCCL warned: shm-space`, said little): its first clause, an unknown cause's guess.
+fn gist(cause: &str) -> Option<&str> {
+    let c = cause.strip_prefix("unknown (").unwrap_or(cause);
+    // (a parenthesis or a colon after the first few words: `NCCL_COMM_ID (…)` is the subject)
+    let late = |p: &str| c.find(p).filter(|i| *i >= 30);
+    let end = [";", ". ", ", e.g", ", as the message states"]
+        .iter()
+        .filter_map(|p| c.find(p))
+        .chain([late(" ("), late(": "), late(", which ")].into_iter().flatten())
+        .min()
+        .unwrap_or(c.len());
+    let g = c[..end].trim_end_matches(['.', ')']).trim();
+    (!g.is_empty() && g.len() <= 130).then_some(g)
 }
 
 /// A finding of `r` once per problem (a rule that names several problems: one per class, one
@@ -2819,6 +2836,20 @@ mod tests {
     /// Device set 19: connect(2)'s EADDRNOTAVAIL (`Cannot assign requested address`: no local
     /// port free) and two hosts that bootstrapped on one address (each connects to itself) are
     /// named where the connect failed.
+    #[test]
+    fn a_classes_gist_is_its_causes_first_clause() {
+        let g = |c: &str| gist(crate::nccl::warns::class(c).unwrap().0);
+        assert_eq!(g("shm-space"), Some("Creating or extending a shared-memory segment in /dev/shm failed"));
+        assert_eq!(g("nvml-call-failed"), Some("an NVML query failed"));
+        // a parenthesis early in the cause is its subject, not an aside
+        assert!(g("comm-id-invalid").is_some_and(|x| x.len() > "NCCL_COMM_ID".len()), "{:?}", g("comm-id-invalid"));
+        // every class has a gist, or its name alone
+        for l in include_str!("../nccl/warn-classes.tsv").lines().filter(|l| !l.starts_with('#')) {
+            let cause = l.split('\t').nth(1).unwrap_or("");
+            assert!(gist(cause).is_none_or(|x| x.len() >= 12 && !x.ends_with(',')), "{l}");
+        }
+    }
+
     #[test]
     fn a_connect_that_failed_for_want_of_a_port_or_on_a_shared_address_says_so() {
         let log = crate::nccl::log::analyse("");
