@@ -57,18 +57,23 @@ pub struct Args {
     pub expect: Expect,
 }
 
+/// A measured all-reduce: its busbw (GB/s), its ranks and, where the output gives it, its
+/// size in bytes.
+type Allreduce = (f64, usize, Option<u64>);
+
 /// `# ibwire-allreduce size=… busbw_gbps=380.5 world=8` from examples/allreduce.py.
-fn allreduce_line(l: &str) -> Option<(f64, usize)> {
+fn allreduce_line(l: &str) -> Option<Allreduce> {
     // examples/allreduce.py prints it at the start of a line; a launcher's prefix is short
     memchr::memchr(b'#', &l.as_bytes()[..l.len().min(64)])?;
     let r = l.split_once("# ibwire-allreduce ")?.1;
     let get = |k: &str| r.split_whitespace().find_map(|w| w.strip_prefix(k));
-    Some((get("busbw_gbps=")?.parse().ok()?, get("world=")?.parse().ok()?))
+    // (its size is examples/allreduce.py's own, chosen to reach the bound: not judged as a sweep's)
+    Some((get("busbw_gbps=")?.parse().ok()?, get("world=")?.parse().ok()?, None))
 }
 
 /// examples/allreduce.py's result run onto the end of another line (`… Connected all tree#
 /// ibwire-allreduce … world=2`): looked for only where the line ends ` world=N`.
-fn allreduce_glued(l: &str) -> Option<(f64, usize)> {
+fn allreduce_glued(l: &str) -> Option<Allreduce> {
     let b = l.as_bytes();
     let mut j = b.len();
     while j > 0 && b[j - 1].is_ascii_digit() {
@@ -84,38 +89,42 @@ fn allreduce_glued(l: &str) -> Option<(f64, usize)> {
 /// The all-reduce benchmark of Stas Bekman's ml-engineering (network/benchmarks/
 /// all_reduce_bench.py, copied into many repositories): `The average bandwidth of all_reduce
 /// with a {payload}GB payload ({trials} trials, {n} ranks):`, then within a few lines
-/// ` busbw: {busbw:.3f} GBps ({Gbps} Gbps)`. Its ranks wait in `pending` (and the lines left
-/// to look at) until the busbw line; then the busbw (GB/s) and the ranks.
-fn bench_result(pending: &mut Option<(usize, u8)>, l: &str) -> Option<(f64, usize)> {
+/// ` busbw: {busbw:.3f} GBps ({Gbps} Gbps)`. Its ranks and payload (decimal GB) wait in
+/// `pending` (with the lines left to look at) until the busbw line; then the measurement.
+fn bench_result(pending: &mut Option<Bench>, l: &str) -> Option<Allreduce> {
     if let Some(r) = l.strip_prefix("The average bandwidth of all_reduce with a ") {
+        let bytes = r.split_once("GB payload (").and_then(|(g, _)| g.trim().parse::<f64>().ok()).map(|g| g * 1e9);
         *pending = r
             .split_once(" trials, ")
             .and_then(|(_, r)| r.strip_suffix(" ranks):").or_else(|| r.strip_suffix(" ranks):\r")))
             .and_then(|n| n.trim().parse().ok())
-            .map(|n| (n, 4));
+            .map(|n| (n, bytes.filter(|b| b.is_finite() && *b >= 0.0).map(|b| b as u64), 4));
         return None;
     }
-    let (ranks, left) = (*pending)?;
+    let (ranks, bytes, left) = (*pending)?;
     if let Some(v) = l.trim_start().strip_prefix("busbw: ") {
         *pending = None;
         let b: f64 = v.split_once(" GBps")?.0.trim().parse().ok()?;
-        return (b.is_finite() && b >= 0.0).then_some((b, ranks));
+        return (b.is_finite() && b >= 0.0).then_some((b, ranks, bytes));
     }
-    *pending = (left > 1).then_some((ranks, left - 1));
+    *pending = (left > 1).then_some((ranks, bytes, left - 1));
     None
 }
+
+/// [`bench_result`]'s header read: ranks, payload bytes, lines left for its busbw.
+type Bench = (usize, Option<u64>, u8);
 
 /// Everything read from the inputs, one line at a time.
 pub struct Read {
     pub facts: log::LogFacts,
     pub tests: tests_output::TestsOutput,
-    pub allreduce: Option<(f64, usize)>,
+    pub allreduce: Option<Allreduce>,
 }
 
 impl Read {
     /// The two readers' results, nccl-tests' rank table (which ranks run on which hosts) told
     /// to the log's facts.
-    fn of(mut facts: log::LogFacts, tests: tests_output::TestsOutput, allreduce: Option<(f64, usize)>) -> Read {
+    fn of(mut facts: log::LogFacts, tests: tests_output::TestsOutput, allreduce: Option<Allreduce>) -> Read {
         facts.rank_table = tests.whole_rank_table();
         facts.separate_runs = tests.separate_runs().or(facts.separate_runs);
         facts.stalls_passed_by(tests.done_at);
@@ -126,7 +135,7 @@ impl Read {
 /// The longest line kept (a longer one is cut; NCCL's lines are far shorter).
 const MAX_LINE: usize = 64 * 1024;
 
-type Readers = (log::Analyser, tests_output::Parser, Option<(f64, usize)>, log::OwnLines, Option<(usize, u8)>);
+type Readers = (log::Analyser, tests_output::Parser, Option<Allreduce>, log::OwnLines, Option<Bench>);
 
 fn reader() -> Readers {
     (log::Analyser::new(), tests_output::Parser::default(), None, log::OwnLines::default(), None)
@@ -291,9 +300,9 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
 /// the line into the batch for the log reader's thread.
 struct Feed<'a> {
     tests: tests_output::Parser,
-    allreduce: Option<(f64, usize)>,
-    /// [`bench_result`]'s ranks, waiting for its busbw line.
-    bench: Option<(usize, u8)>,
+    allreduce: Option<Allreduce>,
+    /// [`bench_result`]'s header, waiting for its busbw line.
+    bench: Option<Bench>,
     out: Vec<u8>,
     slot: u8,
     /// Of each eight lines, how many get their tag and gate here rather than in the log
@@ -549,12 +558,13 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
             },
         })
     } else {
-        input.allreduce.map(|(b, w)| Measured {
+        input.allreduce.map(|(b, w, bytes)| Measured {
             busbw_gbps: b,
             nranks: w,
             nodes: facts.hosts.len(),
             gpu_model: None,
-            max_bytes: None,
+            // (a payload too small to reach the bandwidth bound is judged as a table's is)
+            max_bytes: bytes,
             unfinished: None,
             wrong: 0,
             average: false,
