@@ -161,10 +161,38 @@ pub fn lookup_cut(msg: &str) -> Option<&'static Row> {
     if msg.len() < 16 {
         return None;
     }
-    let mut rows =
+    let mut heads =
         rows().iter().filter(|r| r.anchored && r.pieces[0].len() > msg.len() && r.pieces[0].starts_with(msg));
+    if let Some(first) = heads.next() {
+        return heads.all(|r| r.class == first.class).then_some(first);
+    }
+    // cut after its first value: the row's pieces in order, then the start of the next one
+    // (set 117's nccl#626, wrapped after `message truncated :`)
+    let msg = msg.trim_end();
+    let mut rows = rows().iter().filter(|r| cut_within(r, msg));
     let first = rows.next()?;
     rows.all(|r| r.class == first.class).then_some(first)
+}
+
+/// `msg` is an instance of `r` cut inside one of its literal pieces after the first: its
+/// pieces up to that one in order, then that piece's first eight characters or more at the
+/// message's end.
+fn cut_within(r: &Row, msg: &str) -> bool {
+    if !r.anchored || !msg.starts_with(r.pieces[0]) {
+        return false;
+    }
+    let mut at = r.pieces[0].len();
+    for p in &r.pieces[1..] {
+        match msg[at..].find(p) {
+            Some(i) => at += i + p.len(),
+            None => {
+                let p = p.trim_end();
+                return (8..p.len()).rev().any(|j| p.is_char_boundary(j) && msg[at..].ends_with(&p[..j]))
+                    || (p.len() >= 8 && msg[at..].ends_with(p));
+            }
+        }
+    }
+    false
 }
 
 /// A message an instance of `format` would be, for tests: each conversion given a value.
@@ -299,6 +327,12 @@ mod tests {
         assert_eq!(lookup_cut("Call to ibv_query").map(|r| r.class), Some("ibv-query-failed"));
         // too short, or the formats of several classes (ibv_reg_mr, ibv_reg_dmabuf_mr)
         assert_eq!(lookup_cut("Call to ibv_"), None);
+        // cut inside a later piece (a WARN wrapped onto two lines)
+        assert_eq!(
+            lookup_cut("NET/Socket : peer 192.168.161.30<59210> message truncated :").map(|r| r.class),
+            Some("collective-mismatch")
+        );
+        assert_eq!(lookup_cut("NET/Socket : peer 192.168.161.30<59210> mes"), None);
         assert_eq!(lookup_cut("Call to ibv_reg_"), None);
     }
 
