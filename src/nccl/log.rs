@@ -1677,6 +1677,14 @@ fn torchrun_failure(l: &str) -> Option<(Failure, i64)> {
     (name.starts_with("SIG") && rest.starts_with(" received by PID ") && !stopped(n)).then_some((Failure::Crash, n))
 }
 
+/// torchrun's own exception at its end, the traceback's last line: launcher/api.py raises
+/// `ChildFailedError` when a worker failed (a worker stopped from outside makes the agent raise
+/// SignalException instead). What it says is in its table of failures (`exitcode : …`), read
+/// by [`torchrun_failure`] where the log holds it.
+fn child_failed(l: &str) -> bool {
+    l.trim_start().starts_with("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:")
+}
+
 /// torch.multiprocessing.spawn (ProcessContext.join, torch/multiprocessing/spawn.py): when one
 /// process exits non-zero it logs `Terminating process %s via signal SIGTERM` for each one still
 /// alive, then raises ProcessRaisedException (`-- Process %d terminated with the following
@@ -1973,6 +1981,11 @@ pub struct Analyser {
     /// nccl-tests' header was seen (`# nThread …`, `#  Rank …`): the job's output began, with
     /// NCCL's lines or without them (NCCL_DEBUG unset).
     tests_began: bool,
+    /// torchrun's `ChildFailedError` line, and the rows of its table of failures seen: where
+    /// the table was cut from the log, a worker exited, its code unknown (set 118's
+    /// modded-nanogpt#15).
+    child_failed: Option<String>,
+    exit_rows: usize,
     /// The node counts lines stated before NCCL's first (each count and kind once): settled
     /// into [`LogFacts::launcher_nodes`] by [`settled_launcher_nodes`].
     launcher_nodes: Vec<(usize, String, Stated)>,
@@ -4476,7 +4489,13 @@ impl Analyser {
             if let Some((k, code)) = torchrun_failure(l) {
                 self.f.nccl_lines += 1;
                 self.fail_exit(k, code, l);
+            } else if m & gbit!("ailed") != 0 && child_failed(l) && self.child_failed.is_none() {
+                self.f.nccl_lines += 1;
+                self.child_failed = Some(clip(l.trim(), 160));
             }
+            // a row of its table of failures, whatever the code (`-15`, stopped, is none)
+            let t = l.trim_start();
+            self.exit_rows += usize::from(t.starts_with("exitcode") || has!(t, "failed (exitcode: "));
         }
         // agent/server/api.py: `[%s] Worker group %s. %s/%s attempts left; will restart worker
         // group`: the attempt's failures before it were retried (one seen again after it says
@@ -4491,6 +4510,16 @@ impl Analyser {
                         self.retried.push((i, x.count));
                     }
                 }
+            }
+        }
+    }
+
+    /// torchrun's ChildFailedError with no row of its table of failures in the log, and no
+    /// other worker's exit or crash: a worker exited, its code unknown.
+    fn child_failed_exit(&mut self) {
+        if let Some(l) = self.child_failed.take().filter(|_| self.exit_rows == 0) {
+            if !self.f.failures.iter().any(|x| matches!(x.kind, Failure::WorkerExit | Failure::Crash)) {
+                self.fail(Failure::WorkerExit, None, None, &l);
             }
         }
     }
@@ -4536,6 +4565,7 @@ impl Analyser {
     }
 
     pub fn finish(mut self) -> LogFacts {
+        self.child_failed_exit();
         let mut f = std::mem::take(&mut self.f);
         f.launcher_nodes = settled_launcher_nodes(&self.launcher_nodes);
         if let Some(n) = f.nranks {
@@ -6507,6 +6537,26 @@ mod tests {
         // nccl-tests' header begins the job as NCCL's first line does (NCCL_DEBUG unset)
         let t = "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20\nBus error (core dumped)\n";
         assert_eq!(analyse(t).failures.iter().map(|x| x.kind).collect::<Vec<_>>(), [Failure::Crash]);
+    }
+
+    /// torchrun's ChildFailedError (launcher/api.py raises it for a worker that failed) is a
+    /// worker's exit where its table of failures was cut; where the table is there, its rows say
+    /// (a -15 is a stop from outside, not the failure).
+    #[test]
+    fn torchruns_child_failed_error_without_its_table() {
+        let exc =
+            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n======\ntrain.py FAILED\n------\n";
+        let kinds = |t: &str| analyse(t).failures.iter().map(|x| (x.kind, x.code)).collect::<Vec<_>>();
+        assert_eq!(kinds(exc), [(Failure::WorkerExit, None)]);
+        let table = format!("{exc}Root Cause (first observed failure):\n[0]:\n  exitcode  : 1 (pid: 646)\n");
+        assert_eq!(kinds(&table), [(Failure::WorkerExit, Some(1))]);
+        let stopped = format!("{exc}Root Cause (first observed failure):\n[0]:\n  exitcode  : -15 (pid: 646)\n");
+        assert_eq!(kinds(&stopped), []);
+        // a quote of the name in prose, not the exception's line
+        assert_eq!(
+            kinds("we saw a ChildFailedError: torch.distributed.elastic.multiprocessing.errors.ChildFailedError: x\n"),
+            []
+        );
     }
 
     /// The node count the launcher was told, from its producers' own words: torchrun's flags
