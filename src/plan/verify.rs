@@ -2833,9 +2833,7 @@ mod tests {
         assert_eq!(super::peer_address_kind("Connect to "), None);
     }
 
-    /// Device set 19: connect(2)'s EADDRNOTAVAIL (`Cannot assign requested address`: no local
-    /// port free) and two hosts that bootstrapped on one address (each connects to itself) are
-    /// named where the connect failed.
+    /// A class's gist (the verdict line's words after its name) is its cause's first clause.
     #[test]
     fn a_classes_gist_is_its_causes_first_clause() {
         let g = |c: &str| gist(crate::nccl::warns::class(c).unwrap().0);
@@ -2850,6 +2848,9 @@ mod tests {
         }
     }
 
+    /// Device set 19: connect(2)'s EADDRNOTAVAIL (`Cannot assign requested address`: no local
+    /// port free) and two hosts that bootstrapped on one address (each connects to itself) are
+    /// named where the connect failed.
     #[test]
     fn a_connect_that_failed_for_want_of_a_port_or_on_a_shared_address_says_so() {
         let log = crate::nccl::log::analyse("");
