@@ -116,14 +116,15 @@ pub fn class(name: &str) -> Option<(&'static str, &'static str)> {
     })
 }
 
-/// How much of `msg` the row's literal text explains, when `msg` is an instance of it.
-fn score(r: &Row, msg: &str) -> Option<usize> {
-    let mut at = 0;
-    let mut n = 0;
+/// `r`'s literal pieces found in `msg` in order: `Ok` with where the last one ends and how
+/// many literal characters matched; `Err` with the first piece not found and where its search
+/// began (`Err((0, 0))`: an anchored row's first piece not at the start).
+fn walk(r: &Row, msg: &str) -> Result<(usize, usize), (usize, usize)> {
+    let (mut at, mut n) = (0, 0);
     for (k, p) in r.pieces.iter().enumerate() {
         if k == 0 && r.anchored {
             if !msg.starts_with(p) {
-                return None;
+                return Err((0, 0));
             }
             at = p.len();
         } else if at == msg.len() && k + 1 == r.pieces.len() && r.char_last {
@@ -131,10 +132,16 @@ fn score(r: &Row, msg: &str) -> Option<usize> {
             // mid-tag) leaves the closing quote on the next line: the message ends before it
             break;
         } else {
-            at += msg[at..].find(p)? + p.len();
+            at += msg[at..].find(p).ok_or((k, at))? + p.len();
         }
         n += p.len();
     }
+    Ok((at, n))
+}
+
+/// How much of `msg` the row's literal text explains, when `msg` is an instance of it.
+fn score(r: &Row, msg: &str) -> Option<usize> {
+    let (at, n) = walk(r, msg).ok()?;
     // A harmless row explains the whole message or none of it: text after its last words
     // (another rank's warning run onto it — review 14) is not harmless by its say.
     if r.class == "harmless" && r.closed && msg[at..].trim() != "" {
@@ -175,24 +182,16 @@ pub fn lookup_cut(msg: &str) -> Option<&'static Row> {
 }
 
 /// `msg` is an instance of `r` cut inside one of its literal pieces after the first: its
-/// pieces up to that one in order, then that piece's first eight characters or more at the
-/// message's end.
+/// pieces up to that one in order ([`walk`]), then that piece's first eight characters or more
+/// at the message's end.
 fn cut_within(r: &Row, msg: &str) -> bool {
-    if !r.anchored || !msg.starts_with(r.pieces[0]) {
-        return false;
-    }
-    let mut at = r.pieces[0].len();
-    for p in &r.pieces[1..] {
-        match msg[at..].find(p) {
-            Some(i) => at += i + p.len(),
-            None => {
-                let p = p.trim_end();
-                return (8..p.len()).rev().any(|j| p.is_char_boundary(j) && msg[at..].ends_with(&p[..j]))
-                    || (p.len() >= 8 && msg[at..].ends_with(p));
-            }
+    match walk(r, msg) {
+        Err((k, at)) if k > 0 && r.anchored => {
+            let p = r.pieces[k].trim_end();
+            (8..=p.len()).rev().any(|j| p.is_char_boundary(j) && msg[at..].ends_with(&p[..j]))
         }
+        _ => false,
     }
-    false
 }
 
 /// A message an instance of `format` would be, for tests: each conversion given a value.
