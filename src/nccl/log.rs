@@ -483,8 +483,8 @@ pub struct LogFacts {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launcher: Option<String>,
     /// The node count a launcher's command or report states, before NCCL's first line
-    /// ([`launcher_nodes`]): the count and the words that state it. None where two lines
-    /// state different counts.
+    /// ([`launcher_nodes`], settled by [`settled_launcher_nodes`]): the count and the words
+    /// that state it. None where lines disagree or a count is over the allocation's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launcher_nodes: Option<(usize, String)>,
     /// The first Python exception a worker raised (`[rank0]: ValueError: …`), torchrun's own
@@ -2116,7 +2116,7 @@ fn names_nccl(l: &str) -> bool {
 /// `srun` with `-N N`, `-NN` or `--nodes=N` (`N-M`: at least N; the step's nodes, not the
 /// allocation's that `#SBATCH`, `salloc` and SLURM_NNODES give, of which a step may use one);
 /// DeepSpeed's `--num_nodes N` and `accelerate launch`'s `--num_machines N`. Not a comment
-/// (`# srun -N 2`, a script's notes). The count, its words, and whether it is exact.
+/// (`# srun -N 2`, a script's notes). The count, its words, and how the line states it.
 fn launcher_nodes(l: &str) -> Option<(usize, String, Stated)> {
     let h = l.trim_start();
     let b = h.as_bytes();
@@ -2138,33 +2138,31 @@ fn launcher_nodes(l: &str) -> Option<(usize, String, Stated)> {
         }
     }
     let words: Vec<&str> = h.split_whitespace().take(256).collect();
-    // (name, the options that take no value, the flag, its range's separator)
-    const LAUNCHERS: [(&str, &[&str], &str, char); 6] = [
-        ("torchrun", TORCHRUN_BOOL, "--nnodes", ':'),
-        ("torch.distributed.run", TORCHRUN_BOOL, "--nnodes", ':'),
-        ("torch.distributed.launch", TORCHRUN_BOOL, "--nnodes", ':'),
-        ("srun", SRUN_BOOL, "--nodes", '-'),
+    // (name, the options that take no value, the flags that give the nodes, how a range reads)
+    const LAUNCHERS: [(&str, &[&str], &[&str], Span); 6] = [
+        ("torchrun", TORCHRUN_BOOL, &["--nnodes"], Span::Equal),
+        ("torch.distributed.run", TORCHRUN_BOOL, &["--nnodes"], Span::Equal),
+        ("torch.distributed.launch", TORCHRUN_BOOL, &["--nnodes"], Span::Equal),
+        ("srun", SRUN_BOOL, &["--nodes", "-N"], Span::Least),
         (
             "deepspeed",
             &["--no_ssh_check", "--no_local_rank", "--no_python", "--module", "--force_multi"],
-            "--num_nodes",
-            '-',
+            &["--num_nodes"],
+            Span::Least,
         ),
         (
-            "launch",
+            "accelerate",
             &["--multi_gpu", "--cpu", "--use_deepspeed", "--use_fsdp", "--no_python", "-m", "--module", "--debug"],
-            "--num_machines",
-            '-',
+            &["--num_machines"],
+            Span::Least,
         ),
     ];
-    for (name, bools, flag, range) in LAUNCHERS {
-        let Some(at) = words.iter().position(|w| w.ends_with(name) && (name != "launch" || at_accelerate(&words, w)))
-        else {
-            continue;
-        };
-        let opts = options(&words[at + 1..], bools);
-        let names: &[&str] = if name == "srun" { &["--nodes", "-N"] } else { &[flag] };
-        if let Some((n, how)) = node_flag(opts, names, range) {
+    for (name, bools, flags, span) in LAUNCHERS {
+        let Some(at) = words.iter().position(|w| w.ends_with(name)) else { continue };
+        // (accelerate's options follow its `launch` subcommand)
+        let from = at + 1 + usize::from(name == "accelerate" && words.get(at + 1) == Some(&"launch"));
+        let opts = options(&words[from.min(words.len())..], bools);
+        if let Some((n, how)) = node_flag(opts, flags, span) {
             return Some((n, format!("the launch command's {how}"), Stated::Exact));
         }
         if name.starts_with("torch") && opts.contains(&"--standalone") {
@@ -2206,38 +2204,17 @@ enum Stated {
 /// with the same, `SLURM_NNODES=2`, `SLURM_JOB_NUM_NODES=2`): at most that many (a range's
 /// largest).
 fn allocation_nodes(h: &str) -> Option<(usize, String, Stated)> {
-    let most = |v: &str| -> Option<usize> {
-        let v = v.trim_matches(['"', '\'', ',', ';']);
-        let n: usize = v.rsplit('-').next()?.parse().ok()?;
-        (1..=100_000).contains(&n).then_some(n)
-    };
     for var in ["SLURM_NNODES=", "SLURM_JOB_NUM_NODES="] {
-        if let Some(n) = h.split_whitespace().find_map(|w| w.strip_prefix(var)).and_then(most) {
+        if let Some(n) = h.split_whitespace().find_map(|w| w.strip_prefix(var)).and_then(|v| node_value(v, Span::Most))
+        {
             return Some((n, format!("{var}{n}"), Stated::AtMost));
         }
     }
     let words: Vec<&str> = h.split_whitespace().take(64).collect();
     let at = words.iter().position(|w| *w == "#SBATCH" || w.ends_with("sbatch") || w.ends_with("salloc"))?;
     let opts = if words[at] == "#SBATCH" { &words[at + 1..] } else { options(&words[at + 1..], SRUN_BOOL) };
-    for (i, w) in opts.iter().enumerate() {
-        let v = match *w {
-            "-N" | "--nodes" => opts.get(i + 1).copied(),
-            _ => w.strip_prefix("--nodes=").or_else(|| w.strip_prefix("-N").filter(|v| !v.is_empty())),
-        };
-        if let Some(n) = v.and_then(most) {
-            return Some((
-                n,
-                format!("Slurm's allocation ({} {n})", words[at].trim_start_matches('#')),
-                Stated::AtMost,
-            ));
-        }
-    }
-    None
-}
-
-/// `launch` as accelerate's subcommand (`accelerate launch`).
-fn at_accelerate(words: &[&str], w: &&str) -> bool {
-    *w == "launch" && words.windows(2).any(|p| p[0].ends_with("accelerate") && p[1] == "launch")
+    let (n, how) = node_flag(opts, &["--nodes", "-N"], Span::Most)?;
+    Some((n, format!("Slurm's allocation ({} {how})", words[at].trim_start_matches('#')), Stated::AtMost))
 }
 
 /// torchrun's options that take no value (run.py's `store_true` ones).
@@ -2301,21 +2278,32 @@ fn options<'a, 'w>(words: &'a [&'w str], bools: &[&str]) -> &'a [&'w str] {
     &words[..i]
 }
 
-/// A node count as a launcher's flag gives it: `N`, or a range (`N:N` of torchrun's, where
-/// only two equal counts state one; `N-M` of Slurm's, at least N from two up).
-fn node_value(v: &str, range: char) -> Option<usize> {
+/// How a launcher's range of node counts reads: torchrun's `N:M` states a count only where
+/// the two are equal; srun's and the like's `N-M` at least N (from two up); an allocation's
+/// `N-M` at most M.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Span {
+    Equal,
+    Least,
+    Most,
+}
+
+/// A node count as a launcher's flag gives it: `N`, or a range read as `span` says.
+fn node_value(v: &str, span: Span) -> Option<usize> {
     let v = v.trim_matches(['"', '\'', ',', ';']);
-    let n: usize = match v.split_once(range) {
-        Some((a, b)) if range == ':' => (a == b).then(|| a.parse().ok()).flatten()?,
-        Some((a, _)) => a.parse().ok().filter(|n| *n >= 2)?,
-        None => v.parse().ok()?,
+    let sep = if span == Span::Equal { ':' } else { '-' };
+    let n: usize = match (v.split_once(sep), span) {
+        (Some((a, b)), Span::Equal) => (a == b).then(|| a.parse().ok()).flatten()?,
+        (Some((a, _)), Span::Least) => a.parse().ok().filter(|n| *n >= 2)?,
+        (Some((_, b)), Span::Most) => b.parse().ok()?,
+        (None, _) => v.parse().ok()?,
     };
     (1..=100_000).contains(&n).then_some(n)
 }
 
 /// The value of the first of `names` among `words`: `--flag N`, `--flag=N`, `-NN`; the count
 /// and the flag as written.
-fn node_flag(words: &[&str], names: &[&str], range: char) -> Option<(usize, String)> {
+fn node_flag(words: &[&str], names: &[&str], span: Span) -> Option<(usize, String)> {
     for (i, w) in words.iter().enumerate() {
         for name in names {
             let v = if *w == *name {
@@ -2327,7 +2315,7 @@ fn node_flag(words: &[&str], names: &[&str], range: char) -> Option<(usize, Stri
             } else {
                 None
             };
-            if let Some((v, n)) = v.and_then(|v| Some((v, node_value(v, range)?))) {
+            if let Some((v, n)) = v.and_then(|v| Some((v, node_value(v, span)?))) {
                 return Some((n, format!("{name} {}", v.trim_matches(['"', '\'']))));
             }
         }
