@@ -111,6 +111,12 @@ fn bench_result(pending: &mut Option<Bench>, l: &str) -> Option<Allreduce> {
     None
 }
 
+/// A measured all-reduce a line (not NCCL's own) gives: examples/allreduce.py's, or the
+/// all_reduce_bench's whose header `bench` holds.
+fn result_line(bench: &mut Option<Bench>, l: &str) -> Option<Allreduce> {
+    allreduce_line(l).or_else(|| bench_result(bench, l))
+}
+
 /// [`bench_result`]'s header read: ranks, payload bytes, lines left for its busbw.
 type Bench = (usize, Option<u64>, u8);
 
@@ -150,7 +156,7 @@ fn feed(st: &mut Readers, raw: &str) {
     let l = crate::nccl::unwrap_line(&cleaned);
     st.0.line_unwrapped(l);
     st.1.line_unwrapped(l);
-    if let Some(r) = allreduce_line(l).or_else(|| bench_result(&mut st.4, l)) {
+    if let Some(r) = result_line(&mut st.4, l) {
         st.2 = Some(r);
     }
 }
@@ -349,9 +355,7 @@ impl Feed<'_> {
         }
         // (on an NCCL line only where another process's result line was run onto its end —
         // review 15: its own line break ends it, so it ends the line)
-        if let Some(x) =
-            if nccl { allreduce_glued(l) } else { allreduce_line(l).or_else(|| bench_result(&mut self.bench, l)) }
-        {
+        if let Some(x) = if nccl { allreduce_glued(l) } else { result_line(&mut self.bench, l) } {
             self.allreduce = Some(x);
         }
         // The tag and the gate's pass run here for `share` lines in eight and in the log

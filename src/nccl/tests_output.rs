@@ -142,6 +142,9 @@ impl TestsOutput {
     /// Rows of two tests, or two ranks (a factor of 1), name nothing.
     pub fn collective_from_factor(&self) -> Option<&'static str> {
         let want = self.whole_rank_table().map(|(n, _)| 2.0 * (n as f64 - 1.0) / n as f64);
+        if want.is_some_and(|w| w < 1.3) {
+            return None;
+        }
         let mut read = 0;
         for b in self.rows.iter().flat_map(|r| std::iter::once(&r.out_of_place).chain(r.in_place.as_ref())) {
             // (a rate of two decimals: small ones are mostly rounding)
@@ -153,7 +156,7 @@ impl TestsOutput {
                 Some(w) => (f - w).abs() <= 0.02 * w + 0.01 / b.algbw.max(1.0),
                 None => (1.3..=2.01).contains(&f),
             };
-            if !fits || want.is_some_and(|w| w < 1.3) {
+            if !fits {
                 return None;
             }
             read += 1;
