@@ -3,6 +3,7 @@
 //! hardware's ceiling it runs.
 
 use super::printable;
+use crate::nccl::bench::{Allreduce, Bench};
 use crate::nccl::{log, tests_output};
 use crate::plan::verify::{judge, CeilingInputs, Expect, Measured, Report};
 use crate::plan::{self, Intent};
@@ -57,10 +58,6 @@ pub struct Args {
     pub expect: Expect,
 }
 
-/// A measured all-reduce: its busbw (GB/s), its ranks and, where the output gives it, its
-/// size in bytes.
-type Allreduce = (f64, usize, Option<u64>);
-
 /// `# ibwire-allreduce size=… busbw_gbps=380.5 world=8` from examples/allreduce.py.
 fn allreduce_line(l: &str) -> Option<Allreduce> {
     // examples/allreduce.py prints it at the start of a line; a launcher's prefix is short
@@ -68,7 +65,12 @@ fn allreduce_line(l: &str) -> Option<Allreduce> {
     let r = l.split_once("# ibwire-allreduce ")?.1;
     let get = |k: &str| r.split_whitespace().find_map(|w| w.strip_prefix(k));
     // (its size is examples/allreduce.py's own, chosen to reach the bound: not judged as a sweep's)
-    Some((get("busbw_gbps=")?.parse().ok()?, get("world=")?.parse().ok()?, None))
+    Some(Allreduce {
+        busbw: get("busbw_gbps=")?.parse().ok()?,
+        ranks: get("world=")?.parse().ok()?,
+        bytes: None,
+        model: None,
+    })
 }
 
 /// examples/allreduce.py's result run onto the end of another line (`… Connected all tree#
@@ -85,40 +87,6 @@ fn allreduce_glued(l: &str) -> Option<Allreduce> {
     let i = l.rfind("# ibwire-allreduce ")?;
     allreduce_line(&l[i..])
 }
-
-/// The all-reduce benchmark of Stas Bekman's ml-engineering (network/benchmarks/
-/// all_reduce_bench.py, copied into many repositories): `The average bandwidth of all_reduce
-/// with a {payload}GB payload ({trials} trials, {n} ranks):`, then within a few lines
-/// ` busbw: {busbw:.3f} GBps ({Gbps} Gbps)`. Its ranks and payload (decimal GB) wait in
-/// `pending` (with the lines left to look at) until the busbw line; then the measurement.
-fn bench_result(pending: &mut Option<Bench>, l: &str) -> Option<Allreduce> {
-    if let Some(r) = l.strip_prefix("The average bandwidth of all_reduce with a ") {
-        let bytes = r.split_once("GB payload (").and_then(|(g, _)| g.trim().parse::<f64>().ok()).map(|g| g * 1e9);
-        *pending = r
-            .split_once(" trials, ")
-            .and_then(|(_, r)| r.strip_suffix(" ranks):").or_else(|| r.strip_suffix(" ranks):\r")))
-            .and_then(|n| n.trim().parse().ok())
-            .map(|n| (n, bytes.filter(|b| b.is_finite() && *b >= 0.0).map(|b| b as u64), 4));
-        return None;
-    }
-    let (ranks, bytes, left) = (*pending)?;
-    if let Some(v) = l.trim_start().strip_prefix("busbw: ") {
-        *pending = None;
-        let b: f64 = v.split_once(" GBps")?.0.trim().parse().ok()?;
-        return (b.is_finite() && b >= 0.0).then_some((b, ranks, bytes));
-    }
-    *pending = (left > 1).then_some((ranks, bytes, left - 1));
-    None
-}
-
-/// A measured all-reduce a line (not NCCL's own) gives: examples/allreduce.py's, or the
-/// all_reduce_bench's whose header `bench` holds.
-fn result_line(bench: &mut Option<Bench>, l: &str) -> Option<Allreduce> {
-    allreduce_line(l).or_else(|| bench_result(bench, l))
-}
-
-/// [`bench_result`]'s header read: ranks, payload bytes, lines left for its busbw.
-type Bench = (usize, Option<u64>, u8);
 
 /// Everything read from the inputs, one line at a time.
 pub struct Read {
@@ -141,10 +109,10 @@ impl Read {
 /// The longest line kept (a longer one is cut; NCCL's lines are far shorter).
 const MAX_LINE: usize = 64 * 1024;
 
-type Readers = (log::Analyser, tests_output::Parser, Option<Allreduce>, log::OwnLines, Option<Bench>);
+type Readers = (log::Analyser, tests_output::Parser, Option<Allreduce>, log::OwnLines, Bench);
 
 fn reader() -> Readers {
-    (log::Analyser::new(), tests_output::Parser::default(), None, log::OwnLines::default(), None)
+    (log::Analyser::new(), tests_output::Parser::default(), None, log::OwnLines::default(), Bench::default())
 }
 
 fn feed(st: &mut Readers, raw: &str) {
@@ -156,8 +124,9 @@ fn feed(st: &mut Readers, raw: &str) {
     let l = crate::nccl::unwrap_line(&cleaned);
     st.0.line_unwrapped(l);
     st.1.line_unwrapped(l);
-    if let Some(r) = result_line(&mut st.4, l) {
-        st.2 = Some(r);
+    match allreduce_line(l) {
+        Some(r) => Allreduce::keep(&mut st.2, Some(r)),
+        None => st.4.line(l),
     }
 }
 
@@ -166,6 +135,7 @@ pub fn read_text(text: &str) -> Read {
     for l in text.lines() {
         feed(&mut st, l);
     }
+    Allreduce::keep(&mut st.2, st.4.finish());
     Read::of(st.0.finish(), st.1.finish(), st.2)
 }
 
@@ -294,7 +264,8 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
             follow_pointed(pointed, &mut seen, &mut inputs);
         }
         feed.settle();
-        let (tests, allreduce, out) = (feed.tests, feed.allreduce, feed.out);
+        let (tests, mut allreduce, out) = (feed.tests, feed.allreduce, feed.out);
+        Allreduce::keep(&mut allreduce, feed.bench.finish());
         last_batch(out, tx, bar.as_ref());
         let facts = worker.join().map_err(|_| anyhow::anyhow!("the log reader failed"))?;
         res?;
@@ -307,8 +278,8 @@ pub fn read_files(files: &[PathBuf]) -> Result<Read> {
 struct Feed<'a> {
     tests: tests_output::Parser,
     allreduce: Option<Allreduce>,
-    /// [`bench_result`]'s header, waiting for its busbw line.
-    bench: Option<Bench>,
+    /// ml-engineering's all_reduce_bench, read so far.
+    bench: Bench,
     out: Vec<u8>,
     slot: u8,
     /// Of each eight lines, how many get their tag and gate here rather than in the log
@@ -355,8 +326,10 @@ impl Feed<'_> {
         }
         // (on an NCCL line only where another process's result line was run onto its end —
         // review 15: its own line break ends it, so it ends the line)
-        if let Some(x) = if nccl { allreduce_glued(l) } else { result_line(&mut self.bench, l) } {
-            self.allreduce = Some(x);
+        match if nccl { allreduce_glued(l) } else { allreduce_line(l) } {
+            Some(x) => Allreduce::keep(&mut self.allreduce, Some(x)),
+            None if !nccl => self.bench.line(l),
+            None => {}
         }
         // The tag and the gate's pass run here for `share` lines in eight and in the log
         // reader's thread for the rest, so that neither thread waits for the other.
@@ -401,7 +374,7 @@ impl<'a> Feed<'a> {
         Feed {
             tests: tests_output::Parser::default(),
             allreduce: None,
-            bench: None,
+            bench: Bench::default(),
             out: Vec::with_capacity(BATCH + MAX_LINE),
             slot: 0,
             share: 4,
@@ -562,13 +535,13 @@ pub fn analyse(node: &Node, node_known: bool, plan: &plan::Plan, input: &Read, a
             },
         })
     } else {
-        input.allreduce.map(|(b, w, bytes)| Measured {
-            busbw_gbps: b,
-            nranks: w,
+        input.allreduce.clone().map(|r| Measured {
+            busbw_gbps: r.busbw,
+            nranks: r.ranks,
             nodes: facts.hosts.len(),
-            gpu_model: None,
+            gpu_model: r.model,
             // (a payload too small to reach the bandwidth bound is judged as a table's is)
-            max_bytes: bytes,
+            max_bytes: r.bytes,
             unfinished: None,
             wrong: 0,
             average: false,

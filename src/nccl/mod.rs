@@ -4,6 +4,7 @@
 //! `host: `, markdown indentation, CRLF, ANSI colour, several ranks interleaved, truncated last
 //! lines. Both read one line at a time, so a log of any size is read in bounded memory.
 
+pub mod bench;
 pub mod filter;
 pub mod log;
 pub mod ras;

@@ -652,6 +652,94 @@ fn ml_engineerings_all_reduce_bench_is_a_measurement() {
     assert_eq!(ibwire(&["verify", "--from-log", f.to_str().unwrap()]).status.code(), Some(2));
 }
 
+/// all_reduce_bench.py's later prints (its git, 2025-01 to 2026-08), from its format strings:
+/// `- hardware: {torch.cuda.get_device_properties()!r}` (2025-07 on; `Device info: ` before),
+/// `The average bandwidth of all_reduce over {ranks} ranks ({w} warmups / {t} trials):` and
+/// `| {fmt_bytes(size):>7} | {busbw:6.2f}GBps | {algbw:6.2f}GBps |` rows; its
+/// `--profile_stability` run: `The {g}GiB payload bandwidth of all_reduce over {ranks} ranks
+/// (…):` and a `| {busbw:6.2f}GBps | {algbw:6.2f}GBps |` row per trial (review 27: not read).
+/// The GPU it names lets the port speeds NCCL printed set the ceiling (review 27: none did).
+#[test]
+fn all_reduce_benchs_table_and_profile_are_measurements() {
+    // NCCL's lines of two nodes of eight H100s with eight 400 Gb/s IB ports each, GPUDirect
+    let mut nccl = String::new();
+    for (h, node) in [("gpu-a", 0), ("gpu-b", 1)] {
+        for i in 0..8 {
+            // net_ib.cc (2.21+): `NET/IB: [%d] %s:%s:%d/%s provider=%s speed=%d context=%p pciPath=%s ar=%d`
+            nccl += &format!(
+                "{h}:1:1 [0] NCCL INFO NET/IB: [{i}] mlx5_{i}:uverbs{i}:1/IB provider=Mlx5 speed=400000 context=0x1 pciPath=/sys/devices/pci0000:1{i} ar=1\n"
+            );
+        }
+        let ports: Vec<String> = (0..8).map(|i| format!("[{i}]mlx5_{i}:1/IB")).collect();
+        nccl += &format!("{h}:1:1 [0] NCCL INFO NET/IB : Using {} ; OOB eth0:10.0.0.{node}<0>\n", ports.join(" "));
+        nccl += &format!("{h}:1:1 [0] NCCL INFO Using network IB\n");
+        nccl += &format!(
+            "{h}:1:1 [0] NCCL INFO comm 0x1 rank {r} nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n",
+            r = node * 8
+        );
+        nccl += &format!(
+            "{h}:1:1 [0] NCCL INFO Channel 00/0 : {a}[0] -> {r}[0] [receive] via NET/IB/0/GDRDMA\n",
+            a = 8 - node * 8,
+            r = node * 8
+        );
+        nccl += &format!("{h}:1:1 [0] NCCL INFO comm 0x1 rank {r} nranks 16 cudaDev 0 nvmlDev 0 busId 19000 commId 0x9 - Init COMPLETE\n", r = node * 8);
+    }
+    let hw = "- hardware: _CudaDeviceProperties(name='NVIDIA H100 80GB HBM3', major=9, minor=0, total_memory=81008MB, multi_processor_count=132, L2_cache_size=50MB)\n\n";
+    let table = |busbw: f64| {
+        let mut t = String::from(
+            "The average bandwidth of all_reduce over 16 ranks (5 warmups / 20 trials):\n\n| payload |    busbw   |    algbw   |\n| ------: | ---------: | ---------: |\n",
+        );
+        for (size, b) in [("  32KiB", 0.65), ("    1MiB", 12.28), ("  256MiB", busbw * 0.9), ("   16GiB", busbw)] {
+            t += &format!("| {size:>7} | {b:6.2}GBps | {:6.2}GBps |\n", b * 16.0 / 30.0);
+        }
+        t + "Legend: 1KiB = 2**10 Bytes, 1MiB = 2**20 Bytes, 1GiB = 2**30 Bytes\n"
+    };
+    let run = |text: &str| {
+        let t = tempfile::tempdir().unwrap();
+        let f = t.path().join("bench.log");
+        std::fs::write(&f, text).unwrap();
+        let o = ibwire(&["verify", "--from-log", f.to_str().unwrap(), "--json"]);
+        let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        (o.status.code(), j)
+    };
+    // 60 GB/s against the ports' 400 GB/s: slow, judged by the GPU the bench named
+    let (code, j) = run(&format!("{nccl}\nEnvironment:\n{hw}{}", table(60.0)));
+    assert_eq!(j["busbw_gbps"].as_f64(), Some(60.0), "{j}");
+    assert_eq!(j["ceiling_gbps"].as_f64(), Some(400.0), "{j}");
+    assert_eq!(code, Some(1), "{j}");
+    // 360 GB/s: 90 % of the ports' rate
+    let (code, j) = run(&format!("{nccl}\nEnvironment:\n{hw}{}", table(360.0)));
+    assert_eq!((code, j["busbw_gbps"].as_f64()), (Some(0), Some(360.0)), "{j}");
+    // without the GPU named, the ceiling is not guessed (a PCIe box's GPUs may bound it)
+    let (code, j) = run(&format!("{nccl}{}", table(60.0)));
+    assert_eq!((code, j["ceiling_gbps"].as_f64()), (Some(0), None), "{j}");
+    // 2025-01's `Device info: ` names it as well
+    let (_, j) = run(&format!("{nccl}Device info: {}{}", &hw["- hardware: ".len()..], table(60.0)));
+    assert_eq!(j["ceiling_gbps"].as_f64(), Some(400.0), "{j}");
+    // a table cut after its small payloads: not held to the ceiling (as a sweep's)
+    let cut: String = table(60.0).lines().take(6).map(|l| format!("{l}\n")).collect();
+    let (code, j) = run(&format!("{nccl}{hw}{cut}"));
+    assert_eq!((code, j["busbw_gbps"].as_f64()), (Some(0), Some(12.28)), "{j}");
+    // --profile_stability: the lower quartile of its trials at the payload its header gives
+    let profile = "The 4.0GiB payload bandwidth of all_reduce over 16 ranks (5 warmups / 3 trials):\n\n|    busbw   |    algbw   |\n| ---------: | ---------: |\n|  50.00GBps |  26.67GBps |\n|  60.00GBps |  32.00GBps |\n|  70.00GBps |  37.33GBps |\n";
+    let (code, j) = run(&format!("{nccl}{hw}{profile}"));
+    assert_eq!((code, j["busbw_gbps"].as_f64()), (Some(1), Some(50.0)), "{j}");
+    // behind pdsh's prefix, a rank's warning between the rows: the 16 GiB row is the result
+    let pdsh: String = format!("{hw}{}", table(60.0))
+        .lines()
+        .enumerate()
+        .flat_map(|(i, l)| {
+            let warn = (i == 7).then(|| "gpu-a01: [rank3]: UserWarning: something\n".to_string());
+            warn.into_iter().chain(std::iter::once(format!("gpu-a01: {l}\n")))
+        })
+        .collect();
+    let (code, j) = run(&format!("{nccl}{pdsh}"));
+    assert_eq!((code, j["busbw_gbps"].as_f64(), j["ceiling_gbps"].as_f64()), (Some(1), Some(60.0), Some(400.0)), "{j}");
+    // a row that is not the table's ends it: a later Markdown table is not read as its rows
+    let (_, j) = run(&format!("{nccl}{hw}{}\n| name | value |\n| a | 999.0GBps | 1GBps |\n", table(60.0)));
+    assert_eq!(j["busbw_gbps"].as_f64(), Some(60.0), "{j}");
+}
+
 /// Review 21: a net plugin that is there but does not load (NCCL 2.26+'s `%s/Plugin: %s: %s`,
 /// plugin_open.cc) is the cause of a job over nodes on sockets, a note where sockets are what the
 /// user expects, and judged on the host that printed it (one node's broken aws-ofi-nccl beside
