@@ -287,6 +287,14 @@ pub struct HostView {
     pub net_channels: usize,
 }
 
+impl HostView {
+    /// The view with one plugin's names as one network ([`one_plugin_one_network`]).
+    fn settled((host, mut v): (String, HostView)) -> (String, HostView) {
+        one_plugin_one_network(&mut v.networks, &BTreeSet::new());
+        (host, v)
+    }
+}
+
 fn is_zero(n: &usize) -> bool {
     *n == 0
 }
@@ -687,6 +695,30 @@ fn ofi_test_tag(l: &str) -> Option<(bool, &str)> {
     // the plugin's messages start `NET/OFI ` (NCCL_OFI_WARN's prefix); another program's
     // `WARN: Function:` lines are not NCCL's
     (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && msg.starts_with("NET/OFI")).then_some((warn, msg))
+}
+
+/// `Using network` names of one plugin, with its API version (`IBext_v8`, `GPUDirectTCPX_v7`:
+/// each plugin's ncclNet_vN name) and without it where no host's own line printed the short
+/// one (an author's summary that shortens it: set 126's TCPX page): one network, not ranks that
+/// took different ones; the versioned name kept. A host's line with the short name beside
+/// another's versioned one, or two versions (`IBext_v7`, `IBext_v8`), stay two: nodes on
+/// different builds (review 28). The names left, in order.
+fn one_plugin_one_network(names: &mut BTreeSet<String>, held: &BTreeSet<String>) -> Vec<String> {
+    let shortened: Vec<String> = names
+        .iter()
+        .filter(|n| !held.contains(*n) && names.iter().any(|o| plugin_base(o) == Some(n.as_str())))
+        .cloned()
+        .collect();
+    for n in shortened {
+        names.remove(&n);
+    }
+    names.iter().cloned().collect()
+}
+
+/// `IBext` of `IBext_v8`: a plugin's name before its API version (`_v` and a number).
+pub fn plugin_base(n: &str) -> Option<&str> {
+    let (b, v) = n.rsplit_once("_v")?;
+    (!b.is_empty() && !v.is_empty() && v.bytes().all(|c| c.is_ascii_digit()) && !v.starts_with('0')).then_some(b)
 }
 
 /// A "host" that is the front of a clock: `12` of `12:34:56 [0] INFO …`, `2024-05-01T12` or
@@ -4567,7 +4599,7 @@ impl Analyser {
         if let Some(x) = self.store_wait.and_then(|i| f.failures.get_mut(i)) {
             x.init_completed_after |= x.count == 1 && self.last_done_at > x.at;
         }
-        f.per_host = std::mem::take(&mut self.views).into_iter().collect();
+        f.per_host = std::mem::take(&mut self.views).into_iter().map(HostView::settled).collect();
         f.net_plugin_split = plugin_split(&f.per_host);
         f.modify_qp_errnos.sort_unstable();
         f.modify_qp_errnos.dedup();
@@ -4579,7 +4611,8 @@ impl Analyser {
         if self.networks.is_empty() && f.channels.net_ib > 0 && f.channels.net_socket > 0 {
             self.networks.extend(["IB".to_string(), "Socket".to_string()]);
         }
-        f.networks_seen = self.networks.iter().cloned().collect();
+        let held: BTreeSet<String> = f.per_host.values().flat_map(|v| v.networks.iter().cloned()).collect();
+        f.networks_seen = one_plugin_one_network(&mut self.networks, &held);
         f.network = self.chosen_network(&f);
         ib_open_kept(&mut f);
         self.drop_superseded_failures(&mut f);
@@ -5974,6 +6007,26 @@ mod tests {
         let mut a = Analyser::new();
         a.line("[rank3]: Call to ibv_create_qp failed with 12 Cannot allocate memory");
         assert!(!a.finish().failures.is_empty());
+    }
+
+    #[test]
+    fn one_plugins_names_are_one_network() {
+        // set 126's TCPX page: rank 0's `Using network GPUDirectTCPX_v7` beside the author's
+        // count of the lines (`8 Using network GPUDirectTCPX`): one network, not mixed
+        let f = analyse("      8 Using network GPUDirectTCPX\n[0] NCCL INFO Using network GPUDirectTCPX_v7\n");
+        assert_eq!(f.networks_seen, ["GPUDirectTCPX_v7"]);
+        assert_eq!(f.network.as_deref(), Some("GPUDirectTCPX_v7"));
+        // two versions: nodes on two builds (review 28), not one network
+        let f = analyse("a:1:1 [0] NCCL INFO Using network IBext_v7\nb:1:1 [0] NCCL INFO Using network IBext_v8\n");
+        assert_eq!(f.network.as_deref(), Some("mixed"), "{:?}", f.networks_seen);
+        // different networks stay different
+        let f = analyse("a:1:1 [0] NCCL INFO Using network IB\nb:1:1 [0] NCCL INFO Using network Socket\n");
+        assert_eq!(f.network.as_deref(), Some("mixed"));
+        let f = analyse("a:1:1 [0] NCCL INFO Using network IBext_v8\nb:1:1 [0] NCCL INFO Using network IB\n");
+        assert_eq!(f.network.as_deref(), Some("mixed"));
+        // a host's own line with the short name beside another's versioned one: two builds
+        let f = analyse("a:1:1 [0] NCCL INFO Using network IBext\nb:1:1 [0] NCCL INFO Using network IBext_v8\n");
+        assert_eq!(f.network.as_deref(), Some("mixed"));
     }
 
     #[test]

@@ -20,11 +20,13 @@ pub fn nvlink_gbps(model: &str) -> Option<f64> {
     }
     if m.contains("B200") || m.contains("B100") || m.contains("GB200") {
         Some(900.0)
-    } else if m.contains("H100") || m.contains("H200") {
+    } else if m.contains("H100") || m.contains("H200") || m.contains("H20") {
+        // (H20: NVLink at H100's 900 GB/s both ways, by NVIDIA's datasheet)
         Some(450.0)
-    } else if m.contains("H800") {
+    } else if m.contains("H800") || m.contains("A800") {
+        // the export parts: 400 GB/s both ways (A800, H800 datasheets; review 28)
         Some(200.0)
-    } else if m.contains("A100") || m.contains("A800") {
+    } else if m.contains("A100") {
         Some(300.0)
     } else {
         None
@@ -830,6 +832,51 @@ fn plain_failure(kind: crate::nccl::log::Failure) -> Option<(&'static str, &'sta
     })
 }
 
+/// Completion error 12 is the transport retry counter's; 13 the receiver-not-ready counter's:
+/// the peer answered, so the path (and the GID) works (review 28).
+fn retry_problem(fs: &crate::nccl::log::FailureSeen) -> String {
+    match fs.code {
+        Some(13) => "IB receiver-not-ready retries exceeded (completion error 13)".into(),
+        _ => "IB transport retries exceeded (completion error 12)".into(),
+    }
+}
+
+/// A forced GID index, and for error 12 a link-local GID the queue pair used.
+fn retry_detail(log: &LogFacts, fs: &crate::nccl::log::FailureSeen, forced: Option<String>) -> Option<String> {
+    let ll = (fs.code != Some(13)).then(|| link_local_gids(log, &fs.line)).flatten();
+    match (forced, ll) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    }
+}
+
+/// NCCL's completion error names the queue pair's GIDs (2.19+ net_ib.cc: ` localGid %s remoteGid
+/// %s`). A link-local GID whose interface ID is a MAC's EUI-64 (`fe80::966d:aeff:fe5d:9950`: `ff:fe`
+/// in its middle) is a RoCE port's MAC-derived GID, which reaches its own L2 segment only (set
+/// 127's gitcode page: RoCE across Mellanox and Broadcom NICs, mended by NCCL_IB_GID_INDEX=3).
+/// InfiniBand's GIDs start `fe80::` too, the default subnet prefix before the port's GUID (no
+/// `ff:fe`): not said of those, nor where every device NCCL listed is IB.
+fn link_local_gids(log: &LogFacts, line: &str) -> Option<String> {
+    // (2.20+ print ` remoteGids%s`, the GID run onto the word)
+    let gid = ["localGid ", "remoteGids", "remoteGid "]
+        .iter()
+        .filter_map(|k| line.split_once(k)?.1.split_whitespace().next())
+        .find(|g| mac_derived_link_local(g))?;
+    if !log.ib_devices.is_empty() && log.ib_devices.iter().all(|d| d.link == "IB") {
+        return None;
+    }
+    Some(format!(
+        "the queue pair used a link-local GID ({gid}), a RoCE port's MAC-derived one, which reaches its own L2 segment only; set NCCL_IB_GID_INDEX to the port's RoCE v2 GID of a routable address (`show_gids`)"
+    ))
+}
+
+/// `fe80::` and an interface ID that is a MAC's EUI-64 (its 4th and 5th bytes `ff:fe`).
+fn mac_derived_link_local(gid: &str) -> bool {
+    let Ok(a) = gid.parse::<std::net::Ipv6Addr>() else { return false };
+    let o = a.octets();
+    o[..8] == [0xfe, 0x80, 0, 0, 0, 0, 0, 0] && o[11] == 0xff && o[12] == 0xfe
+}
+
 /// Failures whose finding says what else the log (or this node) shows: rule, problem, detail.
 fn failure_detail(
     node: &Node,
@@ -846,9 +893,7 @@ fn failure_detail(
         F::QpInvalid => ("qp-invalid", "ibv_modify_qp failed with EINVAL".into(), Some(qp_invalid_detail(log, lid0))),
         F::QpUnreachable => ("qp-unreachable", "ibv_modify_qp: network unreachable".into(), gid_forced()),
         F::QpOther => ("qp-other", format!("ibv_modify_qp failed{}", code(" with errno ")), None),
-        F::RetryExceeded => {
-            ("retry-exceeded", "IB transport retries exceeded (completion error 12)".into(), gid_forced())
-        }
+        F::RetryExceeded => ("retry-exceeded", retry_problem(fs), retry_detail(log, fs, gid_forced())),
         F::LocalProtection => (
             "acs-iommu",
             "IB local protection error (completion error 4)".into(),
@@ -1555,7 +1600,20 @@ fn transport_findings(
     if let Some(split) = &log.net_plugin_split {
         push(findings, "mixed-net-plugin", format!("nodes on different net plugins ({split})"), None, None);
     }
-    if log.network.as_deref() == Some("mixed") {
+    let one_plugin = |ns: &[String]| {
+        let base = |n: &String| crate::nccl::log::plugin_base(n).unwrap_or(n).to_string();
+        ns.iter().any(|n| crate::nccl::log::plugin_base(n).is_some()) && ns.iter().all(|n| base(n) == base(&ns[0]))
+    };
+    if log.network.as_deref() == Some("mixed") && log.networks_seen.len() > 1 && one_plugin(&log.networks_seen) {
+        // one plugin's API versions (`IBext_v7` beside `IBext_v8`): builds, not HCAs, differ
+        push(
+            findings,
+            "mixed-net-plugin",
+            format!("ranks loaded different versions of one net plugin ({})", log.networks_seen.join(" vs ")),
+            None,
+            None,
+        );
+    } else if log.network.as_deref() == Some("mixed") {
         push(
             findings,
             "mixed-network",
@@ -2744,6 +2802,32 @@ fn version_le(v: Option<&str>, max: (u32, u32, u32)) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_roce_ports_link_local_gid_is_named_and_an_ib_ports_is_not() {
+        // net_ib.cc's completion error (2.19+): `… (Recv) localGid %s remoteGid %s`
+        let line = |l: &str, r: &str| {
+            format!("NET/IB : Got completion from peer 10.2.8.2<55466> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid {l} remoteGid {r}")
+        };
+        let none = crate::nccl::log::analyse("");
+        // a MAC's EUI-64 (94:6d:ae:5d:99:50): a RoCE port's default GID
+        let mac = line("fe80::966d:aeff:fe5d:9950", "fe80::6e92:cfff:fe87:ca50");
+        assert!(super::link_local_gids(&none, &mac).is_some_and(|d| d.contains("fe80::966d:aeff:fe5d:9950")));
+        // 2.20+'s `remoteGids%s`: the remote one link-local, the local one routable
+        let gids = "… vendor err 129 (Recv) localGid ::ffff:10.2.8.1 remoteGidsfe80::6e92:cfff:fe87:ca50";
+        assert!(super::link_local_gids(&none, gids).is_some_and(|d| d.contains("fe80::6e92:cfff:fe87:ca50")));
+        // InfiniBand's: the default subnet prefix and the port's GUID
+        assert_eq!(super::link_local_gids(&none, &line("fe80::946d:ae03:c6:c6c2", "fe80::946d:ae03:c6:a34a")), None);
+        // routable RoCE v2 GIDs (IPv4-mapped)
+        assert_eq!(super::link_local_gids(&none, &line("::ffff:10.2.8.1", "::ffff:10.2.8.2")), None);
+        // every device NCCL listed on an IB link: not said
+        let ib =
+            crate::nccl::log::analyse("h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>\n");
+        assert_eq!(super::link_local_gids(&ib, &mac), None);
+        let roce =
+            crate::nccl::log::analyse("h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE ; OOB eth0:10.0.0.1<0>\n");
+        assert!(super::link_local_gids(&roce, &mac).is_some());
+    }
+
     #[test]
     fn every_pushed_id_is_a_rule() {
         let src = include_str!("verify.rs");
