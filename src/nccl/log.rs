@@ -697,6 +697,14 @@ fn ofi_test_tag(l: &str) -> Option<(bool, &str)> {
     (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && msg.starts_with("NET/OFI")).then_some((warn, msg))
 }
 
+/// A completed init (`… busId b2000 commId … - Init COMPLETE`) on another GPU than the one a
+/// duplicate-GPU warning named (`… both on CUDA device 3d000`).
+fn moved_gpu(warning: &str, done: &str) -> bool {
+    let dup = warning.rsplit_once("CUDA device ").map(|(_, d)| d.trim());
+    let now = done.split_once(" busId ").and_then(|(_, r)| r.split_whitespace().next());
+    matches!((dup, now), (Some(d), Some(n)) if !d.is_empty() && !d.eq_ignore_ascii_case(n))
+}
+
 /// `Using network` names of one plugin, with its API version (`IBext_v8`, `GPUDirectTCPX_v7`:
 /// each plugin's ncclNet_vN name) and without it where no host's own line printed the short
 /// one (an author's summary that shortens it: set 126's TCPX page): one network, not ranks that
@@ -2042,6 +2050,11 @@ pub struct Analyser {
     trace_failures: usize,
     trace_line: Option<String>,
     trace_bootstrap: bool,
+    /// Processes (`host:pid`) whose set-up traced an error before any init of theirs completed,
+    /// and no init of theirs has completed since; a trace of no known process, or of one past
+    /// its init, or past the bound, sets `trace_kept`.
+    traced_procs: BTreeSet<String>,
+    trace_kept: bool,
     /// The `host:pid` of the WARN line being read, and each source-table warning's process, the
     /// failure's index, and whether that process completed its init after it.
     warn_proc: Option<String>,
@@ -2899,8 +2912,11 @@ impl Analyser {
         };
         // NCCL skips an HCA it cannot open and goes on with the others (net_ib's `continue`):
         // followed like the table's warnings, a failure only where no init completed after it
-        // or NCCL was left with no RDMA device (finish)
-        if let Some(i) = i.filter(|_| k == Failure::IbOpenFailed) {
+        // or NCCL was left with no RDMA device (finish). A duplicate GPU fails that one
+        // communicator's init (init.cc returns ncclInvalidUsage); a later communicator of the
+        // same process that completes is the job going on (set 129's Gadi rank: two probes on
+        // device 0 before the script set its device).
+        if let Some(i) = i.filter(|_| matches!(k, Failure::IbOpenFailed | Failure::DuplicateGpu)) {
             self.follow(i);
         }
     }
@@ -3110,11 +3126,15 @@ impl Analyser {
         if self.done_procs.len() < 4096 && !self.done_procs.contains(p) {
             self.done_procs.insert(p.to_string());
         }
+        self.traced_procs.remove(p);
         if self.warned.is_empty() {
             return;
         }
+        let kinds = &self.f.failures;
         for w in self.warned.iter_mut().filter(|w| w.0 == p) {
-            w.2 = true;
+            // a duplicate GPU only where the process's later communicator is on another GPU
+            // (its busId named, not the one the warning named)
+            w.2 |= kinds.get(w.1).is_none_or(|x| x.kind != Failure::DuplicateGpu || moved_gpu(&x.line, l));
         }
     }
 
@@ -4578,6 +4598,12 @@ impl Analyser {
             return;
         }
         self.trace_failures += 1;
+        match proc_of(l) {
+            Some(p) if !self.done_procs.contains(p) && self.traced_procs.len() < 256 => {
+                self.traced_procs.insert(p.to_string());
+            }
+            _ => self.trace_kept = true,
+        }
         if self.trace_line.is_none() || (base == "bootstrap.cc" && !self.trace_bootstrap) {
             self.trace_line = Some(clip(rest, 300));
             self.trace_bootstrap = base == "bootstrap.cc";
@@ -4821,8 +4847,11 @@ impl Analyser {
     /// classified WARN says more: still a failure.
     fn trace_and_error_failures(&mut self, f: &mut LogFacts) {
         // NCCL's return-code trace up from a failed set-up, with no WARN that says more: the
-        // bootstrap's is a connection between ranks that failed.
-        if let Some(t) = self.trace_line.take() {
+        // bootstrap's is a connection between ranks that failed. Not where every process that
+        // traced one completed an init after it (a failed communicator the job went on past, as
+        // followed warnings are).
+        let went_on = !self.trace_kept && self.traced_procs.is_empty();
+        if let Some(t) = self.trace_line.take().filter(|_| !went_on) {
             let kind = if self.trace_bootstrap { Failure::SocketConnect } else { Failure::NcclError };
             if !f.failures.iter().any(|x| x.kind != Failure::UnknownWarning && !x.init_completed_after) {
                 f.failures.push(FailureSeen {
@@ -6007,6 +6036,32 @@ mod tests {
         let mut a = Analyser::new();
         a.line("[rank3]: Call to ibv_create_qp failed with 12 Cannot allocate memory");
         assert!(!a.finish().failures.is_empty());
+    }
+
+    #[test]
+    fn a_duplicate_gpu_the_process_went_on_past_is_no_failure() {
+        // set 129's Gadi rank: two communicators fail on device 0 (init.cc's duplicate check,
+        // its traces), then the process's own on device 3 completes
+        let probe =
+            "g:7:7 [0] init.cc:871 NCCL WARN Duplicate GPU detected : rank 3 and rank 0 both on CUDA device 3d000\n\
+                     g:7:7 [0] NCCL INFO init.cc:1501 -> 5\ng:7:7 [0] NCCL INFO init.cc:1746 -> 5\n";
+        let done =
+            "g:7:9 [3] NCCL INFO comm 0x1 rank 3 nranks 8 cudaDev 3 nvmlDev 3 busId b2000 commId 0x9 - Init COMPLETE\n";
+        let f = analyse(&format!("{probe}{probe}{done}"));
+        assert!(f.failures.iter().all(|x| x.init_completed_after), "{:?}", f.failures);
+        // without the completion, or with it before the duplicate, both stay failures
+        let f = analyse(probe);
+        assert!(f.failures.iter().any(|x| x.kind == Failure::DuplicateGpu && !x.init_completed_after));
+        let f = analyse(&format!("{done}{probe}"));
+        assert!(f.failures.iter().any(|x| x.kind == Failure::DuplicateGpu && !x.init_completed_after));
+        // a completion on the GPU the warning named, or naming none, excuses nothing
+        let f = analyse(&format!("{probe}{}", done.replace("busId b2000", "busId 3d000")));
+        assert!(f.failures.iter().any(|x| !x.init_completed_after), "{:?}", f.failures);
+        let f = analyse(&format!("{probe}{}", done.replace("busId b2000 ", "")));
+        assert!(f.failures.iter().any(|x| !x.init_completed_after), "{:?}", f.failures);
+        // another process's completion excuses nothing
+        let f = analyse(&format!("{probe}{}", done.replace("g:7:9", "h:8:9")));
+        assert!(f.failures.iter().any(|x| !x.init_completed_after), "{:?}", f.failures);
     }
 
     #[test]
