@@ -179,6 +179,12 @@ pub const RULES: &[Rule] = &[
         fix: "check both ports (`ibstat`, `ibwire fleet` for a port down or downtrained), the fabric path between the two nodes, the RoCE GID; raise NCCL_IB_TIMEOUT only for a fabric that is merely slow",
     },
     Rule {
+        id: "rnr-retry-exceeded",
+        message: "NET/IB : Got completion from peer … with error 13 / status=IBV_WC_RNR_RETRY_EXC_ERR(13)",
+        meaning: "the receiver-not-ready retry counter ran out: the peer's NIC answered, but its process had no receive posted in time; NCCL's own IB transport retries that forever (rnr_retry 7, net_ib/connect.cc), so a net plugin or stack with a finite count ran, and the peer stalled or died",
+        fix: "look at the peer's node and process at that moment (its own errors, a hang, a crash); check which net plugin ran (NCCL_NET_PLUGIN) and its retry settings",
+    },
+    Rule {
         id: "acs-iommu",
         message: "NET/IB : Got completion from peer … with error 4 / status=IBV_WC_LOC_PROT_ERR(4), vendor err 81",
         meaning: "a local protection error on GPUDirect RDMA: PCIe ACS redirects peer-to-peer between the GPU and the NIC (or the IOMMU translates it), so the NIC cannot write GPU memory",
@@ -841,10 +847,9 @@ fn retry_problem(fs: &crate::nccl::log::FailureSeen) -> String {
     }
 }
 
-/// A forced GID index, and for error 12 a link-local GID the queue pair used.
+/// A forced GID index, and a link-local GID the queue pair used.
 fn retry_detail(log: &LogFacts, fs: &crate::nccl::log::FailureSeen, forced: Option<String>) -> Option<String> {
-    let ll = (fs.code != Some(13)).then(|| link_local_gids(log, &fs.line)).flatten();
-    match (forced, ll) {
+    match (forced, link_local_gids(log, &fs.line)) {
         (Some(a), Some(b)) => Some(format!("{a}; {b}")),
         (a, b) => a.or(b),
     }
@@ -893,6 +898,7 @@ fn failure_detail(
         F::QpInvalid => ("qp-invalid", "ibv_modify_qp failed with EINVAL".into(), Some(qp_invalid_detail(log, lid0))),
         F::QpUnreachable => ("qp-unreachable", "ibv_modify_qp: network unreachable".into(), gid_forced()),
         F::QpOther => ("qp-other", format!("ibv_modify_qp failed{}", code(" with errno ")), None),
+        F::RetryExceeded if fs.code == Some(13) => ("rnr-retry-exceeded", retry_problem(fs), gid_forced()),
         F::RetryExceeded => ("retry-exceeded", retry_problem(fs), retry_detail(log, fs, gid_forced())),
         F::LocalProtection => (
             "acs-iommu",

@@ -337,6 +337,12 @@ fn every_rule_is_asserted_by_a_test() {
         // nccl-tests' common.cu: the #wrong columns and its `Out of bounds values : %d %s` line
         ("wrong-results", format!("{ib2}{}# Out of bounds values : 12 FAILED\n", table.replace("    5.00      0", "    5.00     12")), vec![]),
         ("ibverbs-missing", format!("{sockets}a:1:1 [0] NCCL INFO Failed to open libibverbs.so[.1]\n"), vec![]),
+        // 2.30's form of status 13 (receiver not ready)
+        (
+            "rnr-retry-exceeded",
+            warn("NET/IB : Got completion from peer 10.0.0.2<1234> with status=IBV_WC_RNR_RETRY_EXC_ERR(13) opcode=IBV_WC_SEND(0) reqSize=0 vendor_err=135 req_type=Send"),
+            vec![],
+        ),
         (
             "completion-error",
             warn("NET/IB : Got completion from peer 10.0.0.2<1234> with status=IBV_WC_WR_FLUSH_ERR(5) opcode=IBV_WC_SEND(0) reqSize=0 vendor_err=249 req_type=Send"),

@@ -740,6 +740,31 @@ fn all_reduce_benchs_table_and_profile_are_measurements() {
     assert_eq!(j["busbw_gbps"].as_f64(), Some(60.0), "{j}");
 }
 
+/// Review 28: completion status 13 is the receiver-not-ready counter's, not error 12's (NCCL's
+/// own IB transport sets rnr_retry 7, retry forever, in every release: net_ib's connect), and
+/// the peer that answered shows the path and its GIDs work: no GID advice for it. Error 12 with
+/// a RoCE port's MAC-derived link-local GID (2.20+'s `remoteGids%s`) gets it.
+#[test]
+fn review_28_rnr_retries_are_not_transport_retries() {
+    let line = |st: u32| {
+        format!("h:1:1 [0] transport/net_ib.cc:1698 NCCL WARN NET/IB : Got completion from peer 10.7.2.5<46608> with status={st} opcode=129 len=0 vendor err 129 (Recv) localGid ::ffff:10.7.2.4 remoteGidsfe80::966d:aeff:fec6:a34a\n")
+    };
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("job.log");
+    let run = |text: String| {
+        std::fs::write(&f, text).unwrap();
+        let o = ibwire(&["verify", "--from-log", f.to_str().unwrap(), "--json"]);
+        let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        (o.status.code(), j["findings"][0].clone())
+    };
+    let (code, f13) = run(line(13));
+    assert_eq!((code, f13["id"].as_str()), (Some(1), Some("rnr-retry-exceeded")), "{f13}");
+    assert!(!f13.to_string().contains("NCCL_IB_GID_INDEX"), "{f13}");
+    let (code, f12) = run(line(12));
+    assert_eq!((code, f12["id"].as_str()), (Some(1), Some("retry-exceeded")), "{f12}");
+    assert!(f12.to_string().contains("fe80::966d:aeff:fec6:a34a"), "{f12}");
+}
+
 /// Review 21: a net plugin that is there but does not load (NCCL 2.26+'s `%s/Plugin: %s: %s`,
 /// plugin_open.cc) is the cause of a job over nodes on sockets, a note where sockets are what the
 /// user expects, and judged on the host that printed it (one node's broken aws-ofi-nccl beside
