@@ -838,15 +838,6 @@ fn plain_failure(kind: crate::nccl::log::Failure) -> Option<(&'static str, &'sta
     })
 }
 
-/// Completion error 12 is the transport retry counter's; 13 the receiver-not-ready counter's:
-/// the peer answered, so the path (and the GID) works (review 28).
-fn retry_problem(fs: &crate::nccl::log::FailureSeen) -> String {
-    match fs.code {
-        Some(13) => "IB receiver-not-ready retries exceeded (completion error 13)".into(),
-        _ => "IB transport retries exceeded (completion error 12)".into(),
-    }
-}
-
 /// A forced GID index, and a link-local GID the queue pair used.
 fn retry_detail(log: &LogFacts, fs: &crate::nccl::log::FailureSeen, forced: Option<String>) -> Option<String> {
     match (forced, link_local_gids(log, &fs.line)) {
@@ -898,8 +889,16 @@ fn failure_detail(
         F::QpInvalid => ("qp-invalid", "ibv_modify_qp failed with EINVAL".into(), Some(qp_invalid_detail(log, lid0))),
         F::QpUnreachable => ("qp-unreachable", "ibv_modify_qp: network unreachable".into(), gid_forced()),
         F::QpOther => ("qp-other", format!("ibv_modify_qp failed{}", code(" with errno ")), None),
-        F::RetryExceeded if fs.code == Some(13) => ("rnr-retry-exceeded", retry_problem(fs), gid_forced()),
-        F::RetryExceeded => ("retry-exceeded", retry_problem(fs), retry_detail(log, fs, gid_forced())),
+        // 13 is the receiver-not-ready counter's: the peer answered, so the path (and the GID)
+        // works (review 28)
+        F::RetryExceeded if fs.code == Some(13) => {
+            ("rnr-retry-exceeded", "IB receiver-not-ready retries exceeded (completion error 13)".into(), gid_forced())
+        }
+        F::RetryExceeded => (
+            "retry-exceeded",
+            "IB transport retries exceeded (completion error 12)".into(),
+            retry_detail(log, fs, gid_forced()),
+        ),
         F::LocalProtection => (
             "acs-iommu",
             "IB local protection error (completion error 4)".into(),
