@@ -129,7 +129,7 @@ impl Bench {
 
     /// A line without a row: the legend after the rows, or too many lines, ends them.
     fn idle(&mut self, l: &str, next: Open, idle: u16) {
-        if idle >= IDLE || memmem::find(l.as_bytes(), b"Legend: 1K").is_some() {
+        if idle >= IDLE || find(&LEGEND, l).is_some() {
             self.close();
         } else {
             self.open = Some(next);
@@ -155,9 +155,22 @@ impl Bench {
     }
 }
 
+/// The searchers for the literals every line is looked through for, built once: `memmem::find`
+/// builds its searcher at each call, which cost verify 3 % of its time on a large log (every
+/// line of the log comes here).
+type Lit = std::sync::LazyLock<memmem::Finder<'static>>;
+static LEGEND: Lit = Lit::new(|| memmem::Finder::new("Legend: 1K"));
+static HEADER: Lit = Lit::new(|| memmem::Finder::new("bandwidth of all_reduce "));
+static BUSBW: Lit = Lit::new(|| memmem::Finder::new("busbw: "));
+static DEVICE: Lit = Lit::new(|| memmem::Finder::new("_CudaDeviceProperties(name='"));
+
+fn find(f: &memmem::Finder<'static>, l: &str) -> Option<usize> {
+    f.find(l.as_bytes())
+}
+
 /// A header inside `l`: which result lines follow, for how many ranks.
 fn header(l: &str) -> Option<Open> {
-    let i = memmem::find(l.as_bytes(), b"bandwidth of all_reduce ")?;
+    let i = find(&HEADER, l)?;
     let t = l[l[..i].rfind("The ")?..].trim_end();
     let ranks = |r: &str| r.split_once(" ranks")?.0.trim().parse::<usize>().ok().filter(|n| *n > 0);
     if let Some(r) = t.strip_prefix("The average bandwidth of all_reduce with a ") {
@@ -176,14 +189,14 @@ fn header(l: &str) -> Option<Open> {
 
 /// 2024's ` busbw: {busbw:.3f} GBps (…)` inside `l`.
 fn busbw_line(l: &str) -> Option<f64> {
-    let i = memmem::find(l.as_bytes(), b"busbw: ")?;
+    let i = find(&BUSBW, l)?;
     rate(l[i + "busbw: ".len()..].split_once(" GBps")?.0)
 }
 
 /// torch's `_CudaDeviceProperties(name='NVIDIA H100 80GB HBM3', …)` after the benchmark's
 /// `Device info: ` or `- hardware: `: the model.
 fn torch_device_name(l: &str) -> Option<String> {
-    let i = memmem::find(l.as_bytes(), b"_CudaDeviceProperties(name='")?;
+    let i = find(&DEVICE, l)?;
     let before = &l[..i];
     if !(before.ends_with("Device info: ") || before.ends_with("- hardware: ")) {
         return None;
