@@ -1127,9 +1127,28 @@ fn cuda_hint(text: &str) -> Option<&'static str> {
     } else if text.contains("peer access is not supported") {
         "the two GPUs cannot map each other's memory (no peer-to-peer between them: PCIe switches or ACS, an IOMMU, a VM, or consumer GPUs); NCCL_P2P_DISABLE=1 makes NCCL copy through host memory"
     } else {
-        return None;
+        return CUDA_RUNTIME_HINTS.iter().find(|(w, _)| text == *w || text.starts_with(w)).map(|(_, h)| *h);
     })
 }
+
+/// What CUDA's own documentation of its error codes (the runtime's `cudaError` enum; the words
+/// are `cudaGetErrorString`'s) says of the errors a distributed job meets at start, as the step
+/// to take on the node: code 500 and 209 (a library without code for the GPU's architecture:
+/// nccl#1372, an sm_80 build of NCCL on H100), 802 (a driver daemon not running: on NVSwitch
+/// systems the fabric manager), 214, 999, 46, 100, 803 and 804. `an illegal memory access` (700)
+/// and `unspecified launch failure` (719) take none: the job's bug and a GPU fault read alike.
+const CUDA_RUNTIME_HINTS: [(&str, &str); 10] = [
+    ("named symbol not found", "the library holds no code for this GPU's architecture (CUDA error 500 at a kernel's look-up): NCCL or the framework built for other GPUs (NVCC_GENCODE without this GPU's sm_XX, as an sm_80 build on H100); use a build for the GPU's compute capability"),
+    ("no kernel image is available for execution on the device", "the library holds no code for this GPU's architecture (CUDA error 209): NCCL or the framework built for other GPUs; use a build for the GPU's compute capability"),
+    ("system not yet initialized", "the system is not ready for CUDA work (CUDA error 802: a driver daemon is not running): on NVSwitch systems (HGX, DGX) start nvidia-fabricmanager, of the driver's own version, and check the GPUs' fabric state (nvidia-smi -q, Fabric)"),
+    ("uncorrectable ECC error encountered", "the GPU's memory has an uncorrectable error (CUDA error 214): drain the node, read nvidia-smi -q -d ECC and dmesg (Xid 48, 63, 64), reset or replace the GPU"),
+    ("unknown error", "the driver names no cause (CUDA error 999): a GPU or driver in a bad state is usual (dmesg for Xid, nvidia-smi; a driver updated without a reboot); a GPU reset or a reboot clears it"),
+    ("CUDA-capable device(s) is/are busy or unavailable", "the GPU is held (CUDA error 46): exclusive-process compute mode with another process on it, or a failed job's process still there (nvidia-smi lists them; nvidia-smi -q -d COMPUTE)"),
+    ("all CUDA-capable devices are busy or unavailable", "the GPU is held (CUDA error 46, in CUDA's older words): exclusive-process compute mode with another process on it, or a failed job's process still there (nvidia-smi lists them; nvidia-smi -q -d COMPUTE)"),
+    ("no CUDA-capable device is detected", "the process sees no GPU (CUDA error 100): an empty or wrong CUDA_VISIBLE_DEVICES, or a container started without the GPUs (--gpus, NVIDIA_VISIBLE_DEVICES)"),
+    ("system has unsupported display driver / cuda driver combination", "the driver's user-space library (libcuda) and its kernel module differ in version (CUDA error 803): a libcuda in the image that is not the host's, or a driver updated without a reboot"),
+    ("forward compatibility was attempted on non supported HW", "the CUDA forward-compatibility libraries (cuda-compat) are on the library path of a GPU that does not support them (CUDA error 804): take them off LD_LIBRARY_PATH"),
+];
 
 /// A local protection error with GPUDirect: what this node's own PCIe says, when the log is
 /// from this node (a log from elsewhere says nothing about the bridges here).
@@ -3075,5 +3094,18 @@ mod tests {
         assert!(cuda_hint("invalid device ordinal").unwrap().contains("LOCAL_RANK"));
         assert!(cuda_hint("CUDA driver version is insufficient for CUDA runtime version").is_some());
         assert_eq!(cuda_hint("an illegal memory access was encountered"), None);
+        assert_eq!(cuda_hint("unspecified launch failure"), None);
+        assert_eq!(cuda_hint("invalid argument"), None);
+        // nccl#1372 (set 131): NCCL's enqueue.cc, an sm_80 build on H100
+        let l = "gcn75:2336636:2336906 [0] enqueue.cc:58 NCCL WARN Cuda failure 'named symbol not found'";
+        assert!(cuda_error_text(l).and_then(cuda_hint).unwrap().contains("architecture"));
+        // every hint's words are matched as cudaGetErrorString prints them, inside NCCL's format
+        for (w, h) in CUDA_RUNTIME_HINTS {
+            let l = format!("h:1:2 [0] init.cc:1 NCCL WARN Cuda failure 1 '{w}'");
+            assert_eq!(cuda_error_text(&l).and_then(cuda_hint), Some(h), "{w}");
+        }
+        assert!(cuda_hint("system not yet initialized").unwrap().contains("fabricmanager"));
+        // "unknown error" only as the whole text, not inside another's words
+        assert_eq!(cuda_hint("an unknown errorless thing"), None);
     }
 }
