@@ -176,6 +176,9 @@ pub enum Failure {
     CollectiveMismatch,
     /// `Cuda failure '…'`.
     CudaFailure,
+    /// The GPU driver's kernel log line `NVRM: Xid (PCI:<bus>): <n>, …` (a dmesg pasted with
+    /// the job's output): code, the Xid.
+    GpuXid,
     /// slurmstepd's `*** JOB|STEP … CANCELLED AT … DUE TO TIME LIMIT|NODE FAILURE… ***` and
     /// `Detected N oom-kill event(s)`: Slurm stopped the job (code: 1 time limit, 2 node
     /// failure, 3 the cgroup's OOM killer).
@@ -808,8 +811,11 @@ pub const GATE: &[&str] = &[
     "ailed",
     "rror",
     "atchdog",
-    "Cuda failure",
-    "CUDA failure",
+    // NCCL's `Cuda failure`, nccl-tests' `Test CUDA failure` and `Test failure` (its TESTCHECK
+    // trace), PyTorch's `CUDA failure`: one literal
+    " failure",
+    // the GPU driver's kernel log: `NVRM: Xid (PCI:0000:18:00): 31, …`
+    "Xid (",
     "Duplicate GPU",
     "same GPU",
     ": line ",
@@ -1725,6 +1731,43 @@ fn child_failed(l: &str) -> bool {
     l.trim_start().starts_with("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:")
 }
 
+/// The Xid of the NVIDIA driver's kernel log line, `NVRM: Xid (PCI:0000:18:00): 31, pid=…`
+/// (older drivers: `NVRM: Xid (0000:01:00): 31, Ch …`), with a syslog or dmesg prefix or none.
+fn gpu_xid(l: &str) -> Option<i64> {
+    let r = after!(l, "NVRM: Xid (")?;
+    let (bus, rest) = r.split_once("): ")?;
+    if bus.len() > 24 || !bus.bytes().all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.' || b"PCI".contains(&b)) {
+        return None;
+    }
+    let n = rest.split([',', ' ']).next()?;
+    n.parse::<i64>().ok().filter(|n| (1..10_000).contains(n))
+}
+
+/// A process of the job failed, in the words of nccl-tests and of Open MPI's launcher:
+/// nccl-tests' TESTCHECK trace, ` .. %s pid %d: Test failure %s:%d` (src/common.h: a test call
+/// returned an error, and the test stops; the error's own line comes before it where the test
+/// printed one), and Open MPI's help text `%s detected that one or more processes exited with
+/// non-zero status, thus causing` (help-errmgr-base.txt; %s: mpirun, mpiexec, prterun). Neither
+/// says why: the failing process's own output does.
+fn test_or_mpi_failure(l: &str) -> bool {
+    if let Some((before, after)) = l.split_once(": Test failure ") {
+        // (a paste may have lost the line's leading space)
+        let pid = before
+            .rsplit_once(" pid ")
+            .and_then(|(h, p)| (h.trim_start().starts_with(".. ") || h.contains(" .. ")).then_some(p));
+        return pid.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            && after
+                .rsplit_once(':')
+                .is_some_and(|(_, n)| !n.is_empty() && n.trim().bytes().all(|b| b.is_ascii_digit()));
+    }
+    has!(l, " detected that one or more processes exited with non-zero status")
+}
+
+/// How many lines before NCCL's first are kept for [`Analyser::bare_warnings`], and the
+/// longest kept (NCCL's WARN lines are under 1 KiB; a longer line is another program's).
+const UNTAGGED_LINES: usize = 128;
+const UNTAGGED_LEN: usize = 1024;
+
 /// torch.multiprocessing.spawn (ProcessContext.join, torch/multiprocessing/spawn.py): when one
 /// process exits non-zero it logs `Terminating process %s via signal SIGTERM` for each one still
 /// alive, then raises ProcessRaisedException (`-- Process %d terminated with the following
@@ -2029,6 +2072,17 @@ pub struct Analyser {
     /// The node counts lines stated before NCCL's first (each count and kind once): settled
     /// into [`LogFacts::launcher_nodes`] by [`settled_launcher_nodes`].
     launcher_nodes: Vec<(usize, String, Stated)>,
+    /// Lines before NCCL's first (bounded: [`UNTAGGED_LINES`] of at most [`UNTAGGED_LEN`]
+    /// bytes): where no line of the log is NCCL's, each is looked up as a WARN's text without
+    /// its prefix ([`crate::nccl::warns::lookup_bare`]).
+    untagged: Vec<String>,
+    /// nccl-tests' TESTCHECK trace or Open MPI's report of a failed process (the first): a
+    /// worker's failure only where the log holds no other failure, error or wrong result (it is
+    /// their trace: nccl-tests prints it after its `Test NCCL failure` line, or after a table
+    /// whose `Out of bounds values` FAILED; mpirun after the process's own output).
+    trace_exit: Option<String>,
+    /// nccl-tests' `# Out of bounds values : N FAILED`.
+    tests_wrong: bool,
     /// The processes of the current nccl-tests run (its rank lines).
     tests_procs: BTreeSet<String>,
     /// Every reader on every line, no gate and no short paths (the reference the gated
@@ -3305,6 +3359,10 @@ impl Analyser {
     /// Until NCCL's first line, on every line (gated or not: the facts are the same): a line
     /// that names NCCL, the launcher's.
     fn before_nccl(&mut self, l: &str) {
+        let t = l.trim();
+        if self.untagged.len() < UNTAGGED_LINES && (40..=UNTAGGED_LEN).contains(&t.len()) && !t.starts_with('#') {
+            self.untagged.push(t.to_string());
+        }
         if self.f.names_nccl.is_none() && names_nccl(l) {
             self.f.names_nccl = Some(clip(l.trim(), 160));
         }
@@ -3318,6 +3376,23 @@ impl Analyser {
         }
     }
 
+    /// A log without any NCCL line: its first lines that are NCCL's WARN texts whole, pasted
+    /// without `host:pid:tid [dev] file:line NCCL WARN` (a thread's quote of the message: set
+    /// 134's nccl#2329, `P2P is disabled between NVLINK connected GPUs 1 and 0. …`), read as
+    /// those warnings. Only formats with 40 or more characters of their own text are taken
+    /// ([`crate::nccl::warns::lookup_bare`]): a sentence of another program does not match one.
+    fn bare_warnings(&mut self) {
+        if self.f.nccl_lines > 0 {
+            return;
+        }
+        for l in std::mem::take(&mut self.untagged) {
+            if let Some(at) = crate::nccl::warns::lookup_bare(&l) {
+                self.f.nccl_lines += 1;
+                self.warning(&l[at..]);
+            }
+        }
+    }
+
     /// A line with `#` first: nccl-tests' header and summary (its rank lines read here, the
     /// rest by tests_output) or a comment (a job script's, a YAML file's) that may quote a
     /// failure's words; no line NCCL or PyTorch prints starts with it (review 23: a healthy job
@@ -3327,6 +3402,7 @@ impl Analyser {
             return false;
         }
         if l.starts_with('#') {
+            self.tests_wrong |= l.starts_with("# Out of bounds values") && l.contains("FAILED");
             if !self.tests_began {
                 self.tests_began = l.starts_with("# nThread ") || l.starts_with("#  Rank ");
             }
@@ -4525,6 +4601,19 @@ impl Analyser {
                 self.fail_exit(Failure::Crash, n, l.trim());
             }
         }
+        if !is_nccl && m & gbit!("Xid (") != 0 {
+            if let Some(n) = gpu_xid(l) {
+                self.f.nccl_lines += 1;
+                self.fail(Failure::GpuXid, Some(n), None, l.trim());
+            }
+        }
+        // (weighed at the end: [`Analyser::trace_exit`])
+        if !is_nccl && m & (gbit!(" failure") | gbit!("xit")) != 0 && test_or_mpi_failure(l) {
+            self.f.nccl_lines += 1;
+            if self.trace_exit.is_none() {
+                self.trace_exit = Some(clip(l.trim(), 300));
+            }
+        }
         if !is_nccl && m & (gbit!("ailed") | gbit!("ignal") | gbit!("xit")) != 0 {
             if let Some((k, code)) = torchrun_failure(l) {
                 self.f.nccl_lines += 1;
@@ -4611,7 +4700,13 @@ impl Analyser {
     }
 
     pub fn finish(mut self) -> LogFacts {
+        self.bare_warnings();
         self.child_failed_exit();
+        if let Some(l) = self.trace_exit.take() {
+            if self.f.failures.is_empty() && self.f.errors.is_empty() && !self.tests_wrong {
+                self.fail(Failure::WorkerExit, None, None, &l);
+            }
+        }
         let mut f = std::mem::take(&mut self.f);
         f.launcher_nodes = settled_launcher_nodes(&self.launcher_nodes);
         if let Some(n) = f.nranks {
@@ -5122,6 +5217,91 @@ mod tests {
         }
     }
     use super::*;
+
+    /// The NVIDIA driver's Xid line in its formats (kernel log, syslog's prefix, older drivers
+    /// without `PCI:`), from the driver's own messages as NVIDIA's Xid catalog and dmesg show them;
+    /// prose that names an Xid is none.
+    #[test]
+    fn a_gpu_xid_line_is_read_with_its_code() {
+        for (l, n) in [
+            ("NVRM: Xid (PCI:0000:18:00): 31, pid=1847919, name=sendrecv_perf, channel 0x0000000a, intr 00000000.", 31),
+            ("May 18 19:02:39 kernel: NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.", 79),
+            ("[ 966.503025] NVRM: Xid (0000:01:00): 31, Ch 0000000b, engmask 00000120, intr 10000000", 31),
+            ("NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to activate.", 63),
+        ] {
+            assert_eq!(gpu_xid(l), Some(n), "{l}");
+            let f = analyse(&format!("{l}\n"));
+            assert_eq!((f.failures[0].kind, f.failures[0].code), (Failure::GpuXid, Some(n)), "{l}");
+        }
+        for l in [
+            "see NVRM: Xid (the catalog): 31, for more",
+            "NVRM: Xid (PCI:0000:18:00): many",
+            "an Xid (PCI:0000:18:00): 31 without NVRM",
+        ] {
+            assert_eq!(gpu_xid(l), None, "{l}");
+        }
+    }
+
+    /// nccl-tests' TESTCHECK trace (src/common.h: ` .. %s pid %d: Test failure %s:%d`) and Open
+    /// MPI's help text (`%s detected that one or more processes exited with non-zero status, thus
+    /// causing`): a process of the job failed.
+    #[test]
+    fn nccl_tests_trace_and_mpi_report_are_a_worker_failure() {
+        for l in [
+            " .. node-a pid 1871349: Test failure common.cu:1454",
+            ".. node-b pid 2073154: Test failure common.cu:1454",
+            "[1,0]<stdout>: .. gpu-7 pid 12: Test failure all_reduce.cu:90",
+            "mpirun detected that one or more processes exited with non-zero status, thus causing",
+            "prterun detected that one or more processes exited with non-zero status, thus causing the job to be terminated. The first process to do so was:",
+        ] {
+            assert!(test_or_mpi_failure(l), "{l}");
+            assert_eq!(analyse(&format!("{l}\n")).failures[0].kind, Failure::WorkerExit, "{l}");
+        }
+        for l in [
+            "a Test failure common.cu:1454",
+            " .. node pid x: Test failure common.cu:1",
+            " .. node pid 1: Test failure common.cu",
+        ] {
+            assert!(!test_or_mpi_failure(l), "{l}");
+        }
+    }
+
+    /// NCCL's WARN texts pasted without its prefix, in a log with no NCCL line (set 134's
+    /// nccl#2329): each format of 40 characters of its own text or more, instanced from the
+    /// table of NCCL's sources, is read as its warning; a line of another program is not, nor
+    /// are such lines in a log that has NCCL's own.
+    #[test]
+    fn a_warning_pasted_without_its_prefix_is_read_where_no_line_is_nccls() {
+        let l = "P2P is disabled between NVLINK connected GPUs 1 and 0. This should not be the case given their connectivity, and is probably due to a hardware issue. If you still want to proceed, you can set NCCL_IGNORE_DISABLED_P2P=1.";
+        let f = analyse(&format!("{l}\n"));
+        assert_eq!(f.failures.len(), 1, "{f:?}");
+        assert_eq!(f.failures[0].class.as_deref(), Some("p2p-disabled-nvlink"));
+        // behind a relay's prefix
+        let f = analyse(&format!("[rank3]: {l}\n"));
+        assert_eq!(f.failures[0].class.as_deref(), Some("p2p-disabled-nvlink"));
+        // every long-enough, classified NCCL format of the table, instanced, is found whole
+        let mut n = 0;
+        for r in crate::nccl::warns::rows()
+            .iter()
+            .filter(|r| r.source == "nccl" && !matches!(r.class, "harmless" | "unclassified"))
+        {
+            let first = r.format.split("\\n").next().unwrap();
+            let m = crate::nccl::warns::instance(first);
+            if m.len() > 1000 || crate::nccl::warns::lookup_bare(&m).is_none() {
+                continue;
+            }
+            assert_eq!(crate::nccl::warns::lookup_bare(&m), Some(0), "{m}");
+            n += 1;
+        }
+        assert!(n >= 50, "{n}");
+        // a sentence of another program is none; nor a line beside NCCL's own
+        assert_eq!(
+            crate::nccl::warns::lookup_bare("The quick brown fox jumps over the lazy dog and keeps on running away"),
+            None
+        );
+        let f = analyse(&format!("h:1:2 [0] NCCL INFO NCCL version 2.28.9+cuda12.9\n{l}\n"));
+        assert!(f.failures.is_empty(), "{f:?}");
+    }
 
     fn kinds(t: &str) -> Vec<Failure> {
         analyse(t).failures.iter().map(|f| f.kind).collect()
@@ -5947,8 +6127,8 @@ mod tests {
             }
         }
         // overlapping occurrences are each seen
-        assert_eq!(gate_mask("a Cuda failureset by peer"), gbit!("Cuda failure") | gbit!("reset by peer"));
-        assert_eq!(gate_mask("Cuda failure reset by peer"), gbit!("Cuda failure") | gbit!("reset by peer"));
+        assert_eq!(gate_mask("a Cuda failureset by peer"), gbit!(" failure") | gbit!("reset by peer"));
+        assert_eq!(gate_mask("Cuda failure reset by peer"), gbit!(" failure") | gbit!("reset by peer"));
         assert_eq!(gate_mask("Duplicate GPU Direct"), gbit!("Duplicate GPU") | gbit!("GPU Direct"));
         assert_eq!(gate_mask("x Using network IB via NET/IB/0"), gbit!("Using network") | gbit!(" via "));
     }

@@ -158,6 +158,44 @@ pub fn lookup(msg: &str) -> Option<&'static Row> {
     rows().iter().filter_map(|r| score(r, msg).map(|s| (s, r))).max_by_key(|(s, _)| *s).map(|(_, r)| r)
 }
 
+/// Where in `line` (a line that is no NCCL line: no tag, no prefix) an NCCL, aws-ofi-nccl,
+/// SHARP-plugin or TCPX-plugin WARN's text begins, where the line holds one whole: a format of
+/// [`BARE_LITERAL`] characters of its own text or more, all its literal pieces in order, from
+/// its first piece's place in the line (a relay's prefix before it is left out) to its end.
+/// Harmless and unclassified formats are not taken, nor RCCL's.
+pub fn lookup_bare(line: &str) -> Option<usize> {
+    static BARE: OnceLock<Vec<&'static Row>> = OnceLock::new();
+    let rows = BARE.get_or_init(|| {
+        rows()
+            .iter()
+            .filter(|r| r.pieces.iter().map(|p| p.len()).sum::<usize>() >= BARE_LITERAL)
+            .filter(|r| !matches!(r.class, "harmless" | "unclassified") && r.source != "rccl")
+            .collect()
+    });
+    let mut best: Option<(usize, usize)> = None;
+    for r in rows.iter() {
+        let at = match r.anchored {
+            true => match line.find(r.pieces[0]) {
+                Some(at) => at,
+                None => continue,
+            },
+            false => 0,
+        };
+        if let Ok((end, n)) = walk(r, &line[at..]) {
+            // a closed format ends where its text does (a full stop, a quote may follow)
+            let rest = line[at + end..].trim();
+            if (!r.closed || rest.len() <= 2) && best.is_none_or(|(m, _)| n > m) {
+                best = Some((n, at));
+            }
+        }
+    }
+    best.map(|(_, at)| at)
+}
+
+/// The literal text a format needs for [`lookup_bare`] to take a line without NCCL's prefix as
+/// one of its instances.
+pub const BARE_LITERAL: usize = 40;
+
 /// The row of a warning cut short (a pasted fragment, an excerpt's last line: `Call to
 /// ibv_reg_mr` of `Call to %s failed`): the formats whose leading literal text begins with all of
 /// `msg`, where they share one class (the first of them); too short a fragment (under 16

@@ -377,6 +377,12 @@ pub const RULES: &[Rule] = &[
         fix: "act on the text: 'CUDA driver version is insufficient' wants a driver as new as the image's CUDA (or its forward-compatibility package); out of memory, leave NCCL its buffers; a GPU fault, nvidia-smi and dmesg (Xid)",
     },
     Rule {
+        id: "gpu-xid",
+        message: "NVRM: Xid (PCI:<bus>): <n>, … (the GPU driver's kernel log, pasted with the job's output)",
+        meaning: "the GPU driver reported an error of the GPU: a program's fault (13, 31, 43), the GPU's memory (48, 63, 64, 94, 95), NVLink (74), the GPU off the bus (79), its system processor (119, 120); the job's failures after it follow from it",
+        fix: "by the Xid, per NVIDIA's Xid catalog: restart the job for a program's fault; reset the GPU or drain the node for memory, NVLink and bus errors; nvidia-smi -q and dmesg on the node",
+    },
+    Rule {
         id: "stalled",
         message: "busbw under 1 GB/s with messages of 4 MiB or more (nccl-tests), on NVLink, PCIe or RDMA",
         meaning: "the path stalls: no link NCCL drives (NVLink, PCIe, an RDMA NIC) moves messages that large that slowly, whatever its ceiling; a proxy thread starved of CPU, a NIC retrying, or a feature that is not ready",
@@ -486,8 +492,8 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: "worker-exit",
-        message: "failed (exitcode: N) local_rank: R (pid: P) of binary: … (torchrun) / Terminating process P via signal SIGTERM, -- Process N terminated with the following error: (torch.multiprocessing.spawn)",
-        meaning: "a worker process of the job exited with a non-zero code; its launcher (torchrun, torch.multiprocessing.spawn) then stopped the others. NCCL's lines do not say why: the worker's own output (its traceback, above the launcher's report) does",
+        message: "failed (exitcode: N) local_rank: R (pid: P) of binary: … (torchrun) / Terminating process P via signal SIGTERM, -- Process N terminated with the following error: (torch.multiprocessing.spawn) / .. <host> pid <pid>: Test failure <file>:<line> (nccl-tests) / mpirun detected that one or more processes exited with non-zero status (Open MPI)",
+        meaning: "a worker process of the job exited with a non-zero code; its launcher (torchrun, torch.multiprocessing.spawn, mpirun) then stopped the others. NCCL's lines do not say why: the worker's own output (its traceback, above the launcher's report) does",
         fix: "read the failed local rank's traceback (torchrun's `--redirects 3 --tee 3` or `--log-dir` keeps each rank's output); if it failed before NCCL printed anything, NCCL is not the cause",
     },
     Rule {
@@ -819,6 +825,7 @@ fn plain_failure(kind: crate::nccl::log::Failure) -> Option<(&'static str, &'sta
         F::Crash => ("crash", "a process crashed"),
         F::WatchdogStuck => ("watchdog-stuck", "PyTorch's watchdog thread was stuck; its monitor ended the process"),
         F::CudaFailure
+        | F::GpuXid
         | F::CollectiveTimeout
         | F::Rendezvous
         | F::WorkerExit
@@ -873,6 +880,20 @@ fn mac_derived_link_local(gid: &str) -> bool {
     o[..8] == [0xfe, 0x80, 0, 0, 0, 0, 0, 0] && o[11] == 0xff && o[12] == 0xfe
 }
 
+/// What an Xid says and the step to take, from NVIDIA's Xid catalog (docs.nvidia.com/deploy/
+/// xid-errors: each code's description and its resolution bucket), grouped by what the step is.
+fn xid_meaning(code: i64) -> &'static str {
+    match code {
+        13 | 31 | 43 | 45 => "a fault of a program on the GPU (13 an engine exception, 31 a memory page fault: an address it does not own, 43 its channel stopped, 45 the clean-up after an earlier Xid): most often the job, a library or a setting beyond its supported range, rarely the driver; restart the job, and if the same GPU faults alone, check it",
+        48 | 63 | 64 | 92 | 94 | 95 => "the GPU's memory (48 a double-bit ECC error, 63/64 a row remapped or failed to be, 92 a high single-bit ECC rate, 94/95 a contained or uncontained ECC error): reset the GPU (nvidia-smi -r) or drain the node, and read nvidia-smi -q -d ECC,ROW_REMAPPER",
+        74 => "an NVLink error: read nvidia-smi nvlink -e on the node, reset the GPU, drain it if it recurs",
+        79 => "the GPU fell off the PCIe bus: the node needs a reboot, and a hardware check (power, PCIe, thermals) if it recurs",
+        119 | 120 => "the GPU's system processor (GSP) timed out or failed: reset the GPU or reboot the node; report it if it recurs",
+        154 => "the driver asks for a recovery action (nvidia-smi -q, Recovery Action): a GPU reset or a node reboot",
+        _ => "look the code up in NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors) for its resolution; nvidia-smi -q and the node's dmesg tell the rest",
+    }
+}
+
 /// Failures whose finding says what else the log (or this node) shows: rule, problem, detail.
 fn failure_detail(
     node: &Node,
@@ -922,6 +943,11 @@ fn failure_detail(
             ("socket-connect", "a TCP connection to a peer failed".into(), socket_connect_detail(log, &fs.line))
         }
         F::CudaFailure => ("cuda-failure", cuda_problem(&fs.line), cuda_detail(log, &fs.line)),
+        F::GpuXid => (
+            "gpu-xid",
+            format!("the GPU driver reported Xid {}", fs.code.unwrap_or(0)),
+            fs.code.map(|c| xid_meaning(c).to_string()),
+        ),
         F::Rendezvous if fs.code == Some(5) => ("nccl-id-not-received", rendezvous_problem(fs.code).into(), None),
         F::Rendezvous if fs.code == Some(6) => ("store-timeout", rendezvous_problem(fs.code).into(), None),
         F::Rendezvous => ("rendezvous-failed", rendezvous_problem(fs.code).into(), rendezvous_where(&fs.line)),
@@ -978,6 +1004,7 @@ const HARD_FAILURES: &[crate::nccl::log::Failure] = {
         F::NoGpu,
         F::CollectiveMismatch,
         F::CudaFailure,
+        F::GpuXid,
         F::OfiPeer,
         F::OfiNoMemory,
         F::OfiAbort,
