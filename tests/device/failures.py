@@ -36,6 +36,7 @@ does). IBWIRE_CASE picks what to break:
   freeze       rank 1 stops itself (SIGSTOP) in the middle of a stream of all-reduces (a node that
                froze: no death to report, only silence)
   graph        all-reduces captured in a CUDA graph and replayed
+  alltoall     an all-to-all (all_to_all_single) and an all-gather between the "nodes"
 IBWIRE_RANK1_ENV ("K=V K2=V2") is set in rank 1's environment only, before its init (settings
 that differ between ranks).
 """
@@ -182,6 +183,13 @@ if case == "sendrecv":
     reqs = dist.batch_isend_irecv([dist.P2POp(dist.isend, x, peer), dist.P2POp(dist.irecv, y, peer)])
     for r in reqs:
         r.wait()
+    torch.cuda.synchronize()
+if case == "alltoall":
+    ws = dist.get_world_size()
+    y = torch.empty_like(x)
+    dist.all_to_all_single(y, x)
+    out = [torch.empty_like(x) for _ in range(ws)]
+    dist.all_gather(out, x)
     torch.cuda.synchronize()
 if case == "newgroup":
     g = dist.new_group(list(range(dist.get_world_size())))

@@ -222,6 +222,14 @@ assert b and b"libc.so.6\0" in b, src
 open(sys.argv[1], "wb").write(b.replace(b"libc.so.6\0", b"libq.so.6\0"))
 PY
     run plugin-dep-missing IBWIRE_CASE=ok LD_LIBRARY_PATH="$P:${LD_LIBRARY_PATH:-}" ;;
+  # Cases added for issue 38, set 20 (2026-12-07): torchrun's own report with NCCL quiet, hangs
+  # and skips seen through the COLL subsystem alone, all-to-all, ranks at different levels
+  agents-report-warn) agents agents-report-warn 2 IBWIRE_CASE=ok NCCL_DEBUG=WARN ;;
+  agents-report-die) agents agents-report-die 2 IBWIRE_CASE=die PG_TIMEOUT=25 ;;
+  skip-coll) run skip-coll IBWIRE_CASE=skip PG_TIMEOUT=20 NCCL_DEBUG_SUBSYS=COLL ;;
+  hang-coll) run hang-coll IBWIRE_CASE=hang IBWIRE_HANG_S=45 PG_TIMEOUT=20 NCCL_DEBUG_SUBSYS=COLL ;;
+  alltoall) run alltoall IBWIRE_CASE=alltoall ;;
+  rank1-warn) run rank1-warn IBWIRE_CASE=ok IBWIRE_RANK1_ENV=NCCL_DEBUG=WARN ;;
   # torch.multiprocessing.spawn (not torchrun): process 1 raises after its all-reduce
   spawn-fail)
     { echo "# case: spawn-fail; torch.multiprocessing.spawn of tests/device/spawn_fail.py"
