@@ -251,7 +251,8 @@ pub struct FailureSeen {
     pub vendor_err: Option<i64>,
     /// For an `NcclWarning`: every process that printed it (`host:pid`) completed its init
     /// after it (`Init COMPLETE`, `Connected all rings/trees`): NCCL went on, so it is not what
-    /// failed.
+    /// failed. For a `GpuXid`: an Xid of no consequence to a job, or in a log that shows no
+    /// failure of the job ([`Analyser::finish`]): a note, not what failed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub init_completed_after: bool,
     /// For a WARN known from NCCL's sources only (`NcclWarning`, `UnknownWarning`): its class
@@ -1750,17 +1751,64 @@ fn gpu_xid(l: &str) -> Option<i64> {
 /// non-zero status, thus causing` (help-errmgr-base.txt; %s: mpirun, mpiexec, prterun). Neither
 /// says why: the failing process's own output does.
 fn test_or_mpi_failure(l: &str) -> bool {
+    // Each at the start of the line, or after a launcher's prefix (`[1,0]<stdout>:`, pdsh's
+    // `host: `): never inside quotes, a command or code quoting the words (review 29).
+    let plain = |p: &str| !p.contains(['"', '\'', '`', '(', '=', '$', '|']) && p.len() <= 64;
     if let Some((before, after)) = l.split_once(": Test failure ") {
         // (a paste may have lost the line's leading space)
-        let pid = before
-            .rsplit_once(" pid ")
-            .and_then(|(h, p)| (h.trim_start().starts_with(".. ") || h.contains(" .. ")).then_some(p));
-        return pid.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        let Some(i) = before.find(".. ") else { return false };
+        let pid = before[i + 3..].rsplit_once(" pid ").map(|(_, p)| p);
+        return plain(&before[..i])
+            && pid.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
             && after
                 .rsplit_once(':')
                 .is_some_and(|(_, n)| !n.is_empty() && n.trim().bytes().all(|b| b.is_ascii_digit()));
     }
-    has!(l, " detected that one or more processes exited with non-zero status")
+    let Some((before, _)) = l.split_once(" detected that one or more processes exited with non-zero status") else {
+        return false;
+    };
+    // `%s detected …`: the launcher's name (mpirun, mpiexec, prterun, `(null)`), one word
+    let who = before.trim_start();
+    plain(who) && !who.is_empty() && !who.contains(' ')
+}
+
+/// Open MPI's report of a process a signal ended (help-errmgr-base.txt, PRRTE's the same):
+/// `%s noticed that process rank %s with PID %s on node %s exited on signal %d (%s).` The
+/// signal of the process that failed first; SIGTERM, SIGINT and SIGHUP are stops from outside
+/// (a time limit, scancel), as torchrun's are read (review 29: only signal 11 was read, by its
+/// words, and a rank that aborted passed).
+fn mpi_signal(l: &str) -> Option<i64> {
+    let (before, r) = l.split_once(" noticed that process rank ")?;
+    let who = before.trim_start();
+    if who.is_empty() || who.contains([' ', '"', '\'']) {
+        return None;
+    }
+    let n = first_int(r.split_once(" exited on signal ")?.1)?;
+    (!matches!(n, 1 | 2 | 15) && n > 0 && n < 65).then_some(n)
+}
+
+/// Xids NVIDIA's catalog asks no action of a job for: 43 (a channel stopped, after a fault the
+/// job's own error reports), 45 (clean-up after another Xid or a process's exit), 63 (a row
+/// remap or page retirement recorded), 92 (a high single-bit ECC rate).
+fn xid_informational(code: i64) -> bool {
+    matches!(code, 43 | 45 | 63 | 92)
+}
+
+/// Xid 154's recovery action `… to 0x0 (None)`: nothing to do.
+fn xid_no_action(l: &str) -> bool {
+    has!(l, ": 154,") && l.trim_end().trim_end_matches('.').ends_with("(None)")
+}
+
+/// A line of source code or of a document (Python, a shell script, Markdown), by its first
+/// word: a file holding one is read as no log of the warnings it quotes.
+fn source_or_document(l: &str) -> bool {
+    let t = l.trim_start();
+    [
+        "def ", "class ", "import ", "from ", "\"\"\"", "\'\'\'", "```", "#!", "echo ", "print(", "raise ", "if ",
+        "elif ", "return ",
+    ]
+    .iter()
+    .any(|w| t.starts_with(w))
 }
 
 /// How many lines before NCCL's first are kept for [`Analyser::bare_warnings`], and the
@@ -2083,6 +2131,10 @@ pub struct Analyser {
     trace_exit: Option<String>,
     /// nccl-tests' `# Out of bounds values : N FAILED`.
     tests_wrong: bool,
+    /// A line with `#` first was seen (nccl-tests' header or summary, a script's comment).
+    hash_seen: bool,
+    /// A line of source code or of a document before NCCL's first ([`source_or_document`]).
+    source_like: bool,
     /// The processes of the current nccl-tests run (its rank lines).
     tests_procs: BTreeSet<String>,
     /// Every reader on every line, no gate and no short paths (the reference the gated
@@ -3363,6 +3415,7 @@ impl Analyser {
         if self.untagged.len() < UNTAGGED_LINES && (40..=UNTAGGED_LEN).contains(&t.len()) && !t.starts_with('#') {
             self.untagged.push(t.to_string());
         }
+        self.source_like |= self.untagged.len() < UNTAGGED_LINES && source_or_document(t);
         if self.f.names_nccl.is_none() && names_nccl(l) {
             self.f.names_nccl = Some(clip(l.trim(), 160));
         }
@@ -3382,7 +3435,9 @@ impl Analyser {
     /// those warnings. Only formats with 40 or more characters of their own text are taken
     /// ([`crate::nccl::warns::lookup_bare`]): a sentence of another program does not match one.
     fn bare_warnings(&mut self) {
-        if self.f.nccl_lines > 0 {
+        // (an nccl-tests table, its `#` lines, is NCCL's evidence of its own; a file of source
+        // code or a document that quotes a warning is no log of it: review 29)
+        if self.f.nccl_lines > 0 || self.hash_seen || self.source_like {
             return;
         }
         for l in std::mem::take(&mut self.untagged) {
@@ -3401,6 +3456,7 @@ impl Analyser {
         if l.trim_start().as_bytes().first() != Some(&b'#') {
             return false;
         }
+        self.hash_seen = true;
         if l.starts_with('#') {
             self.tests_wrong |= l.starts_with("# Out of bounds values") && l.contains("FAILED");
             if !self.tests_began {
@@ -4602,16 +4658,22 @@ impl Analyser {
             }
         }
         if !is_nccl && m & gbit!("Xid (") != 0 {
+            // (the driver's line, not NCCL's: a dmesg alone is no NCCL log)
             if let Some(n) = gpu_xid(l) {
-                self.f.nccl_lines += 1;
                 self.fail(Failure::GpuXid, Some(n), None, l.trim());
             }
         }
         // (weighed at the end: [`Analyser::trace_exit`])
         if !is_nccl && m & (gbit!(" failure") | gbit!("xit")) != 0 && test_or_mpi_failure(l) {
-            self.f.nccl_lines += 1;
+            self.f.nccl_lines += usize::from(has!(l, ": Test failure "));
             if self.trace_exit.is_none() {
                 self.trace_exit = Some(clip(l.trim(), 300));
+            }
+        }
+        // (Open MPI's lines are any MPI program's: no NCCL line, a log of them alone is none)
+        if !is_nccl && m & gbit!("ignal") != 0 {
+            if let Some(n) = mpi_signal(l) {
+                self.fail_exit(Failure::Crash, n, l.trim());
             }
         }
         if !is_nccl && m & (gbit!("ailed") | gbit!("ignal") | gbit!("xit")) != 0 {
@@ -4703,7 +4765,11 @@ impl Analyser {
         self.bare_warnings();
         self.child_failed_exit();
         if let Some(l) = self.trace_exit.take() {
-            if self.f.failures.is_empty() && self.f.errors.is_empty() && !self.tests_wrong {
+            // (an Xid is the driver's, weighed after: the job's own failure is this one)
+            if self.f.failures.iter().all(|x| x.kind == Failure::GpuXid)
+                && self.f.errors.is_empty()
+                && !self.tests_wrong
+            {
                 self.fail(Failure::WorkerExit, None, None, &l);
             }
         }
@@ -4719,6 +4785,16 @@ impl Analyser {
         }
         if let Some(x) = self.store_wait.and_then(|i| f.failures.get_mut(i)) {
             x.init_completed_after |= x.count == 1 && self.last_done_at > x.at;
+        }
+        // An Xid is the job's cause only where the log shows the job failed, and only an Xid
+        // that stops work on the GPU (review 29: NVIDIA's catalog asks nothing of a job for a
+        // row remap recorded (63), a single-bit ECC rate (92), a channel stopped or cleaned up
+        // after another fault (43, 45), a recovery action that is none; and a healthy job's log
+        // may hold a dmesg's Xid of another process or of the boot): else a note.
+        let failed =
+            self.tests_wrong || f.failures.iter().any(|x| x.kind != Failure::GpuXid && !x.init_completed_after);
+        for x in f.failures.iter_mut().filter(|x| x.kind == Failure::GpuXid) {
+            x.init_completed_after = !failed || x.code.is_some_and(xid_informational) || xid_no_action(&x.line);
         }
         f.per_host = std::mem::take(&mut self.views).into_iter().map(HostView::settled).collect();
         f.net_plugin_split = plugin_split(&f.per_host);
@@ -5263,6 +5339,68 @@ mod tests {
             " .. node pid 1: Test failure common.cu",
         ] {
             assert!(!test_or_mpi_failure(l), "{l}");
+        }
+    }
+
+    /// Review 29's rows, each a test: Open MPI's report of a rank a signal ended (any fatal
+    /// signal, not only 11; not SIGTERM), the launchers' words only where a launcher printed
+    /// them (not in a quoted command or code), Xids that ask nothing of a job or sit in a log
+    /// with no failure as notes, and a warning's bare text not read beside an nccl-tests table,
+    /// in source code or documents, for generic or advisory formats.
+    #[test]
+    fn review_29_rows() {
+        let ok = "h:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 1 cudaDev 0 busId 1000 - Init COMPLETE\n";
+        let sig = |n: &str| {
+            format!("{ok}mpirun noticed that process rank 1 with PID 12346 on node node01 exited on signal {n}.\n")
+        };
+        for (n, want) in
+            [("6 (Aborted)", Some(6)), ("9 (Killed)", Some(9)), ("7 (Bus error)", Some(7)), ("15 (Terminated)", None)]
+        {
+            let f = analyse(&sig(n));
+            assert_eq!(f.failures.iter().find(|x| x.kind == Failure::Crash).and_then(|x| x.code), want, "{n}");
+        }
+        assert_eq!(
+            mpi_signal(
+                "echo \"mpirun noticed that process rank 1 with PID 1 on node n exited on signal 6 (Aborted).\""
+            ),
+            None
+        );
+        for l in [
+            "+ grep -q 'mpirun detected that one or more processes exited with non-zero status, thus causing' nccl.out",
+            "    assert \"mpirun detected that one or more processes exited with non-zero status\" not in out",
+            "echo \" .. node01 pid 11111: Test failure common.cu:1151\"",
+        ] {
+            assert!(!test_or_mpi_failure(l), "{l}");
+        }
+        // Open MPI's box alone is any MPI program's: no NCCL line
+        assert_eq!(
+            analyse("mpirun detected that one or more processes exited with non-zero status, thus causing\n")
+                .nccl_lines,
+            0
+        );
+        let xid = |c: &str| format!("NVRM: Xid (PCI:0000:18:00): {c}, pid=1896, name=all_reduce_perf\n");
+        for (log, note) in [
+            (format!("{ok}{}", xid("63")), true),
+            (format!("{ok}{}", xid("92")), true),
+            (format!("{ok}{}", xid("79")), true),
+            (format!("{}h:1:1 [0] enqueue.cc:1 NCCL WARN Cuda failure 'unspecified launch failure'\n", xid("79")), false),
+            (format!("{}h:1:1 [0] enqueue.cc:1 NCCL WARN Cuda failure 'unspecified launch failure'\n", xid("45")), true),
+            (format!("{ok}NVRM: Xid (PCI:0000:18:00): 154, GPU recovery action changed from 0x0 (None) to 0x0 (None)\nh:1:1 [0] misc/socket.cc:1 NCCL WARN socketProgress: Connection closed by remote peer\n"), true),
+        ] {
+            let f = analyse(&log);
+            let x = f.failures.iter().find(|x| x.kind == Failure::GpuXid).unwrap();
+            assert_eq!(x.init_completed_after, note, "{log}");
+        }
+        let p2p = "P2P is disabled between NVLINK connected GPUs 1 and 0. This should not be the case given their connectivity, and is probably due to a hardware issue. If you still want to proceed, you can set NCCL_IGNORE_DISABLED_P2P=1.";
+        for log in [
+            format!("{p2p}\n# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"),
+            format!("def check():\n    \"\"\"\n    {p2p}\n    \"\"\"\n"),
+            format!("echo \"{p2p}\"\n"),
+            format!("```\n{p2p}\n```\n"),
+            "job started\nGetProcessAffinityMask failed with error: 5\njob finished successfully\n".into(),
+            "job started\nNCCL_WORK_FIFO_BYTES=12345 is being ignored because it is not a power of 2.\njob finished successfully\n".into(),
+        ] {
+            assert!(analyse(&log).failures.is_empty(), "{log}");
         }
     }
 

@@ -379,7 +379,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "gpu-xid",
         message: "NVRM: Xid (PCI:<bus>): <n>, … (the GPU driver's kernel log, pasted with the job's output)",
-        meaning: "the GPU driver reported an error of the GPU: a program's fault (13, 31, 43), the GPU's memory (48, 63, 64, 94, 95), NVLink (74), the GPU off the bus (79), its system processor (119, 120); the job's failures after it follow from it",
+        meaning: "the GPU driver reported an error of the GPU in a job that failed: a program's fault (13, 31), the GPU's memory (48, 64, 94, 95), NVLink (74), the GPU off the bus (79), its system processor (119, 120); a hardware Xid ranks above the job's errors. Xids that ask nothing of a job (43, 45, 63, 92, a recovery action of none), and any Xid in a log that shows no failure, are notes",
         fix: "by the Xid, per NVIDIA's Xid catalog: restart the job for a program's fault; reset the GPU or drain the node for memory, NVLink and bus errors; nvidia-smi -q and dmesg on the node",
     },
     Rule {
@@ -811,7 +811,6 @@ fn plain_failure(kind: crate::nccl::log::Failure) -> Option<(&'static str, &'sta
         F::DuplicateGpu => ("duplicate-gpu", "two ranks on one GPU"),
         F::NoGpu => ("no-gpu", "the process saw no GPU"),
         F::CollectiveMismatch => ("collective-mismatch", "ranks ran different collectives"),
-        F::NcclError => ("nccl-error", "NCCL returned an error"),
         F::NcclNotLoaded => ("nccl-not-loaded", "the NCCL library did not load"),
         F::RoceGid => ("roce-gid", "the RoCE GID table could not be read"),
         F::OfiNoDevice => ("ofi-no-device", "the EFA plugin found no device"),
@@ -825,6 +824,7 @@ fn plain_failure(kind: crate::nccl::log::Failure) -> Option<(&'static str, &'sta
         F::Crash => ("crash", "a process crashed"),
         F::WatchdogStuck => ("watchdog-stuck", "PyTorch's watchdog thread was stuck; its monitor ended the process"),
         F::CudaFailure
+        | F::NcclError
         | F::GpuXid
         | F::CollectiveTimeout
         | F::Rendezvous
@@ -878,6 +878,23 @@ fn mac_derived_link_local(gid: &str) -> bool {
     let Ok(a) = gid.parse::<std::net::Ipv6Addr>() else { return false };
     let o = a.octets();
     o[..8] == [0xfe, 0x80, 0, 0, 0, 0, 0, 0] && o[11] == 0xff && o[12] == 0xfe
+}
+
+/// ncclGetErrorString's words for a result it does not know (init.cc: `default: return
+/// "unknown result code"`): the code came from another NCCL than the one that named it — two
+/// NCCL libraries in one process (a framework's bundled one and the system's or a plugin's), or a
+/// caller built against another NCCL version (set 136's TensorRT-LLM#1131: its plugin built with
+/// NCCL 2.19.3, torch's 2.18.6 loaded; the same versions on both sides mended it).
+fn nccl_error_detail(line: &str) -> Option<String> {
+    line.contains("unknown result code").then(|| {
+        "`unknown result code` is ncclGetErrorString's answer for a result its own NCCL does not have: the code came from another NCCL build — two libnccl in one process (the framework's bundled one beside the system's or a plugin's) or a caller built against another NCCL version; make every part load one NCCL (`ldd`, NCCL_DEBUG=VERSION prints the one loaded)".to_string()
+    })
+}
+
+/// Xids of the GPU's hardware (NVIDIA's catalog: memory 48/64/94/95, NVLink 74, off the bus 79,
+/// the GSP 119/120): what the job's errors after it follow from.
+fn xid_hardware(code: i64) -> bool {
+    matches!(code, 48 | 64 | 74 | 79 | 94 | 95 | 119 | 120)
 }
 
 /// What an Xid says and the step to take, from NVIDIA's Xid catalog (docs.nvidia.com/deploy/
@@ -943,6 +960,7 @@ fn failure_detail(
             ("socket-connect", "a TCP connection to a peer failed".into(), socket_connect_detail(log, &fs.line))
         }
         F::CudaFailure => ("cuda-failure", cuda_problem(&fs.line), cuda_detail(log, &fs.line)),
+        F::NcclError => ("nccl-error", "NCCL returned an error".into(), nccl_error_detail(&fs.line)),
         F::GpuXid => (
             "gpu-xid",
             format!("the GPU driver reported Xid {}", fs.code.unwrap_or(0)),
@@ -2442,6 +2460,12 @@ fn rank(findings: &mut [Finding], log: &LogFacts) {
         // connections that fail, the fallbacks, the timeouts.
         "bootstrap-interface" => -1,
         "unknown-warning" | "worker-exit" => 3,
+        // the GPU's hardware gave way (memory, NVLink, the bus, its system processor): the
+        // job's failures after it follow from it
+        "gpu-xid" if f.problem.split_whitespace().last().and_then(|n| n.parse().ok()).is_some_and(xid_hardware) => -2,
+        // a program's fault: as a peer's exit, first where it came first (a dmesg may hold
+        // another process's: review 29)
+        "gpu-xid" => 2,
         // NCCL's table classes: a failure of its own is a root cause; one its sources call
         // secondary (its cause names an earlier WARN) follows from another.
         "nccl-warning" if f.cause.contains("secondary") => 2,
@@ -2749,6 +2773,15 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
         .collect();
     let mut notes: Vec<String> = Vec::new();
     for fs in log.failures.iter().filter(|f| f.init_completed_after) {
+        if fs.kind == crate::nccl::log::Failure::GpuXid {
+            let n = fs.code.unwrap_or(0);
+            notes.push(format!(
+                "the GPU driver reported Xid {n} ('{}'): {}; the log shows no failure of the job it explains, so it is a note: check that GPU (nvidia-smi -q, dmesg) before the next job",
+                fs.line,
+                xid_meaning(n)
+            ));
+            continue;
+        }
         let after = if fs.class.as_deref() == Some("tcpx-stall") {
             "the nccl-tests run completed after it: a wait the plugin got over, not what failed"
         } else {
@@ -3132,6 +3165,10 @@ mod tests {
             assert_eq!(cuda_error_text(&l).and_then(cuda_hint), Some(h), "{w}");
         }
         assert!(cuda_hint("system not yet initialized").unwrap().contains("fabricmanager"));
+        // NCCL's init.cc ncclGetErrorString default, behind TensorRT-LLM's plugin check (set 136)
+        let l = "Failed, NCCL error /src/plugins/ncclPlugin/allreducePlugin.cpp:183 'unknown result code'";
+        assert!(nccl_error_detail(l).unwrap().contains("another NCCL"));
+        assert_eq!(nccl_error_detail("NCCL error: unhandled system error"), None);
         // "unknown error" only as the whole text, not inside another's words
         assert_eq!(cuda_hint("an unknown errorless thing"), None);
     }
