@@ -1796,7 +1796,7 @@ fn xid_informational(code: i64) -> bool {
 
 /// Xid 154's recovery action `… to 0x0 (None)`: nothing to do.
 fn xid_no_action(l: &str) -> bool {
-    has!(l, ": 154,") && l.trim_end().trim_end_matches('.').ends_with("(None)")
+    l.contains(": 154,") && l.trim_end().trim_end_matches('.').ends_with("(None)")
 }
 
 /// A line of source code or of a document (Python, a shell script, Markdown), by its first
