@@ -1787,6 +1787,18 @@ fn mpi_signal(l: &str) -> Option<i64> {
     (!matches!(n, 1 | 2 | 15) && n > 0 && n < 65).then_some(n)
 }
 
+/// An Xid is the job's cause only where the log shows the job failed, and only an Xid that stops
+/// work on the GPU (review 29: NVIDIA's catalog asks nothing of a job for a row remap recorded
+/// (63), a single-bit ECC rate (92), a channel stopped or cleaned up after another fault (43,
+/// 45), a recovery action that is none; and a healthy job's log may hold a dmesg's Xid of another
+/// process or of the boot): else a note (`init_completed_after`).
+fn xids_settled(f: &mut LogFacts, tests_wrong: bool) {
+    let failed = tests_wrong || f.failures.iter().any(|x| x.kind != Failure::GpuXid && !x.init_completed_after);
+    for x in f.failures.iter_mut().filter(|x| x.kind == Failure::GpuXid) {
+        x.init_completed_after = !failed || x.code.is_some_and(xid_informational) || xid_no_action(&x.line);
+    }
+}
+
 /// Xids NVIDIA's catalog asks no action of a job for: 43 (a channel stopped, after a fault the
 /// job's own error reports), 45 (clean-up after another Xid or a process's exit), 63 (a row
 /// remap or page retirement recorded), 92 (a high single-bit ECC rate).
@@ -4657,25 +4669,7 @@ impl Analyser {
                 self.fail_exit(Failure::Crash, n, l.trim());
             }
         }
-        if !is_nccl && m & gbit!("Xid (") != 0 {
-            // (the driver's line, not NCCL's: a dmesg alone is no NCCL log)
-            if let Some(n) = gpu_xid(l) {
-                self.fail(Failure::GpuXid, Some(n), None, l.trim());
-            }
-        }
-        // (weighed at the end: [`Analyser::trace_exit`])
-        if !is_nccl && m & (gbit!(" failure") | gbit!("xit")) != 0 && test_or_mpi_failure(l) {
-            self.f.nccl_lines += usize::from(has!(l, ": Test failure "));
-            if self.trace_exit.is_none() {
-                self.trace_exit = Some(clip(l.trim(), 300));
-            }
-        }
-        // (Open MPI's lines are any MPI program's: no NCCL line, a log of them alone is none)
-        if !is_nccl && m & gbit!("ignal") != 0 {
-            if let Some(n) = mpi_signal(l) {
-                self.fail_exit(Failure::Crash, n, l.trim());
-            }
-        }
+        self.launcher_and_driver_lines(l, is_nccl, m);
         if !is_nccl && m & (gbit!("ailed") | gbit!("ignal") | gbit!("xit")) != 0 {
             if let Some((k, code)) = torchrun_failure(l) {
                 self.f.nccl_lines += 1;
@@ -4701,6 +4695,46 @@ impl Analyser {
                         self.retried.push((i, x.count));
                     }
                 }
+            }
+        }
+    }
+
+    /// Lines of no NCCL of the job's other producers: the GPU driver's Xid, nccl-tests' failure
+    /// trace, Open MPI's reports of a failed process.
+    fn launcher_and_driver_lines(&mut self, l: &str, is_nccl: bool, m: u64) {
+        if is_nccl {
+            return;
+        }
+        // (the driver's line, not NCCL's: a dmesg alone is no NCCL log)
+        if m & gbit!("Xid (") != 0 {
+            if let Some(n) = gpu_xid(l) {
+                self.fail(Failure::GpuXid, Some(n), None, l.trim());
+            }
+        }
+        // (weighed at the end: [`Analyser::trace_exit_failure`])
+        if m & (gbit!(" failure") | gbit!("xit")) != 0 && test_or_mpi_failure(l) {
+            self.f.nccl_lines += usize::from(has!(l, ": Test failure "));
+            if self.trace_exit.is_none() {
+                self.trace_exit = Some(clip(l.trim(), 300));
+            }
+        }
+        // (Open MPI's lines are any MPI program's: no NCCL line, a log of them alone is none)
+        if m & gbit!("ignal") != 0 {
+            if let Some(n) = mpi_signal(l) {
+                self.fail_exit(Failure::Crash, n, l.trim());
+            }
+        }
+    }
+
+    /// nccl-tests' trace or Open MPI's report, where the log holds no failure of its own (an
+    /// Xid is the driver's, weighed after), no error and no wrong result: a worker's failure.
+    fn trace_exit_failure(&mut self) {
+        if let Some(l) = self.trace_exit.take() {
+            if self.f.failures.iter().all(|x| x.kind == Failure::GpuXid)
+                && self.f.errors.is_empty()
+                && !self.tests_wrong
+            {
+                self.fail(Failure::WorkerExit, None, None, &l);
             }
         }
     }
@@ -4764,38 +4798,13 @@ impl Analyser {
     pub fn finish(mut self) -> LogFacts {
         self.bare_warnings();
         self.child_failed_exit();
-        if let Some(l) = self.trace_exit.take() {
-            // (an Xid is the driver's, weighed after: the job's own failure is this one)
-            if self.f.failures.iter().all(|x| x.kind == Failure::GpuXid)
-                && self.f.errors.is_empty()
-                && !self.tests_wrong
-            {
-                self.fail(Failure::WorkerExit, None, None, &l);
-            }
-        }
+        self.trace_exit_failure();
         let mut f = std::mem::take(&mut self.f);
         f.launcher_nodes = settled_launcher_nodes(&self.launcher_nodes);
         if let Some(n) = f.nranks {
             f.ranks_seen = self.rank_pairs.iter().filter(|(r, m)| *m == n && *r < n).count();
         }
-        for (i, x) in f.failures.iter_mut().enumerate() {
-            let mut by = self.warned.iter().filter(|w| w.1 == i).peekable();
-            x.init_completed_after =
-                !self.warned_unfollowed.contains(&i) && by.peek().is_some() && by.all(|w| w.2 && !w.0.is_empty());
-        }
-        if let Some(x) = self.store_wait.and_then(|i| f.failures.get_mut(i)) {
-            x.init_completed_after |= x.count == 1 && self.last_done_at > x.at;
-        }
-        // An Xid is the job's cause only where the log shows the job failed, and only an Xid
-        // that stops work on the GPU (review 29: NVIDIA's catalog asks nothing of a job for a
-        // row remap recorded (63), a single-bit ECC rate (92), a channel stopped or cleaned up
-        // after another fault (43, 45), a recovery action that is none; and a healthy job's log
-        // may hold a dmesg's Xid of another process or of the boot): else a note.
-        let failed =
-            self.tests_wrong || f.failures.iter().any(|x| x.kind != Failure::GpuXid && !x.init_completed_after);
-        for x in f.failures.iter_mut().filter(|x| x.kind == Failure::GpuXid) {
-            x.init_completed_after = !failed || x.code.is_some_and(xid_informational) || xid_no_action(&x.line);
-        }
+        self.passed_failures(&mut f);
         f.per_host = std::mem::take(&mut self.views).into_iter().map(HostView::settled).collect();
         f.net_plugin_split = plugin_split(&f.per_host);
         f.modify_qp_errnos.sort_unstable();
@@ -4840,6 +4849,21 @@ impl Analyser {
         self.same_gpu_failure(&mut f);
         f.failures.sort_by_key(|x| x.kind);
         f
+    }
+
+    /// Failures the job went past (`init_completed_after`): warnings every process that printed
+    /// them completed its init after, the store's wait a later init answered, and Xids of no
+    /// consequence to the job ([`xids_settled`]).
+    fn passed_failures(&self, f: &mut LogFacts) {
+        for (i, x) in f.failures.iter_mut().enumerate() {
+            let mut by = self.warned.iter().filter(|w| w.1 == i).peekable();
+            x.init_completed_after =
+                !self.warned_unfollowed.contains(&i) && by.peek().is_some() && by.all(|w| w.2 && !w.0.is_empty());
+        }
+        if let Some(x) = self.store_wait.and_then(|i| f.failures.get_mut(i)) {
+            x.init_completed_after |= x.count == 1 && self.last_done_at > x.at;
+        }
+        xids_settled(f, self.tests_wrong);
     }
 
     /// Two ranks of one communicator that started on one machine's one GPU ([`Self::init_start`]):

@@ -891,6 +891,42 @@ fn nccl_error_detail(line: &str) -> Option<String> {
     })
 }
 
+/// Failure lines the job went past (`init_completed_after`): NCCL's warnings it completed its
+/// init after, and Xids of no consequence to it (review 29), as notes.
+fn passed_failure_notes(log: &LogFacts) -> Vec<String> {
+    let mut notes = Vec::new();
+    for fs in log.failures.iter().filter(|f| f.init_completed_after) {
+        if fs.kind == crate::nccl::log::Failure::GpuXid {
+            let n = fs.code.unwrap_or(0);
+            notes.push(format!(
+                "the GPU driver reported Xid {n} ('{}'): {}; the log shows no failure of the job it explains, so it is a note: check that GPU (nvidia-smi -q, dmesg) before the next job",
+                fs.line,
+                xid_meaning(n)
+            ));
+            continue;
+        }
+        let after = if fs.class.as_deref() == Some("tcpx-stall") {
+            "the nccl-tests run completed after it: a wait the plugin got over, not what failed"
+        } else {
+            "every process that printed it completed its init afterwards: not what failed"
+        };
+        notes.push(format!("NCCL warned '{}' ({}), and {after}", fs.line, fs.class.as_deref().unwrap_or("warning")));
+    }
+    notes
+}
+
+/// An Xid finding's place among the causes: the GPU's hardware gave way (memory, NVLink, the
+/// bus, its system processor): first, the job's failures after it follow from it; a program's
+/// fault: as a peer's exit, first where it came first (a dmesg may hold another process's:
+/// review 29).
+fn xid_rank(problem: &str) -> i32 {
+    if problem.split_whitespace().last().and_then(|n| n.parse().ok()).is_some_and(xid_hardware) {
+        -2
+    } else {
+        2
+    }
+}
+
 /// Xids of the GPU's hardware (NVIDIA's catalog: memory 48/64/94/95, NVLink 74, off the bus 79,
 /// the GSP 119/120): what the job's errors after it follow from.
 fn xid_hardware(code: i64) -> bool {
@@ -944,6 +980,27 @@ fn failure_detail(
         ),
         F::CompletionError => ("completion-error", format!("IB completion error{}", code(" ")), None),
         F::NoNetPlugin => ("no-net-plugin", "NCCL could not start any network".into(), Some(no_net_detail(log))),
+        F::NoSocketInterface | F::SocketConnect => socket_failure(log, fs),
+        F::CudaFailure => ("cuda-failure", cuda_problem(&fs.line), cuda_detail(log, &fs.line)),
+        F::NcclError => ("nccl-error", "NCCL returned an error".into(), nccl_error_detail(&fs.line)),
+        F::GpuXid => ("gpu-xid", format!("the GPU driver reported Xid {}", fs.code.unwrap_or(0)), xid_detail(fs.code)),
+        F::Rendezvous if fs.code == Some(5) => ("nccl-id-not-received", rendezvous_problem(fs.code).into(), None),
+        F::Rendezvous if fs.code == Some(6) => ("store-timeout", rendezvous_problem(fs.code).into(), None),
+        F::Rendezvous => ("rendezvous-failed", rendezvous_problem(fs.code).into(), rendezvous_where(&fs.line)),
+        F::CollectiveTimeout => ("collective-timeout", "a collective timed out".into(), data_path_settings(log)),
+        F::PortError => {
+            let times = if fs.count > 1 { format!(" ({} times)", fs.count) } else { String::new() };
+            ("port-error", format!("an HCA port went down{times}"), None)
+        }
+        // UnknownWarning, and any kind plain_failure would have taken (it matches every kind).
+        _ => ("unknown-warning", "an NCCL warning no rule knows".into(), Some(unknown_warning_detail(log, fs))),
+    }
+}
+
+/// A bootstrap's failures: no interface, a peer address never filled in, a connection refused.
+fn socket_failure(log: &LogFacts, fs: &crate::nccl::log::FailureSeen) -> (&'static str, String, Option<String>) {
+    use crate::nccl::log::Failure as F;
+    match fs.kind {
         // 2.27+'s garbage-family warning where the bootstrap did find an interface: the
         // address was never exchanged, not missing (nccl#2057 against #1837)
         F::NoSocketInterface if fs.line.contains("family") && !log.bootstrap_ifs.is_empty() => (
@@ -956,27 +1013,13 @@ fn failure_detail(
             "no bootstrap interface".into(),
             log.env("NCCL_SOCKET_IFNAME").map(|v| format!("NCCL_SOCKET_IFNAME={v}")),
         ),
-        F::SocketConnect => {
-            ("socket-connect", "a TCP connection to a peer failed".into(), socket_connect_detail(log, &fs.line))
-        }
-        F::CudaFailure => ("cuda-failure", cuda_problem(&fs.line), cuda_detail(log, &fs.line)),
-        F::NcclError => ("nccl-error", "NCCL returned an error".into(), nccl_error_detail(&fs.line)),
-        F::GpuXid => (
-            "gpu-xid",
-            format!("the GPU driver reported Xid {}", fs.code.unwrap_or(0)),
-            fs.code.map(|c| xid_meaning(c).to_string()),
-        ),
-        F::Rendezvous if fs.code == Some(5) => ("nccl-id-not-received", rendezvous_problem(fs.code).into(), None),
-        F::Rendezvous if fs.code == Some(6) => ("store-timeout", rendezvous_problem(fs.code).into(), None),
-        F::Rendezvous => ("rendezvous-failed", rendezvous_problem(fs.code).into(), rendezvous_where(&fs.line)),
-        F::CollectiveTimeout => ("collective-timeout", "a collective timed out".into(), data_path_settings(log)),
-        F::PortError => {
-            let times = if fs.count > 1 { format!(" ({} times)", fs.count) } else { String::new() };
-            ("port-error", format!("an HCA port went down{times}"), None)
-        }
-        // UnknownWarning, and any kind plain_failure would have taken (it matches every kind).
-        _ => ("unknown-warning", "an NCCL warning no rule knows".into(), Some(unknown_warning_detail(log, fs))),
+        _ => ("socket-connect", "a TCP connection to a peer failed".into(), socket_connect_detail(log, &fs.line)),
     }
+}
+
+/// An Xid's meaning, where the line gave its code.
+fn xid_detail(code: Option<i64>) -> Option<String> {
+    code.map(|c| xid_meaning(c).to_string())
 }
 
 /// The variables of NCCL's documented tuning that change how a collective moves its data (buffer
@@ -2460,12 +2503,7 @@ fn rank(findings: &mut [Finding], log: &LogFacts) {
         // connections that fail, the fallbacks, the timeouts.
         "bootstrap-interface" => -1,
         "unknown-warning" | "worker-exit" => 3,
-        // the GPU's hardware gave way (memory, NVLink, the bus, its system processor): the
-        // job's failures after it follow from it
-        "gpu-xid" if f.problem.split_whitespace().last().and_then(|n| n.parse().ok()).is_some_and(xid_hardware) => -2,
-        // a program's fault: as a peer's exit, first where it came first (a dmesg may hold
-        // another process's: review 29)
-        "gpu-xid" => 2,
+        "gpu-xid" => xid_rank(&f.problem),
         // NCCL's table classes: a failure of its own is a root cause; one its sources call
         // secondary (its cause names an earlier WARN) follows from another.
         "nccl-warning" if f.cause.contains("secondary") => 2,
@@ -2771,24 +2809,7 @@ pub fn judge(node: &Node, plan: &Plan, log: &LogFacts, measured: Option<&Measure
         .filter(|d| d.ports.iter().any(|p| p.link_layer == Some(LinkLayer::InfiniBand) && p.lid == Some(0)))
         .map(|d| d.name.clone())
         .collect();
-    let mut notes: Vec<String> = Vec::new();
-    for fs in log.failures.iter().filter(|f| f.init_completed_after) {
-        if fs.kind == crate::nccl::log::Failure::GpuXid {
-            let n = fs.code.unwrap_or(0);
-            notes.push(format!(
-                "the GPU driver reported Xid {n} ('{}'): {}; the log shows no failure of the job it explains, so it is a note: check that GPU (nvidia-smi -q, dmesg) before the next job",
-                fs.line,
-                xid_meaning(n)
-            ));
-            continue;
-        }
-        let after = if fs.class.as_deref() == Some("tcpx-stall") {
-            "the nccl-tests run completed after it: a wait the plugin got over, not what failed"
-        } else {
-            "every process that printed it completed its init afterwards: not what failed"
-        };
-        notes.push(format!("NCCL warned '{}' ({}), and {after}", fs.line, fs.class.as_deref().unwrap_or("warning")));
-    }
+    let mut notes = passed_failure_notes(log);
     // 1. Failure lines: any one makes the job not ok, whatever else the log shows.
     let mut findings = failure_findings(node, plan, log, s.same_node, &lid0);
     notes_not_failures(&s, log, &mut findings, &mut notes);
