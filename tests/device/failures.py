@@ -37,6 +37,9 @@ does). IBWIRE_CASE picks what to break:
                froze: no death to report, only silence)
   graph        all-reduces captured in a CUDA graph and replayed
   alltoall     an all-to-all (all_to_all_single) and an all-gather between the "nodes"
+  abort        rank 1 calls os.abort() (SIGABRT) after init
+  termself     rank 1 sends itself SIGTERM in the middle of a stream of all-reduces (a stop
+               from outside, as a scheduler's)
 IBWIRE_RANK1_ENV ("K=V K2=V2") is set in rank 1's environment only, before its init (settings
 that differ between ranks).
 """
@@ -116,23 +119,22 @@ if rank == 1 and (case == "failalways" or (case == "failfirst" and os.environ.ge
     sys.exit(5)
 if case == "torchoom" and rank == 1:
     big = torch.empty(1 << 40, dtype=torch.uint8, device="cuda")
+if case == "abort" and rank == 1:
+    os.abort()
 if case == "segv" and rank == 1:
     import ctypes
     ctypes.string_at(0)
-if case == "killmid":
+# rank 1 signals itself in the middle of a stream of all-reduces: killed (SIGKILL, at once),
+# frozen (SIGSTOP) or stopped from outside (SIGTERM), the last two after its work is done
+MIDSIG = {"killmid": "SIGKILL", "freeze": "SIGSTOP", "termself": "SIGTERM"}
+if case in MIDSIG:
     import signal
     for i in range(400):
         dist.all_reduce(x)
         if rank == 1 and i == 200:
-            os.kill(os.getpid(), signal.SIGKILL)
-    torch.cuda.synchronize()
-if case == "freeze":
-    import signal
-    for i in range(400):
-        dist.all_reduce(x)
-        if rank == 1 and i == 200:
-            torch.cuda.synchronize()
-            os.kill(os.getpid(), signal.SIGSTOP)
+            if case != "killmid":
+                torch.cuda.synchronize()
+            os.kill(os.getpid(), getattr(signal, MIDSIG[case]))
     torch.cuda.synchronize()
 if case == "graph":
     s = torch.cuda.Stream()

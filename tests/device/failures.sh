@@ -230,6 +230,9 @@ PY
   hang-coll) run hang-coll IBWIRE_CASE=hang IBWIRE_HANG_S=45 PG_TIMEOUT=20 NCCL_DEBUG_SUBSYS=COLL ;;
   alltoall) run alltoall IBWIRE_CASE=alltoall ;;
   rank1-warn) run rank1-warn IBWIRE_CASE=ok IBWIRE_RANK1_ENV=NCCL_DEBUG=WARN ;;
+  # Cases added for issue 38, set 21 (2026-12-07): a rank that aborts, a rank stopped by SIGTERM
+  abort) run abort IBWIRE_CASE=abort PG_TIMEOUT=25 ;;
+  termself) run termself IBWIRE_CASE=termself PG_TIMEOUT=25 ;;
   # torch.multiprocessing.spawn (not torchrun): process 1 raises after its all-reduce
   spawn-fail)
     { echo "# case: spawn-fail; torch.multiprocessing.spawn of tests/device/spawn_fail.py"
