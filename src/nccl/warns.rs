@@ -162,7 +162,9 @@ pub fn lookup(msg: &str) -> Option<&'static Row> {
 /// SHARP-plugin or TCPX-plugin WARN's text begins, where the line holds one whole: a format of
 /// [`BARE_LITERAL`] characters of its own text or more, all its literal pieces in order, from
 /// its first piece's place in the line (a relay's prefix before it is left out) to its end.
-/// Harmless and unclassified formats are not taken, nor RCCL's.
+/// Harmless and unclassified formats are not taken, nor [`ADVISORY`] classes, nor RCCL's, nor a
+/// format that names nothing of NCCL's [`DOMAIN`], nor a text behind a quote, a call or an
+/// assignment.
 pub fn lookup_bare(line: &str) -> Option<usize> {
     static BARE: OnceLock<Vec<&'static Row>> = OnceLock::new();
     let rows = BARE.get_or_init(|| {
