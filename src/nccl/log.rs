@@ -3444,8 +3444,9 @@ impl Analyser {
     /// A log without any NCCL line: its first lines that are NCCL's WARN texts whole, pasted
     /// without `host:pid:tid [dev] file:line NCCL WARN` (a thread's quote of the message: set
     /// 134's nccl#2329, `P2P is disabled between NVLINK connected GPUs 1 and 0. …`), read as
-    /// those warnings. Only formats with 40 or more characters of their own text are taken
-    /// ([`crate::nccl::warns::lookup_bare`]): a sentence of another program does not match one.
+    /// those warnings. Only classified formats with 60 or more characters of their own text that
+    /// name NCCL's domain are taken ([`crate::nccl::warns::lookup_bare`]): a sentence of another
+    /// program does not match one; nor in a log with a `#` line or a line of source code.
     fn bare_warnings(&mut self) {
         // (an nccl-tests table, its `#` lines, is NCCL's evidence of its own; a file of source
         // code or a document that quotes a warning is no log of it: review 29)
