@@ -1767,9 +1767,23 @@ fn test_or_mpi_failure(l: &str) -> bool {
     let Some((before, _)) = l.split_once(" detected that one or more processes exited with non-zero status") else {
         return false;
     };
-    // `%s detected …`: the launcher's name (mpirun, mpiexec, prterun, `(null)`), one word
-    let who = before.trim_start();
-    plain(who) && !who.is_empty() && !who.contains(' ')
+    launcher_word(before)
+}
+
+/// `before` ends with a launcher's name as Open MPI prints it (`mpirun`, `mpiexec`, `prterun`,
+/// `orterun`, `(null)`), behind at most a log's prefix (a time, a host, a pod, a rank's tag: review
+/// 30) that quotes nothing.
+fn launcher_word(before: &str) -> bool {
+    let before = before.trim_end();
+    // (a full path, `/usr/local/mpi/bin/mpirun`; Open MPI's dashed box run onto the line)
+    let (prefix, who) = before.rsplit_once([' ', '\t', ':', '>', ']', '|', '/', '-']).unwrap_or(("", before));
+    let word = |w: &str| {
+        w == "(null)"
+            || (w.len() <= 24
+                && w.starts_with(|c: char| c.is_ascii_alphabetic())
+                && w.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.'))
+    };
+    word(who) && prefix.len() <= 96 && !prefix.contains(['"', '\'', '`', '(', '=', '$'])
 }
 
 /// Open MPI's report of a process a signal ended (help-errmgr-base.txt, PRRTE's the same):
@@ -1779,8 +1793,7 @@ fn test_or_mpi_failure(l: &str) -> bool {
 /// words, and a rank that aborted passed).
 fn mpi_signal(l: &str) -> Option<i64> {
     let (before, r) = l.split_once(" noticed that process rank ")?;
-    let who = before.trim_start();
-    if who.is_empty() || who.contains([' ', '"', '\'']) {
+    if !launcher_word(before) {
         return None;
     }
     let n = first_int(r.split_once(" exited on signal ")?.1)?;
@@ -1792,10 +1805,30 @@ fn mpi_signal(l: &str) -> Option<i64> {
 /// (63), a single-bit ECC rate (92), a channel stopped or cleaned up after another fault (43,
 /// 45), a recovery action that is none; and a healthy job's log may hold a dmesg's Xid of another
 /// process or of the boot): else a note (`init_completed_after`).
+/// A hardware Xid is a cause whatever else the log shows (review 30: the job's own failure may
+/// be in words no reader knows, and a GPU off its bus is never a healthy node).
 fn xids_settled(f: &mut LogFacts, tests_wrong: bool) {
-    let failed = tests_wrong || f.failures.iter().any(|x| x.kind != Failure::GpuXid && !x.init_completed_after);
+    let failed = tests_wrong
+        || !f.errors.is_empty()
+        || f.failures.iter().any(|x| x.kind != Failure::GpuXid && !x.init_completed_after);
     for x in f.failures.iter_mut().filter(|x| x.kind == Failure::GpuXid) {
-        x.init_completed_after = !failed || x.code.is_some_and(xid_informational) || xid_no_action(&x.line);
+        let hw = x.code.is_some_and(xid_hardware);
+        x.init_completed_after = !hw && (!failed || x.code.is_some_and(xid_informational) || xid_no_action(&x.line));
+    }
+}
+
+/// Xids of the GPU's hardware (NVIDIA's catalog: memory 48/64/94/95, NVLink 74, off the bus 79,
+/// the GSP 119/120): what the job's errors after it follow from.
+pub fn xid_hardware(code: i64) -> bool {
+    matches!(code, 48 | 64 | 74 | 79 | 94 | 95 | 119 | 120)
+}
+
+/// How much an Xid says: the hardware's, a program's fault, one that asks nothing of a job.
+fn xid_weight(code: i64) -> u8 {
+    if xid_hardware(code) {
+        2
+    } else {
+        u8::from(!xid_informational(code))
     }
 }
 
@@ -3428,6 +3461,10 @@ impl Analyser {
             self.untagged.push(t.to_string());
         }
         self.source_like |= self.untagged.len() < UNTAGGED_LINES && source_or_document(t);
+        // nccl-tests' header and summary behind a prefix (kubectl's, pdsh's, a time's): its
+        // table is NCCL's evidence of its own, as at a line's start (review 30)
+        self.hash_seen |=
+            ["# nThread ", "#  Rank ", "# Avg bus bandwidth", "# Out of bounds values"].iter().any(|w| t.contains(w));
         if self.f.names_nccl.is_none() && names_nccl(l) {
             self.f.names_nccl = Some(clip(l.trim(), 160));
         }
@@ -4707,9 +4744,18 @@ impl Analyser {
             return;
         }
         // (the driver's line, not NCCL's: a dmesg alone is no NCCL log)
+        // (the log's weightiest Xid stands for them all: a clean-up's 45 or a remap's 63 before
+        // a GPU that fell off the bus hid it: review 30)
         if m & gbit!("Xid (") != 0 {
             if let Some(n) = gpu_xid(l) {
-                self.fail(Failure::GpuXid, Some(n), None, l.trim());
+                match self.f.failures.iter_mut().find(|x| x.kind == Failure::GpuXid) {
+                    Some(x) if x.code.is_none_or(|c| xid_weight(n) > xid_weight(c)) => {
+                        (x.code, x.line) = (Some(n), clip(l.trim(), 300));
+                        x.count += 1;
+                    }
+                    Some(x) => x.count += 1,
+                    None => self.fail(Failure::GpuXid, Some(n), None, l.trim()),
+                }
             }
         }
         // (weighed at the end: [`Analyser::trace_exit_failure`])
@@ -5407,7 +5453,8 @@ mod tests {
         for (log, note) in [
             (format!("{ok}{}", xid("63")), true),
             (format!("{ok}{}", xid("92")), true),
-            (format!("{ok}{}", xid("79")), true),
+            // (review 30: a hardware Xid is a cause whatever else the log shows)
+            (format!("{ok}{}", xid("79")), false),
             (format!("{}h:1:1 [0] enqueue.cc:1 NCCL WARN Cuda failure 'unspecified launch failure'\n", xid("79")), false),
             (format!("{}h:1:1 [0] enqueue.cc:1 NCCL WARN Cuda failure 'unspecified launch failure'\n", xid("45")), true),
             (format!("{ok}NVRM: Xid (PCI:0000:18:00): 154, GPU recovery action changed from 0x0 (None) to 0x0 (None)\nh:1:1 [0] misc/socket.cc:1 NCCL WARN socketProgress: Connection closed by remote peer\n"), true),
@@ -5427,6 +5474,49 @@ mod tests {
         ] {
             assert!(analyse(&log).failures.is_empty(), "{log}");
         }
+    }
+
+    /// Review 30's rows: Open MPI's lines behind a log's prefix (a CI runner's time, kubectl's,
+    /// pdsh's), the weightiest of several Xids, an NCCL error as the job's failure for a
+    /// program's Xid, and nccl-tests' header behind a prefix keeping the bare lookup off.
+    #[test]
+    fn review_30_rows() {
+        let ok = "h:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 1 cudaDev 0 busId 1000 - Init COMPLETE\n";
+        for p in [
+            "2026-12-07T10:00:00.1234567Z ",
+            "node01: ",
+            "pod-7 | ",
+            "[1,0]<stderr>:",
+            "",
+            "/usr/local/mpi/bin/",
+            "-------",
+        ] {
+            let l = format!(
+                "{p}mpirun noticed that process rank 1 with PID 12346 on node node01 exited on signal 6 (Aborted)."
+            );
+            assert_eq!(mpi_signal(&l), Some(6), "{l}");
+            let l = format!("{p}prterun detected that one or more processes exited with non-zero status, thus causing");
+            assert!(test_or_mpi_failure(&l), "{l}");
+            let f = analyse(&format!("{ok}{l}\n"));
+            assert_eq!(f.failures[0].kind, Failure::WorkerExit, "{l}");
+        }
+        assert_eq!(
+            mpi_signal(
+                "x = f(\"mpirun noticed that process rank 1 with PID 1 on node n exited on signal 6 (Aborted).\")"
+            ),
+            None
+        );
+        let xid = |c: &str| format!("NVRM: Xid (PCI:0000:18:00): {c}, pid=1896, name=all_reduce_perf\n");
+        let f = analyse(&format!("{}{}{ok}", xid("45"), xid("79")));
+        let x = f.failures.iter().find(|x| x.kind == Failure::GpuXid).unwrap();
+        assert_eq!((x.code, x.init_completed_after, x.count), (Some(79), false, 2));
+        let f = analyse(&format!("{}{}", xid("13"), xid("48")));
+        assert_eq!(f.failures[0].code, Some(48));
+        let f = analyse(&format!("{}torch.distributed.DistBackendError: NCCL error in: x.cpp:1, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n", xid("31")));
+        assert!(!f.failures.iter().find(|x| x.kind == Failure::GpuXid).unwrap().init_completed_after);
+        let p2p = "P2P is disabled between NVLINK connected GPUs 1 and 0. This should not be the case given their connectivity, and is probably due to a hardware issue. If you still want to proceed, you can set NCCL_IGNORE_DISABLED_P2P=1.";
+        let f = analyse(&format!("{p2p}\npod-7 | # nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"));
+        assert!(f.failures.is_empty(), "{f:?}");
     }
 
     /// NCCL's WARN texts pasted without its prefix, in a log with no NCCL line (set 134's

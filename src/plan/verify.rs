@@ -379,7 +379,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "gpu-xid",
         message: "NVRM: Xid (PCI:<bus>): <n>, … (the GPU driver's kernel log, pasted with the job's output)",
-        meaning: "the GPU driver reported an error of the GPU in a job that failed: a program's fault (13, 31), the GPU's memory (48, 64, 94, 95), NVLink (74), the GPU off the bus (79), its system processor (119, 120); a hardware Xid ranks above the job's errors. Xids that ask nothing of a job (43, 45, 63, 92, a recovery action of none), and any Xid in a log that shows no failure, are notes",
+        meaning: "the GPU driver reported an error of the GPU in a job that failed: a program's fault (13, 31), the GPU's memory (48, 64, 94, 95), NVLink (74), the GPU off the bus (79), its system processor (119, 120); a hardware Xid is a cause whatever else the log shows and ranks above the job's errors; a program's fault is one where the log shows the job failed. Xids that ask nothing of a job (43, 45, 63, 92, a recovery action of none) are notes",
         fix: "by the Xid, per NVIDIA's Xid catalog: restart the job for a program's fault; reset the GPU or drain the node for memory, NVLink and bus errors; nvidia-smi -q and dmesg on the node",
     },
     Rule {
@@ -920,17 +920,11 @@ fn passed_failure_notes(log: &LogFacts) -> Vec<String> {
 /// fault: as a peer's exit, first where it came first (a dmesg may hold another process's:
 /// review 29).
 fn xid_rank(problem: &str) -> i32 {
-    if problem.split_whitespace().last().and_then(|n| n.parse().ok()).is_some_and(xid_hardware) {
+    if problem.split_whitespace().last().and_then(|n| n.parse().ok()).is_some_and(crate::nccl::log::xid_hardware) {
         -2
     } else {
         2
     }
-}
-
-/// Xids of the GPU's hardware (NVIDIA's catalog: memory 48/64/94/95, NVLink 74, off the bus 79,
-/// the GSP 119/120): what the job's errors after it follow from.
-fn xid_hardware(code: i64) -> bool {
-    matches!(code, 48 | 64 | 74 | 79 | 94 | 95 | 119 | 120)
 }
 
 /// What an Xid says and the step to take, from NVIDIA's Xid catalog (docs.nvidia.com/deploy/
