@@ -1753,12 +1753,11 @@ fn gpu_xid(l: &str) -> Option<i64> {
 fn test_or_mpi_failure(l: &str) -> bool {
     // Each at the start of the line, or after a launcher's prefix (`[1,0]<stdout>:`, pdsh's
     // `host: `): never inside quotes, a command or code quoting the words (review 29).
-    let plain = |p: &str| !p.contains(['"', '\'', '`', '(', '=', '$', '|']) && p.len() <= 64;
     if let Some((before, after)) = l.split_once(": Test failure ") {
         // (a paste may have lost the line's leading space)
         let Some(i) = before.find(".. ") else { return false };
         let pid = before[i + 3..].rsplit_once(" pid ").map(|(_, p)| p);
-        return plain(&before[..i])
+        return log_prefix(&before[..i])
             && pid.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
             && after
                 .rsplit_once(':')
@@ -1783,7 +1782,14 @@ fn launcher_word(before: &str) -> bool {
                 && w.starts_with(|c: char| c.is_ascii_alphabetic())
                 && w.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.'))
     };
-    word(who) && prefix.len() <= 96 && !prefix.contains(['"', '\'', '`', '(', '=', '$'])
+    word(who) && log_prefix(prefix)
+}
+
+/// Text that may stand before a launcher's line in a log: a time, a host, a pod, a rank's tag
+/// (`[1,0]<stdout>:`, pdsh's `host: `, docker compose's `svc | `), never a quote, a call, an
+/// assignment or a variable that would make the line a command or code quoting the words.
+fn log_prefix(p: &str) -> bool {
+    p.len() <= 96 && !p.contains(['"', '\'', '`', '(', '=', '$'])
 }
 
 /// Open MPI's report of a process a signal ended (help-errmgr-base.txt, PRRTE's the same):
@@ -1800,13 +1806,11 @@ fn mpi_signal(l: &str) -> Option<i64> {
     (!matches!(n, 1 | 2 | 15) && n > 0 && n < 65).then_some(n)
 }
 
-/// An Xid is the job's cause only where the log shows the job failed, and only an Xid that stops
-/// work on the GPU (review 29: NVIDIA's catalog asks nothing of a job for a row remap recorded
-/// (63), a single-bit ECC rate (92), a channel stopped or cleaned up after another fault (43,
-/// 45), a recovery action that is none; and a healthy job's log may hold a dmesg's Xid of another
-/// process or of the boot): else a note (`init_completed_after`).
-/// A hardware Xid is a cause whatever else the log shows (review 30: the job's own failure may
-/// be in words no reader knows, and a GPU off its bus is never a healthy node).
+/// Which Xids are the job's cause; the rest are notes (`init_completed_after`). A hardware Xid
+/// ([`xid_hardware`]) always: the job's own failure may be in words no reader knows, and a GPU
+/// off its bus is never a healthy node (review 30). Any other only where the log shows the job
+/// failed (a healthy job's log may hold a dmesg's Xid of another process), and never one NVIDIA's
+/// catalog asks nothing of a job for ([`xid_informational`], a recovery action of none: review 29).
 fn xids_settled(f: &mut LogFacts, tests_wrong: bool) {
     let failed = tests_wrong
         || !f.errors.is_empty()

@@ -919,8 +919,9 @@ fn passed_failure_notes(log: &LogFacts) -> Vec<String> {
 /// bus, its system processor): first, the job's failures after it follow from it; a program's
 /// fault: as a peer's exit, first where it came first (a dmesg may hold another process's:
 /// review 29).
-fn xid_rank(problem: &str) -> i32 {
-    if problem.split_whitespace().last().and_then(|n| n.parse().ok()).is_some_and(crate::nccl::log::xid_hardware) {
+fn xid_rank(log: &LogFacts) -> i32 {
+    let code = log.failed(crate::nccl::log::Failure::GpuXid).and_then(|x| x.code);
+    if code.is_some_and(crate::nccl::log::xid_hardware) {
         -2
     } else {
         2
@@ -1209,7 +1210,8 @@ fn cuda_hint(text: &str) -> Option<&'static str> {
     } else if text.contains("peer access is not supported") {
         "the two GPUs cannot map each other's memory (no peer-to-peer between them: PCIe switches or ACS, an IOMMU, a VM, or consumer GPUs); NCCL_P2P_DISABLE=1 makes NCCL copy through host memory"
     } else {
-        return CUDA_RUNTIME_HINTS.iter().find(|(w, _)| text == *w || text.starts_with(w)).map(|(_, h)| *h);
+        // (the words whole, or opening or closing the text: CUDA's older and newer wordings of 46)
+        return CUDA_RUNTIME_HINTS.iter().find(|(w, _)| text.starts_with(w) || text.ends_with(w)).map(|(_, h)| *h);
     })
 }
 
@@ -1219,14 +1221,14 @@ fn cuda_hint(text: &str) -> Option<&'static str> {
 /// nccl#1372, an sm_80 build of NCCL on H100), 802 (a driver daemon not running: on NVSwitch
 /// systems the fabric manager), 214, 999, 46, 100, 803 and 804. `an illegal memory access` (700)
 /// and `unspecified launch failure` (719) take none: the job's bug and a GPU fault read alike.
-const CUDA_RUNTIME_HINTS: [(&str, &str); 10] = [
+const CUDA_RUNTIME_HINTS: [(&str, &str); 9] = [
     ("named symbol not found", "the library holds no code for this GPU's architecture (CUDA error 500 at a kernel's look-up): NCCL or the framework built for other GPUs (NVCC_GENCODE without this GPU's sm_XX, as an sm_80 build on H100); use a build for the GPU's compute capability"),
     ("no kernel image is available for execution on the device", "the library holds no code for this GPU's architecture (CUDA error 209): NCCL or the framework built for other GPUs; use a build for the GPU's compute capability"),
     ("system not yet initialized", "the system is not ready for CUDA work (CUDA error 802: a driver daemon is not running): on NVSwitch systems (HGX, DGX) start nvidia-fabricmanager, of the driver's own version, and check the GPUs' fabric state (nvidia-smi -q, Fabric)"),
     ("uncorrectable ECC error encountered", "the GPU's memory has an uncorrectable error (CUDA error 214): drain the node, read nvidia-smi -q -d ECC and dmesg (Xid 48, 63, 64), reset or replace the GPU"),
     ("unknown error", "the driver names no cause (CUDA error 999): a GPU or driver in a bad state is usual (dmesg for Xid, nvidia-smi; a driver updated without a reboot); a GPU reset or a reboot clears it"),
-    ("CUDA-capable device(s) is/are busy or unavailable", "the GPU is held (CUDA error 46): exclusive-process compute mode with another process on it, or a failed job's process still there (nvidia-smi lists them; nvidia-smi -q -d COMPUTE)"),
-    ("all CUDA-capable devices are busy or unavailable", "the GPU is held (CUDA error 46, in CUDA's older words): exclusive-process compute mode with another process on it, or a failed job's process still there (nvidia-smi lists them; nvidia-smi -q -d COMPUTE)"),
+    // (`CUDA-capable device(s) is/are busy or unavailable`; before, `all CUDA-capable devices are …`)
+    ("busy or unavailable", "the GPU is held (CUDA error 46): exclusive-process compute mode with another process on it, or a failed job's process still there (nvidia-smi lists them; nvidia-smi -q -d COMPUTE)"),
     ("no CUDA-capable device is detected", "the process sees no GPU (CUDA error 100): an empty or wrong CUDA_VISIBLE_DEVICES, or a container started without the GPUs (--gpus, NVIDIA_VISIBLE_DEVICES)"),
     ("system has unsupported display driver / cuda driver combination", "the driver's user-space library (libcuda) and its kernel module differ in version (CUDA error 803): a libcuda in the image that is not the host's, or a driver updated without a reboot"),
     ("forward compatibility was attempted on non supported HW", "the CUDA forward-compatibility libraries (cuda-compat) are on the library path of a GPU that does not support them (CUDA error 804): take them off LD_LIBRARY_PATH"),
@@ -2497,7 +2499,7 @@ fn rank(findings: &mut [Finding], log: &LogFacts) {
         // connections that fail, the fallbacks, the timeouts.
         "bootstrap-interface" => -1,
         "unknown-warning" | "worker-exit" => 3,
-        "gpu-xid" => xid_rank(&f.problem),
+        "gpu-xid" => xid_rank(log),
         // NCCL's table classes: a failure of its own is a root cause; one its sources call
         // secondary (its cause names an earlier WARN) follows from another.
         "nccl-warning" if f.cause.contains("secondary") => 2,
@@ -3186,5 +3188,11 @@ mod tests {
         assert_eq!(nccl_error_detail("NCCL error: unhandled system error"), None);
         // "unknown error" only as the whole text, not inside another's words
         assert_eq!(cuda_hint("an unknown errorless thing"), None);
+        // CUDA's two wordings of error 46 take one hint
+        for t in
+            ["CUDA-capable device(s) is/are busy or unavailable", "all CUDA-capable devices are busy or unavailable"]
+        {
+            assert!(cuda_hint(t).unwrap().contains("CUDA error 46"), "{t}");
+        }
     }
 }
