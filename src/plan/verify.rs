@@ -1218,15 +1218,16 @@ fn cuda_hint(text: &str) -> Option<&'static str> {
 /// What CUDA's own documentation of its error codes (the runtime's `cudaError` enum; the words
 /// are `cudaGetErrorString`'s) says of the errors a distributed job meets at start, as the step
 /// to take on the node: code 500 and 209 (a library without code for the GPU's architecture:
-/// nccl#1372, an sm_80 build of NCCL on H100), 802 (a driver daemon not running: on NVSwitch
+/// nccl#1372, an sm_80 build of NCCL on H100; 500 also a CUDA newer than its driver: nccl#2332),
+/// 802 (a driver daemon not running: on NVSwitch
 /// systems the fabric manager), 214, 999, 46, 100, 803 and 804. `an illegal memory access` (700)
 /// and `unspecified launch failure` (719) take none: the job's bug and a GPU fault read alike.
 const CUDA_RUNTIME_HINTS: [(&str, &str); 9] = [
-    ("named symbol not found", "the library holds no code for this GPU's architecture (CUDA error 500 at a kernel's look-up): NCCL or the framework built for other GPUs (NVCC_GENCODE without this GPU's sm_XX, as an sm_80 build on H100); use a build for the GPU's compute capability"),
+    ("named symbol not found", "a symbol CUDA looked up is not there (CUDA error 500): at a kernel's look-up, the library holds no code for this GPU's architecture (NCCL or the framework built without this GPU's sm_XX, as an sm_80 build on H100 or one without sm_120 on RTX PRO 6000: use a build for the GPU's compute capability); at a driver call, a CUDA newer than the driver (nccl#2332: CUDA 13 on driver 535: a driver as new as the CUDA, or its forward-compatibility package)"),
     ("no kernel image is available for execution on the device", "the library holds no code for this GPU's architecture (CUDA error 209): NCCL or the framework built for other GPUs; use a build for the GPU's compute capability"),
     ("system not yet initialized", "the system is not ready for CUDA work (CUDA error 802: a driver daemon is not running): on NVSwitch systems (HGX, DGX) start nvidia-fabricmanager, of the driver's own version, and check the GPUs' fabric state (nvidia-smi -q, Fabric)"),
     ("uncorrectable ECC error encountered", "the GPU's memory has an uncorrectable error (CUDA error 214): drain the node, read nvidia-smi -q -d ECC and dmesg (Xid 48, 63, 64), reset or replace the GPU"),
-    ("unknown error", "the driver names no cause (CUDA error 999): a GPU or driver in a bad state is usual (dmesg for Xid, nvidia-smi; a driver updated without a reboot); a GPU reset or a reboot clears it"),
+    ("unknown error", "the driver names no cause (CUDA error 999): a driver module not loaded on the host (nvidia_uvm: `modprobe nvidia_uvm`, or `nvidia-modprobe -u -c=0`; a container cannot load it: pyxis#81), or a GPU or driver in a bad state (dmesg for Xid, nvidia-smi; a driver updated without a reboot), which a GPU reset or a reboot clears"),
     // (`CUDA-capable device(s) is/are busy or unavailable`; before, `all CUDA-capable devices are …`)
     ("busy or unavailable", "the GPU is held (CUDA error 46): exclusive-process compute mode with another process on it, or a failed job's process still there (nvidia-smi lists them; nvidia-smi -q -d COMPUTE)"),
     ("no CUDA-capable device is detected", "the process sees no GPU (CUDA error 100): an empty or wrong CUDA_VISIBLE_DEVICES, or a container started without the GPUs (--gpus, NVIDIA_VISIBLE_DEVICES)"),
@@ -3182,6 +3183,10 @@ mod tests {
             assert_eq!(cuda_error_text(&l).and_then(cuda_hint), Some(h), "{w}");
         }
         assert!(cuda_hint("system not yet initialized").unwrap().contains("fabricmanager"));
+        // held-out logs the hints were not written from: nccl#2332 (500 from a CUDA newer than
+        // its driver), pyxis#81 (999 from nvidia_uvm not loaded on the host)
+        assert!(cuda_hint("named symbol not found").unwrap().contains("newer than the driver"));
+        assert!(cuda_hint("unknown error").unwrap().contains("nvidia_uvm"));
         // NCCL's init.cc ncclGetErrorString default, behind TensorRT-LLM's plugin check (set 136)
         let l = "Failed, NCCL error /src/plugins/ncclPlugin/allreducePlugin.cpp:183 'unknown result code'";
         assert!(nccl_error_detail(l).unwrap().contains("another NCCL"));
